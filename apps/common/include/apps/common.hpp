@@ -1,0 +1,45 @@
+// Helpers shared by the mini-apps: size parsing, the MPI main wrapper that turns errors
+// into one line and an exit code, deterministic test patterns, statistics.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace apps {
+
+// "4096", "64K", "64KiB", "1M", "1MiB", "2G" -> bytes. Throws libcomm::Error naming
+// `option` when the text is not a non-negative size.
+std::size_t parse_size(const std::string& text, const std::string& option);
+// 1536 -> "1.5 KiB"; exact powers print without decimals ("64 KiB").
+std::string format_size(std::size_t bytes);
+
+// Runs body(argc, argv) between MPI_Init and MPI_Finalize. A libcomm::Error or
+// CLI parse error becomes "PROGRAM: error: MESSAGE" on stderr (rank 0, and any rank whose
+// message is its own) and exit code 2; body's return value is the exit code otherwise.
+int mpi_main(int argc, char** argv, const char* program,
+             const std::function<int(int, char**)>& body);
+
+// True only on rank 0 of MPI_COMM_WORLD: who prints tables.
+bool is_root();
+
+// The content of the block that rank `src` sends to rank `dst`: 64-bit words
+// seed(src, dst) ^ (j * golden), so a block landing in the wrong place, from the wrong
+// rank, shifted or truncated shows up, and filling and checking run at memory speed.
+inline std::uint64_t pattern_word(int src, int dst, std::uint64_t j) {
+  std::uint64_t x = (static_cast<std::uint64_t>(src) << 32) ^ static_cast<std::uint32_t>(dst);
+  x = (x ^ (x >> 31)) * 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  return x ^ (j * 0x9e3779b97f4a7c15ULL);
+}
+void fill_pattern(std::byte* block, int src, int dst, std::size_t bytes);
+// Index of the first byte of `block` that differs from the pattern, or bytes if none.
+std::size_t check_pattern(const std::byte* block, int src, int dst, std::size_t bytes);
+
+double median(std::vector<double> v);
+
+}  // namespace apps

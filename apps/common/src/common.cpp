@@ -1,0 +1,129 @@
+#include "apps/common.hpp"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+
+#include "libcomm/error.hpp"
+
+namespace apps {
+
+std::size_t parse_size(const std::string& text, const std::string& option) {
+  auto bad = [&] {
+    return libcomm::Error(option + ": '" + text +
+                          "' is not a size (use e.g. 0, 4096, 64K, 64KiB, 1M, 2GiB)");
+  };
+  std::size_t pos = 0;
+  while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) ++pos;
+  if (pos == 0 || pos > 19) throw bad();
+  const unsigned long long n = std::stoull(text.substr(0, pos));
+  std::string unit = text.substr(pos);
+  std::transform(unit.begin(), unit.end(), unit.begin(), ::toupper);
+  unsigned shift = 0;
+  if (unit.empty() || unit == "B") shift = 0;
+  else if (unit == "K" || unit == "KB" || unit == "KIB") shift = 10;
+  else if (unit == "M" || unit == "MB" || unit == "MIB") shift = 20;
+  else if (unit == "G" || unit == "GB" || unit == "GIB") shift = 30;
+  else throw bad();
+  if (shift && n > (~0ULL >> shift)) throw bad();
+  return static_cast<std::size_t>(n << shift);
+}
+
+std::string format_size(std::size_t b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(b);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  std::ostringstream os;
+  if (v == static_cast<double>(static_cast<long long>(v)))
+    os << static_cast<long long>(v) << " " << units[u];
+  else
+    os.precision(3), os << v << " " << units[u];
+  return os.str();
+}
+
+bool is_root() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank == 0;
+}
+
+int mpi_main(int argc, char** argv, const char* program,
+             const std::function<int(int, char**)>& body) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int code = 0;
+  try {
+    code = body(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11 reports --help as a "parse error" with exit code 0.
+    if (rank == 0) {
+      if (e.get_exit_code() == 0)
+        std::fflush(stdout);
+      else
+        std::fprintf(stderr, "%s: error: %s (see --help)\n", program, e.what());
+    }
+    code = e.get_exit_code() == 0 ? 0 : 2;
+  } catch (const libcomm::Error& e) {
+    const std::string msg = e.what();
+    // Every rank holds an error; print rank 0's and those that describe a rank's own fault.
+    if (rank == 0 || msg.find("see its message") == std::string::npos)
+      std::fprintf(stderr, "%s: error: %s\n", program, msg.c_str());
+    code = 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error on rank %d: %s\n", program, rank, e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  MPI_Finalize();
+  return code;
+}
+
+void fill_pattern(std::byte* block, int src, int dst, std::size_t bytes) {
+  const std::size_t words = bytes / 8;
+  for (std::size_t j = 0; j < words; ++j) {
+    const std::uint64_t w = pattern_word(src, dst, j);
+    std::memcpy(block + 8 * j, &w, 8);
+  }
+  const std::uint64_t w = pattern_word(src, dst, words);
+  std::memcpy(block + 8 * words, &w, bytes % 8);
+}
+
+std::size_t check_pattern(const std::byte* block, int src, int dst, std::size_t bytes) {
+  const std::size_t words = bytes / 8;
+  for (std::size_t j = 0; j < words; ++j) {
+    std::uint64_t w;
+    std::memcpy(&w, block + 8 * j, 8);
+    if (w != pattern_word(src, dst, j)) {
+      const std::uint64_t want = pattern_word(src, dst, j);
+      std::size_t k = 0;
+      while (k < 8 && std::memcmp(reinterpret_cast<const char*>(&w) + k,
+                                  reinterpret_cast<const char*>(&want) + k, 1) == 0)
+        ++k;
+      return 8 * j + k;
+    }
+  }
+  const std::uint64_t want = pattern_word(src, dst, words);
+  for (std::size_t k = 0; k < bytes % 8; ++k)
+    if (std::memcmp(block + 8 * words + k, reinterpret_cast<const char*>(&want) + k, 1) != 0)
+      return 8 * words + k;
+  return bytes;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+}  // namespace apps

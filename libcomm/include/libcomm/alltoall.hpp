@@ -1,0 +1,96 @@
+// Regular all-to-all personalised communication: every rank sends a distinct block of
+// `block_bytes` bytes to every rank (MPI_Alltoall semantics, send and recv hold P blocks
+// in rank order).
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "libcomm/comm.hpp"
+#include "libcomm/error.hpp"
+#include "libcomm/schedule.hpp"
+
+namespace libcomm {
+
+enum class AlltoallAlgo {
+  Auto,           // size-based choice of paper 002 section 2.4 (Bruck / ring / pairwise)
+  Native,         // the MPI library's MPI_Alltoall: the reference
+  Linear,         // LAM/MPI: post all, order i -> 0, 1, ..., P-1 (paper 003, section 6)
+  Ring,           // MPICH medium: post all, order i -> i+1, i+2, ... (paper 003, section 6)
+  RingSendrecv,   // blocking ring: step j send to i+j, receive from i-j (paper 003, s. 6)
+  Pairwise,       // XOR exchange i ^ j, P a power of two (paper 002 s. 2.4, paper 003 s. 6)
+  Factor,         // 1-factor algorithm, v_i(u) = (i - u) mod P (paper 000, Fig. 1, Lemma 1)
+  FactorGrouped,  // factor with all self-loops gathered in one local round (paper 000, s. 2)
+  Bruck,          // Bruck's log P algorithm (paper 002, section 2.4)
+};
+
+struct AlltoallAlgoInfo {
+  AlltoallAlgo algo;
+  std::string_view name;     // command-line / environment name
+  std::string_view summary;  // one line for --help and docs
+};
+
+const std::vector<AlltoallAlgoInfo>& alltoall_algorithms();
+std::string_view alltoall_algo_name(AlltoallAlgo a);
+// Throws Error naming the bad value and listing the valid names.
+AlltoallAlgo alltoall_algo_from_name(std::string_view name);
+// LIBCOMM_ALLTOALL from the environment, or `fallback` when unset.
+AlltoallAlgo alltoall_algo_from_env(AlltoallAlgo fallback = AlltoallAlgo::Auto);
+
+struct AlltoallOptions {
+  // Check arguments collectively (one small MPI_Allreduce): every rank gets the same clear
+  // Error when any rank has a bad buffer size or the ranks disagree on block size or
+  // algorithm, instead of a hang. Turn off in tight loops once the call is known good.
+  bool check_args = true;
+  // When the requested algorithm does not apply (pairwise on P not a power of two), run
+  // its documented fallback instead of throwing.
+  bool allow_fallback = true;
+};
+
+// What will run for a request: resolves Auto and fallbacks. `reason` explains the choice
+// ("bruck: 8 B <= 256 B", "pairwise needs a power of two, P = 6: ring_sendrecv").
+struct AlltoallChoice {
+  AlltoallAlgo algo = AlltoallAlgo::Native;
+  std::string reason;
+};
+AlltoallChoice choose_alltoall(AlltoallAlgo requested, std::size_t block_bytes, int nprocs,
+                               const AlltoallOptions& opts = {});
+
+// The schedule of a schedule-based algorithm for P ranks (Linear, Ring, RingSendrecv,
+// Pairwise, Factor, FactorGrouped). Throws Error for the others and when the algorithm
+// does not apply to P.
+Schedule alltoall_schedule(AlltoallAlgo a, int nprocs);
+
+// Runs the all-to-all. `send` and `recv` hold at least size() * block_bytes bytes and must
+// not overlap. Returns the algorithm that actually ran. Collective over comm.
+AlltoallAlgo alltoall(const void* send, void* recv, std::size_t block_bytes, const Comm& comm,
+                      AlltoallAlgo algo = AlltoallAlgo::Auto, const AlltoallOptions& opts = {});
+
+inline AlltoallAlgo alltoall(std::span<const std::byte> send, std::span<std::byte> recv,
+                             std::size_t block_bytes, const Comm& comm,
+                             AlltoallAlgo algo = AlltoallAlgo::Auto,
+                             const AlltoallOptions& opts = {}) {
+  const std::size_t need = block_bytes * static_cast<std::size_t>(comm.size());
+  require(send.size() >= need && recv.size() >= need,
+          "alltoall: rank " + std::to_string(comm.rank()) + ": send/recv spans hold " +
+              std::to_string(send.size()) + "/" + std::to_string(recv.size()) +
+              " bytes, need " + std::to_string(need));
+  return alltoall(send.data(), recv.data(), block_bytes, comm, algo, opts);
+}
+
+// Typed form: send and recv hold P equal blocks of T; the block length is size() / P.
+template <class T>
+AlltoallAlgo alltoall(std::span<const T> send, std::span<T> recv, const Comm& comm,
+                      AlltoallAlgo algo = AlltoallAlgo::Auto, const AlltoallOptions& opts = {}) {
+  const auto p = static_cast<std::size_t>(comm.size());
+  require(send.size() % p == 0 && recv.size() == send.size(),
+          "alltoall: rank " + std::to_string(comm.rank()) + ": send holds " +
+              std::to_string(send.size()) + " elements and recv " + std::to_string(recv.size()) +
+              "; both must hold the same multiple of P = " + std::to_string(p));
+  return alltoall(send.data(), recv.data(), send.size() / p * sizeof(T), comm, algo, opts);
+}
+
+}  // namespace libcomm

@@ -1,0 +1,53 @@
+// Comm: an MPI communicator together with where its ranks live (NodeMap).
+#pragma once
+
+#include <mpi.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "libcomm/node_map.hpp"
+
+namespace libcomm {
+
+class RankPlan;
+
+class Comm {
+ public:
+  // Wraps `comm` (not owned). The node map comes from `node_spec` (see NodeMap); "shared"
+  // (the default) asks MPI which ranks share memory. Collective over `comm`.
+  explicit Comm(MPI_Comm comm, std::string_view node_spec = "shared");
+  Comm(MPI_Comm comm, NodeMap nodes);
+
+  // The user's communicator.
+  MPI_Comm mpi() const { return comm_; }
+  // A private duplicate that libcomm's own messages travel on, so they can never match a
+  // receive the application posted on mpi().
+  MPI_Comm internal() const { return *internal_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  const NodeMap& nodes() const { return nodes_; }
+
+  // Per-rank cache of executable plans (schedules restricted to this rank), so that
+  // repeated calls do not rebuild O(P^2) schedules. Keyed by algorithm name.
+  std::shared_ptr<const RankPlan> cached_plan(const std::string& key) const;
+  void store_plan(const std::string& key, std::shared_ptr<const RankPlan> plan) const;
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  std::shared_ptr<MPI_Comm> internal_;
+  int rank_ = 0;
+  int size_ = 1;
+  NodeMap nodes_;
+  mutable std::shared_ptr<std::mutex> cache_mutex_ = std::make_shared<std::mutex>();
+  mutable std::shared_ptr<std::map<std::string, std::shared_ptr<const RankPlan>>> plans_ =
+      std::make_shared<std::map<std::string, std::shared_ptr<const RankPlan>>>();
+};
+
+// NodeMap of the ranks of `comm` that share memory (MPI_Comm_split_type). Collective.
+NodeMap shared_memory_node_map(MPI_Comm comm);
+
+}  // namespace libcomm

@@ -1,0 +1,20 @@
+// libcomm::Error: the one exception type of the library. Messages name the argument and
+// the rank that was at fault so that a user of a 512-rank job can find the culprit.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace libcomm {
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& what) : std::runtime_error(what) {}
+};
+
+// Throws Error("<where>: <what>") when cond is false.
+inline void require(bool cond, const std::string& what) {
+  if (!cond) throw Error(what);
+}
+
+}  // namespace libcomm

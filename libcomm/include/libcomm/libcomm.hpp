@@ -1,0 +1,9 @@
+// Umbrella header of libcomm.
+#pragma once
+
+#include "libcomm/alltoall.hpp"
+#include "libcomm/comm.hpp"
+#include "libcomm/error.hpp"
+#include "libcomm/executor.hpp"
+#include "libcomm/node_map.hpp"
+#include "libcomm/schedule.hpp"

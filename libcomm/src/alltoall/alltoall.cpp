@@ -1,0 +1,192 @@
+// Dispatcher of the regular all-to-all: names, the Auto choice, argument checks and the
+// plan cache. The algorithms live one family per file next to this one.
+#include "libcomm/alltoall.hpp"
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include "../core/mpi_bytes.hpp"
+#include "alltoall_internal.hpp"
+#include "libcomm/executor.hpp"
+
+namespace libcomm {
+
+using detail::is_power_of_two;
+
+const std::vector<AlltoallAlgoInfo>& alltoall_algorithms() {
+  static const std::vector<AlltoallAlgoInfo> all = {
+      {AlltoallAlgo::Auto, "auto", "size-based choice: bruck <= 256 B, ring <= 32 KiB, then pairwise (ring_sendrecv if P is not a power of two)"},
+      {AlltoallAlgo::Native, "native", "the MPI library's MPI_Alltoall (reference)"},
+      {AlltoallAlgo::Linear, "linear", "LAM/MPI: post all receives and sends, i -> 0, 1, ..., P-1"},
+      {AlltoallAlgo::Ring, "ring", "MPICH medium: post all, i -> i+1, i+2, ..., non-blocking"},
+      {AlltoallAlgo::RingSendrecv, "ring_sendrecv", "blocking ring: step j send to i+j, receive from i-j"},
+      {AlltoallAlgo::Pairwise, "pairwise", "XOR exchange i ^ j, blocking; P a power of two (else ring_sendrecv)"},
+      {AlltoallAlgo::Factor, "factor", "1-factor algorithm, partner (i - u) mod P, self-loops included (paper 000, Fig. 1)"},
+      {AlltoallAlgo::FactorGrouped, "factor_grouped", "factor with all self-loops in one local round; even P (else factor)"},
+      {AlltoallAlgo::Bruck, "bruck", "Bruck's algorithm, ceil(log2 P) rounds, any P"},
+  };
+  return all;
+}
+
+std::string_view alltoall_algo_name(AlltoallAlgo a) {
+  for (const auto& info : alltoall_algorithms())
+    if (info.algo == a) return info.name;
+  return "?";
+}
+
+AlltoallAlgo alltoall_algo_from_name(std::string_view name) {
+  std::string valid;
+  for (const auto& info : alltoall_algorithms()) {
+    if (info.name == name) return info.algo;
+    valid += (valid.empty() ? "" : ", ") + std::string(info.name);
+  }
+  throw Error("unknown all-to-all algorithm '" + std::string(name) + "' (valid: " + valid + ")");
+}
+
+AlltoallAlgo alltoall_algo_from_env(AlltoallAlgo fallback) {
+  const char* v = std::getenv("LIBCOMM_ALLTOALL");
+  if (v == nullptr || *v == '\0') return fallback;
+  try {
+    return alltoall_algo_from_name(v);
+  } catch (const Error& e) {
+    throw Error(std::string("LIBCOMM_ALLTOALL: ") + e.what());
+  }
+}
+
+AlltoallChoice choose_alltoall(AlltoallAlgo requested, std::size_t block_bytes, int p,
+                               const AlltoallOptions& opts) {
+  const std::string ps = std::to_string(p);
+  switch (requested) {
+    case AlltoallAlgo::Auto:
+      // Paper 002, section 2.4 / 6 (MVAPICH-PSM thresholds): Bruck up to 256 B, direct
+      // Isend-Irecv up to 32 KiB, pairwise exchange beyond.
+      if (block_bytes <= 256)
+        return {AlltoallAlgo::Bruck, "auto: bruck for blocks <= 256 B (start-up bound)"};
+      if (block_bytes <= 32768)
+        return {AlltoallAlgo::Ring, "auto: ring (isend/irecv) for 256 B < blocks <= 32 KiB"};
+      if (is_power_of_two(p))
+        return {AlltoallAlgo::Pairwise, "auto: pairwise for blocks > 32 KiB, P = " + ps};
+      return {AlltoallAlgo::RingSendrecv,
+              "auto: ring_sendrecv for blocks > 32 KiB (P = " + ps + " is not a power of two)"};
+    case AlltoallAlgo::Pairwise:
+      if (is_power_of_two(p)) return {requested, "requested"};
+      require(opts.allow_fallback, "pairwise: needs a power-of-two number of ranks, P = " + ps +
+                                       " (fallback disabled)");
+      return {AlltoallAlgo::RingSendrecv,
+              "pairwise needs a power of two, P = " + ps + ": ran ring_sendrecv instead"};
+    case AlltoallAlgo::FactorGrouped:
+      if (p % 2 == 0) return {requested, "requested"};
+      require(opts.allow_fallback, "factor_grouped: self-loops can be grouped only for even P, P = " +
+                                       ps + " (fallback disabled)");
+      return {AlltoallAlgo::Factor,
+              "factor_grouped needs an even P, P = " + ps + ": ran factor instead"};
+    default:
+      return {requested, "requested"};
+  }
+}
+
+Schedule alltoall_schedule(AlltoallAlgo a, int p) {
+  require(p > 0, "alltoall_schedule: P must be positive, got " + std::to_string(p));
+  switch (a) {
+    case AlltoallAlgo::Linear: return detail::linear_schedule(p);
+    case AlltoallAlgo::Ring: return detail::ring_schedule(p);
+    case AlltoallAlgo::RingSendrecv: {
+      auto s = detail::ring_schedule(p);
+      s.name = "ring_sendrecv";
+      return s;
+    }
+    case AlltoallAlgo::Pairwise: return detail::pairwise_schedule(p);
+    case AlltoallAlgo::Factor: return detail::factor_schedule(p);
+    case AlltoallAlgo::FactorGrouped: return detail::factor_grouped_schedule(p);
+    default:
+      throw Error("alltoall_schedule: '" + std::string(alltoall_algo_name(a)) +
+                  "' is not a schedule of whole blocks");
+  }
+}
+
+namespace {
+
+// Collective argument check: every rank learns about a problem on any rank, so all of
+// them throw the same kind of Error instead of some hanging in the exchange.
+void check_alltoall_args(const void* send, void* recv, std::size_t b, const Comm& comm,
+                         AlltoallAlgo algo) {
+  const int p = comm.size(), me = comm.rank();
+  std::string local;
+  const auto limit = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
+  if (b > limit / static_cast<std::size_t>(p)) {
+    local = "block_bytes " + std::to_string(b) + " x P " + std::to_string(p) +
+            " overflows the address space";
+  } else if (b > 0 && (send == nullptr || recv == nullptr)) {
+    local = std::string(send == nullptr ? "send" : "recv") + " buffer is null";
+  } else if (b > 0) {
+    const auto* s = static_cast<const std::byte*>(send);
+    const auto* r = static_cast<const std::byte*>(recv);
+    const std::size_t n = b * static_cast<std::size_t>(p);
+    if (s < r + n && r < s + n) local = "send and recv buffers overlap";
+  }
+  // max over ranks of: [bad rank marker, block, ~block, algo, ~algo]
+  using u64 = unsigned long long;
+  std::array<u64, 5> v = {local.empty() ? 0ULL : static_cast<u64>(p - me), b, ~u64{b},
+                          static_cast<u64>(algo), ~static_cast<u64>(algo)};
+  detail::check_mpi(MPI_Allreduce(MPI_IN_PLACE, v.data(), 5, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
+                                  comm.internal()),
+                    "MPI_Allreduce");
+  const std::string where = "alltoall: rank " + std::to_string(me) + ": ";
+  if (!local.empty()) throw Error(where + local);
+  if (v[0] != 0)
+    throw Error(where + "rank " + std::to_string(p - static_cast<int>(v[0])) +
+                " reported an invalid argument (see its message)");
+  if (v[1] != ~v[2])
+    throw Error(where + "block_bytes differ across ranks (min " + std::to_string(~v[2]) +
+                ", max " + std::to_string(v[1]) + "); this rank passed " + std::to_string(b));
+  if (v[3] != ~v[4])
+    throw Error(where + "ranks asked for different algorithms (this rank: " +
+                std::string(alltoall_algo_name(algo)) + ")");
+}
+
+ExecMode exec_mode_of(AlltoallAlgo a) {
+  switch (a) {
+    case AlltoallAlgo::Linear:
+    case AlltoallAlgo::Ring: return ExecMode::AllAtOnce;
+    default: return ExecMode::Blocking;
+  }
+}
+
+std::shared_ptr<const RankPlan> plan_for(AlltoallAlgo a, const Comm& comm) {
+  const std::string key = "alltoall/" + std::string(alltoall_algo_name(a));
+  if (auto plan = comm.cached_plan(key)) return plan;
+  auto plan = std::make_shared<const RankPlan>(alltoall_schedule(a, comm.size()), comm.rank());
+  comm.store_plan(key, plan);
+  return plan;
+}
+
+}  // namespace
+
+AlltoallAlgo alltoall(const void* send, void* recv, std::size_t block_bytes, const Comm& comm,
+                      AlltoallAlgo algo, const AlltoallOptions& opts) {
+  if (opts.check_args) check_alltoall_args(send, recv, block_bytes, comm, algo);
+  const AlltoallChoice choice = choose_alltoall(algo, block_bytes, comm.size(), opts);
+  const auto* s = static_cast<const std::byte*>(send);
+  auto* r = static_cast<std::byte*>(recv);
+  switch (choice.algo) {
+    case AlltoallAlgo::Native:
+      detail::native_alltoall(s, r, block_bytes, comm.mpi());
+      return choice.algo;
+    case AlltoallAlgo::Bruck:
+      if (block_bytes > 0) detail::bruck_alltoall(s, r, block_bytes, comm.internal());
+      return choice.algo;
+    case AlltoallAlgo::Auto:
+      throw Error("alltoall: internal error, Auto was not resolved");
+    default:
+      if (block_bytes > 0)
+        execute_aapc(*plan_for(choice.algo, comm), s, r, block_bytes, comm.internal(),
+                     exec_mode_of(choice.algo));
+      return choice.algo;
+  }
+}
+
+}  // namespace libcomm

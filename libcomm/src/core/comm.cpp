@@ -1,0 +1,71 @@
+#include "libcomm/comm.hpp"
+
+#include <vector>
+
+#include "libcomm/error.hpp"
+#include "libcomm/schedule.hpp"
+
+namespace libcomm {
+
+namespace {
+
+std::shared_ptr<MPI_Comm> duplicate(MPI_Comm comm) {
+  auto* dup = new MPI_Comm(MPI_COMM_NULL);
+  MPI_Comm_dup(comm, dup);
+  return std::shared_ptr<MPI_Comm>(dup, [](MPI_Comm* c) {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized && *c != MPI_COMM_NULL) MPI_Comm_free(c);
+    delete c;
+  });
+}
+
+}  // namespace
+
+NodeMap shared_memory_node_map(MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  MPI_Comm shm = MPI_COMM_NULL;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shm);
+  // A node is named by the lowest rank (in comm) among the ranks sharing its memory.
+  int key = rank;
+  MPI_Allreduce(MPI_IN_PLACE, &key, 1, MPI_INT, MPI_MIN, shm);
+  MPI_Comm_free(&shm);
+  std::vector<int> keys(static_cast<std::size_t>(size));
+  MPI_Allgather(&key, 1, MPI_INT, keys.data(), 1, MPI_INT, comm);
+  return NodeMap(std::move(keys));
+}
+
+Comm::Comm(MPI_Comm comm, std::string_view node_spec) : comm_(comm) {
+  require(comm != MPI_COMM_NULL, "Comm: communicator is MPI_COMM_NULL");
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+  internal_ = duplicate(comm_);
+  nodes_ = (node_spec.empty() || node_spec == "shared") ? shared_memory_node_map(comm_)
+                                                         : NodeMap::from_spec(node_spec, size_);
+}
+
+Comm::Comm(MPI_Comm comm, NodeMap nodes) : comm_(comm), nodes_(std::move(nodes)) {
+  require(comm != MPI_COMM_NULL, "Comm: communicator is MPI_COMM_NULL");
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+  require(nodes_.num_ranks() == size_,
+          "Comm: rank " + std::to_string(rank_) + ": node map covers " +
+              std::to_string(nodes_.num_ranks()) + " ranks, communicator has " +
+              std::to_string(size_));
+  internal_ = duplicate(comm_);
+}
+
+std::shared_ptr<const RankPlan> Comm::cached_plan(const std::string& key) const {
+  std::lock_guard lock(*cache_mutex_);
+  auto it = plans_->find(key);
+  return it == plans_->end() ? nullptr : it->second;
+}
+
+void Comm::store_plan(const std::string& key, std::shared_ptr<const RankPlan> plan) const {
+  std::lock_guard lock(*cache_mutex_);
+  (*plans_)[key] = std::move(plan);
+}
+
+}  // namespace libcomm

@@ -1,0 +1,99 @@
+#include "libcomm/schedule.hpp"
+
+#include <sstream>
+
+namespace libcomm {
+
+std::size_t Schedule::num_transfers() const {
+  std::size_t n = 0;
+  for (const auto& r : rounds) n += r.transfers.size();
+  return n;
+}
+
+std::string Schedule::to_string() const {
+  std::ostringstream os;
+  os << name << ": P=" << nprocs << ", " << rounds.size() << " rounds, ports=" << ports << "\n";
+  for (std::size_t i = 0; i < rounds.size(); ++i) {
+    os << "round " << i << ":";
+    for (const auto& t : rounds[i].transfers) os << " " << t.src << "->" << t.dst;
+    os << "\n";
+  }
+  return os.str();
+}
+
+std::string VerifyResult::summary() const {
+  if (ok) return "ok";
+  std::ostringstream os;
+  for (const auto& p : problems) os << p << "\n";
+  return os.str();
+}
+
+VerifyResult verify_aapc_schedule(const Schedule& s) {
+  VerifyResult res;
+  auto problem = [&](const std::string& what) {
+    res.ok = false;
+    if (res.problems.size() < 32) res.problems.push_back(what);
+  };
+  const int p = s.nprocs;
+  if (p <= 0) {
+    problem("nprocs is " + std::to_string(p));
+    return res;
+  }
+  std::vector<int> seen(static_cast<std::size_t>(p) * p, 0);
+  std::vector<int> sends(p), recvs(p);
+  for (std::size_t r = 0; r < s.rounds.size(); ++r) {
+    std::fill(sends.begin(), sends.end(), 0);
+    std::fill(recvs.begin(), recvs.end(), 0);
+    for (const auto& t : s.rounds[r].transfers) {
+      const std::string where = "round " + std::to_string(r) + ", transfer " +
+                                std::to_string(t.src) + "->" + std::to_string(t.dst);
+      if (t.src < 0 || t.src >= p || t.dst < 0 || t.dst >= p) {
+        problem(where + ": rank out of range [0, " + std::to_string(p) + ")");
+        continue;
+      }
+      if (t.block != aapc_block(t.src, t.dst, p))
+        problem(where + ": carries block " + std::to_string(t.block) + ", expected " +
+                std::to_string(aapc_block(t.src, t.dst, p)));
+      ++seen[static_cast<std::size_t>(t.src) * p + t.dst];
+      if (t.src != t.dst) {
+        ++sends[t.src];
+        ++recvs[t.dst];
+      }
+    }
+    for (int q = 0; q < p; ++q) {
+      if (sends[q] > s.ports)
+        problem("round " + std::to_string(r) + ": rank " + std::to_string(q) + " sends " +
+                std::to_string(sends[q]) + " messages, ports = " + std::to_string(s.ports));
+      if (recvs[q] > s.ports)
+        problem("round " + std::to_string(r) + ": rank " + std::to_string(q) + " receives " +
+                std::to_string(recvs[q]) + " messages, ports = " + std::to_string(s.ports));
+    }
+  }
+  for (int a = 0; a < p; ++a)
+    for (int b = 0; b < p; ++b) {
+      const int n = seen[static_cast<std::size_t>(a) * p + b];
+      if (n != 1)
+        problem("message " + std::to_string(a) + "->" + std::to_string(b) + " appears " +
+                std::to_string(n) + " times");
+    }
+  return res;
+}
+
+RankPlan::RankPlan(const Schedule& s, int rank) : rank_(rank), nprocs_(s.nprocs) {
+  steps_.reserve(s.rounds.size());
+  for (const auto& round : s.rounds) {
+    RankStep step;
+    for (const auto& t : round.transfers) {
+      if (t.src == rank && t.dst == rank)
+        step.local.push_back(t);
+      else if (t.src == rank)
+        step.sends.push_back(t);
+      else if (t.dst == rank)
+        step.recvs.push_back(t);
+    }
+    if (step.sends.size() > 1 || step.recvs.size() > 1) single_ported_ = false;
+    steps_.push_back(std::move(step));
+  }
+}
+
+}  // namespace libcomm
