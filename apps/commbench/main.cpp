@@ -67,7 +67,7 @@ int run(int argc, char** argv) {
       "Every run is validated byte for byte; the table shows medians over --reps of the\n"
       "slowest rank's time and the ratio to native measured in the same run."};
   std::string op = "alltoall", algo_list = "all", min_s = "8", max_s = "4MiB", nodes = "shared",
-              json_path;
+              json_path, sizes_list;
   int reps = 5, warmup = 1;
   bool no_fallback = false, list = false;
   app.add_option("--op", op, "operation to time")
@@ -81,6 +81,8 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--max", max_s, "largest block per destination; sizes double from --min")
       ->capture_default_str();
+  app.add_option("--sizes", sizes_list,
+                 "explicit comma-separated block sizes (e.g. 8,1K,64K,1M); overrides --min/--max");
   app.add_option("--reps", reps, "timed repetitions per size and algorithm (median reported)")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
@@ -108,8 +110,16 @@ int run(int argc, char** argv) {
     return 0;
   }
 
-  const std::size_t lo = apps::parse_size(min_s, "--min"), hi = apps::parse_size(max_s, "--max");
-  const auto sizes = size_range(lo, hi);
+  std::vector<std::size_t> sizes;
+  if (sizes_list.empty()) {
+    sizes = size_range(apps::parse_size(min_s, "--min"), apps::parse_size(max_s, "--max"));
+  } else {
+    std::stringstream ss(sizes_list);
+    std::string item;
+    while (std::getline(ss, item, ',')) sizes.push_back(apps::parse_size(item, "--sizes"));
+    libcomm::require(!sizes.empty(), "--sizes: empty list");
+  }
+  const std::size_t lo = *std::min_element(sizes.begin(), sizes.end());
   auto algos = select_algos(algo_list);
   if (std::find(algos.begin(), algos.end(), AlltoallAlgo::Native) == algos.end())
     algos.insert(algos.begin(), AlltoallAlgo::Native);

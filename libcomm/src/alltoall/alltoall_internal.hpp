@@ -6,6 +6,7 @@
 
 #include <cstddef>
 
+#include "libcomm/comm.hpp"
 #include "libcomm/schedule.hpp"
 
 namespace libcomm::detail {
@@ -23,7 +24,7 @@ bool is_power_of_two(int n);
 void native_alltoall(const std::byte* send, std::byte* recv, std::size_t block_bytes,
                      MPI_Comm comm);  // native.cpp
 void bruck_alltoall(const std::byte* send, std::byte* recv, std::size_t block_bytes,
-                    MPI_Comm comm);  // bruck.cpp
+                    const Comm& comm);  // bruck.cpp
 // Rounds Bruck's algorithm takes for P ranks: ceil(log2 P).
 int bruck_rounds(int nprocs);
 

@@ -22,10 +22,9 @@ int bruck_rounds(int p) {
   return rounds;
 }
 
-void bruck_alltoall(const std::byte* send, std::byte* recv, std::size_t b, MPI_Comm comm) {
-  int me = 0, p = 1;
-  MPI_Comm_rank(comm, &me);
-  MPI_Comm_size(comm, &p);
+void bruck_alltoall(const std::byte* send, std::byte* recv, std::size_t b, const Comm& c) {
+  const MPI_Comm comm = c.internal();
+  const int me = c.rank(), p = c.size();
   const auto n = static_cast<std::size_t>(p);
   // The slots live in recv itself; only the packed messages need extra memory.
   std::byte* slots = recv;
@@ -34,27 +33,28 @@ void bruck_alltoall(const std::byte* send, std::byte* recv, std::size_t b, MPI_C
   std::size_t most = 0;  // largest number of slots sent in one round
   for (std::size_t bit = 1; bit < n; bit <<= 1)
     most = std::max(most, kernels::count_with_bit(n, bit));
-  std::vector<std::byte> out(most * b), in(most * b);
+  std::byte* out = c.scratch(0, most * b);
+  std::byte* in = c.scratch(1, most * b);
   constexpr int kTag = 7302;
   for (std::size_t bit = 1; bit < n; bit <<= 1) {
-    const std::size_t k = kernels::pack_blocks_with_bit(slots, out.data(), n, bit, b);
+    const std::size_t k = kernels::pack_blocks_with_bit(slots, out, n, bit, b);
     const int to = static_cast<int>((static_cast<std::size_t>(me) + bit) % n);
     const int from = static_cast<int>((static_cast<std::size_t>(me) + n - bit) % n);
     const MpiBytes msg(k * b);
-    check_mpi(MPI_Sendrecv(out.data(), msg.count(), msg.type(), to, kTag, in.data(), msg.count(),
+    check_mpi(MPI_Sendrecv(out, msg.count(), msg.type(), to, kTag, in, msg.count(),
                            msg.type(), from, kTag, comm, MPI_STATUS_IGNORE),
               "MPI_Sendrecv");
-    kernels::unpack_blocks_with_bit(in.data(), slots, n, bit, b);
+    kernels::unpack_blocks_with_bit(in, slots, n, bit, b);
   }
   // Slot k came from rank (me - k) mod P and belongs at recv[(me - k) mod P]. The map
   // k -> (me - k) mod P is its own inverse, so swapping pairs puts every block in place.
-  std::vector<std::byte> tmp(b);
+  std::byte* tmp = c.scratch(2, b);
   for (std::size_t k = 0; k < n; ++k) {
     const std::size_t home = (static_cast<std::size_t>(me) + n - k) % n;
     if (k < home) {
-      std::memcpy(tmp.data(), slots + k * b, b);
+      std::memcpy(tmp, slots + k * b, b);
       std::memcpy(slots + k * b, slots + home * b, b);
-      std::memcpy(slots + home * b, tmp.data(), b);
+      std::memcpy(slots + home * b, tmp, b);
     }
   }
 }

@@ -68,4 +68,12 @@ void Comm::store_plan(const std::string& key, std::shared_ptr<const RankPlan> pl
   (*plans_)[key] = std::move(plan);
 }
 
+std::byte* Comm::scratch(int slot, std::size_t bytes) const {
+  std::lock_guard lock(*cache_mutex_);
+  if (scratch_->size() <= static_cast<std::size_t>(slot)) scratch_->resize(slot + 1);
+  auto& buf = (*scratch_)[slot];
+  if (buf.size() < bytes) buf.resize(bytes);
+  return buf.data();
+}
+
 }  // namespace libcomm

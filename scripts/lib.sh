@@ -1,0 +1,41 @@
+# Shared by run.sh, test.sh and simulate.sh: install what is missing, configure, build.
+# Source it; it does nothing by itself.
+
+LIBCOMM_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+# Debian packages the Open MPI build, the apps and the tests need.
+LIBCOMM_PACKAGES=(build-essential cmake pkg-config python3 openmpi-bin libopenmpi-dev
+  libfftw3-dev libfftw3-mpi-dev libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev nlohmann-json3-dev)
+
+# ensure_packages PKG...: apt-get installs the ones not installed yet (needs root).
+ensure_packages() {
+  local missing=()
+  local p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    echo "== installing: ${missing[*]}"
+    local sudo=""
+    [[ $(id -u) -eq 0 ]] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+      "${missing[@]}" >/dev/null
+  fi
+}
+
+# Open MPI may run as root here (CI does) and with more ranks than cores (2-core machine).
+mpi_environment() {
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  export OMPI_MCA_rmaps_base_oversubscribe=1
+}
+
+# configure_and_build BUILD_DIR [cmake args...]
+configure_and_build() {
+  local dir="$1"
+  shift
+  cmake -S "$LIBCOMM_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" >"$dir.configure.log" 2>&1 ||
+    { cat "$dir.configure.log"; return 1; }
+  cmake --build "$dir" -j "$(nproc)"
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The main job: installs what is missing, builds, runs every program of the suite at its
+# default sizes on a default number of ranks (each validates its result), and ends with
+# one summary table. Results: results/*.json, results/summary.json.
+#   scripts/run.sh [--np N] [--quick]
+#     --np N     ranks for the timed runs (default 2, the cores of this machine)
+#     --quick    smaller sizes and fewer repetitions (a smoke run)
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$LIBCOMM_ROOT"
+NP=2
+QUICK=0
+while (($#)); do
+  case "$1" in
+    --np) NP="$2"; shift 2 ;;
+    --quick) QUICK=1; shift ;;
+    -h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+BUILD_DIR="${BUILD_DIR:-build}"
+ensure_packages "${LIBCOMM_PACKAGES[@]}"
+mpi_environment
+echo "== building in $BUILD_DIR"
+configure_and_build "$BUILD_DIR"
+mkdir -p results
+rm -f results/*.json
+
+status=0
+run() {  # run NAME NP PROGRAM ARGS...: one validated program run, JSON to results/NAME.json
+  local name="$1" np="$2"
+  shift 2
+  echo
+  echo "== $name: mpirun -np $np $*"
+  if ! mpirun -np "$np" "$@" --json "results/$name.json"; then
+    echo "== $name FAILED"
+    status=1
+  fi
+}
+
+if ((QUICK)); then
+  run commbench_np$NP "$NP" "$BUILD_DIR/apps/commbench/commbench" --sizes 8,1K,64K --reps 3
+else
+  run commbench_np$NP "$NP" "$BUILD_DIR/apps/commbench/commbench" --min 8 --max 4MiB --reps 7
+  # Odd rank count and virtual nodes: every algorithm must stay correct there too.
+  run commbench_np5_ppn2 5 "$BUILD_DIR/apps/commbench/commbench" --nodes ppn=2 \
+    --sizes 0,8,1K,64K --reps 3
+fi
+
+echo
+python3 scripts/summarize.py results > results/summary.txt || status=1
+cat results/summary.txt
+exit $status
