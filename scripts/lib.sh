@@ -35,7 +35,8 @@ mpi_environment() {
 configure_and_build() {
   local dir="$1"
   shift
-  cmake -S "$LIBCOMM_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" >"$dir.configure.log" 2>&1 ||
-    { cat "$dir.configure.log"; return 1; }
+  mkdir -p "$dir"
+  cmake -S "$LIBCOMM_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" >"$dir/configure.log" 2>&1 ||
+    { cat "$dir/configure.log"; return 1; }
   cmake --build "$dir" -j "$(nproc)"
 }
