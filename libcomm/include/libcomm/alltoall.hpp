@@ -25,6 +25,12 @@ enum class AlltoallAlgo {
   Factor,         // 1-factor algorithm, v_i(u) = (i - u) mod P (paper 000, Fig. 1, Lemma 1)
   FactorGrouped,  // factor with all self-loops gathered in one local round (paper 000, s. 2)
   Bruck,          // Bruck's log P algorithm (paper 002, section 2.4)
+  // Hierarchical (libcomm/hierarchical.hpp): use the Comm's NodeMap.
+  ClusteredFactor,      // ClusteredAllToAll for nodes of different sizes (paper 000, Fig. 2)
+  ClusteredFactorFill,  // ... with extra intra-node work in self-paired rounds (paper 000, s. 4)
+  Leader,               // gather to a leader per node, leaders' all-to-all, scatter (paper 002)
+  SendAggregate,        // SA: intra-node exchange, then all-to-all per local rank (paper 002, s. 5)
+  RecvDistribute,       // RD: all-to-all per local rank, then intra-node distribution (paper 002)
 };
 
 struct AlltoallAlgoInfo {
@@ -48,7 +54,13 @@ struct AlltoallOptions {
   // When the requested algorithm does not apply (pairwise on P not a power of two), run
   // its documented fallback instead of throwing.
   bool allow_fallback = true;
+  // The regular algorithm the hierarchical schemes (leader, send_aggregate,
+  // recv_distribute) use between nodes. Must not itself be hierarchical.
+  AlltoallAlgo inter_node = AlltoallAlgo::Auto;
 };
+
+// True for the algorithms that use the Comm's NodeMap.
+bool is_hierarchical(AlltoallAlgo a);
 
 // What will run for a request: resolves Auto and fallbacks. `reason` explains the choice
 // ("bruck: 8 B <= 256 B", "pairwise needs a power of two, P = 6: ring_sendrecv").

@@ -44,6 +44,11 @@ class Comm {
   // reused buffers, 890 us with fresh ones).
   std::byte* scratch(int slot, std::size_t bytes) const;
 
+  // Any per-communicator state an algorithm builds once (sub-communicators of the
+  // hierarchical schemes), keyed by name; freed with the last copy of this Comm.
+  std::shared_ptr<const void> attachment(const std::string& key) const;
+  void attach(const std::string& key, std::shared_ptr<const void> value) const;
+
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
   std::shared_ptr<MPI_Comm> internal_;
@@ -53,6 +58,8 @@ class Comm {
   mutable std::shared_ptr<std::mutex> cache_mutex_ = std::make_shared<std::mutex>();
   mutable std::shared_ptr<std::map<std::string, std::shared_ptr<const RankPlan>>> plans_ =
       std::make_shared<std::map<std::string, std::shared_ptr<const RankPlan>>>();
+  mutable std::shared_ptr<std::map<std::string, std::shared_ptr<const void>>> attachments_ =
+      std::make_shared<std::map<std::string, std::shared_ptr<const void>>>();
   mutable std::shared_ptr<std::vector<std::vector<std::byte>>> scratch_ =
       std::make_shared<std::vector<std::vector<std::byte>>>();
 };

@@ -5,5 +5,6 @@
 #include "libcomm/comm.hpp"
 #include "libcomm/error.hpp"
 #include "libcomm/executor.hpp"
+#include "libcomm/hierarchical.hpp"
 #include "libcomm/node_map.hpp"
 #include "libcomm/schedule.hpp"

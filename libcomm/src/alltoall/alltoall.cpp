@@ -12,6 +12,7 @@
 #include "../core/mpi_bytes.hpp"
 #include "alltoall_internal.hpp"
 #include "libcomm/executor.hpp"
+#include "libcomm/hierarchical.hpp"
 
 namespace libcomm {
 
@@ -28,6 +29,11 @@ const std::vector<AlltoallAlgoInfo>& alltoall_algorithms() {
       {AlltoallAlgo::Factor, "factor", "1-factor algorithm, partner (i - u) mod P, self-loops included (paper 000, Fig. 1)"},
       {AlltoallAlgo::FactorGrouped, "factor_grouped", "factor with all self-loops in one local round; even P (else factor)"},
       {AlltoallAlgo::Bruck, "bruck", "Bruck's algorithm, ceil(log2 P) rounds, any P"},
+      {AlltoallAlgo::ClusteredFactor, "clustered_factor", "1-factor phases over nodes of different sizes, one inter-node exchange per node per step (paper 000, Fig. 2)"},
+      {AlltoallAlgo::ClusteredFactorFill, "clustered_factor_fill", "clustered_factor plus extra intra-node work in self-paired rounds (paper 000, s. 4)"},
+      {AlltoallAlgo::Leader, "leader", "gather to one leader per node, all-to-all among leaders, scatter (paper 002, s. 5)"},
+      {AlltoallAlgo::SendAggregate, "send_aggregate", "SA: intra-node exchange, then all-to-all among equal local ranks (paper 002, s. 5)"},
+      {AlltoallAlgo::RecvDistribute, "recv_distribute", "RD: all-to-all among equal local ranks, then intra-node distribution (paper 002, s. 5)"},
   };
   return all;
 }
@@ -89,6 +95,12 @@ AlltoallChoice choose_alltoall(AlltoallAlgo requested, std::size_t block_bytes, 
   }
 }
 
+bool is_hierarchical(AlltoallAlgo a) {
+  return a == AlltoallAlgo::ClusteredFactor || a == AlltoallAlgo::ClusteredFactorFill ||
+         a == AlltoallAlgo::Leader || a == AlltoallAlgo::SendAggregate ||
+         a == AlltoallAlgo::RecvDistribute;
+}
+
 Schedule alltoall_schedule(AlltoallAlgo a, int p) {
   require(p > 0, "alltoall_schedule: P must be positive, got " + std::to_string(p));
   switch (a) {
@@ -102,6 +114,12 @@ Schedule alltoall_schedule(AlltoallAlgo a, int p) {
     case AlltoallAlgo::Pairwise: return detail::pairwise_schedule(p);
     case AlltoallAlgo::Factor: return detail::factor_schedule(p);
     case AlltoallAlgo::FactorGrouped: return detail::factor_grouped_schedule(p);
+    case AlltoallAlgo::ClusteredFactor:
+    case AlltoallAlgo::ClusteredFactorFill:
+      // Without a node map: every rank a node of its own.
+      return clustered_factor_schedule(NodeMap::one_rank_per_node(p),
+                                       {.intra_fill = a == AlltoallAlgo::ClusteredFactorFill})
+          .schedule;
     default:
       throw Error("alltoall_schedule: '" + std::string(alltoall_algo_name(a)) +
                   "' is not a schedule of whole blocks");
@@ -113,7 +131,7 @@ namespace {
 // Collective argument check: every rank learns about a problem on any rank, so all of
 // them throw the same kind of Error instead of some hanging in the exchange.
 void check_alltoall_args(const void* send, void* recv, std::size_t b, const Comm& comm,
-                         AlltoallAlgo algo) {
+                         AlltoallAlgo algo, AlltoallAlgo inter_node) {
   const int p = comm.size(), me = comm.rank();
   std::string local;
   const auto limit = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
@@ -130,8 +148,9 @@ void check_alltoall_args(const void* send, void* recv, std::size_t b, const Comm
   }
   // max over ranks of: [bad rank marker, block, ~block, algo, ~algo]
   using u64 = unsigned long long;
-  std::array<u64, 5> v = {local.empty() ? 0ULL : static_cast<u64>(p - me), b, ~u64{b},
-                          static_cast<u64>(algo), ~static_cast<u64>(algo)};
+  const u64 algos = static_cast<u64>(algo) * 1024 + static_cast<u64>(inter_node);
+  std::array<u64, 5> v = {local.empty() ? 0ULL : static_cast<u64>(p - me), b, ~u64{b}, algos,
+                          ~algos};
   detail::check_mpi(MPI_Allreduce(MPI_IN_PLACE, v.data(), 5, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
                                   comm.internal()),
                     "MPI_Allreduce");
@@ -145,7 +164,8 @@ void check_alltoall_args(const void* send, void* recv, std::size_t b, const Comm
                 ", max " + std::to_string(v[1]) + "); this rank passed " + std::to_string(b));
   if (v[3] != ~v[4])
     throw Error(where + "ranks asked for different algorithms (this rank: " +
-                std::string(alltoall_algo_name(algo)) + ")");
+                std::string(alltoall_algo_name(algo)) + ", inter-node " +
+                std::string(alltoall_algo_name(inter_node)) + ")");
 }
 
 ExecMode exec_mode_of(AlltoallAlgo a) {
@@ -159,7 +179,11 @@ ExecMode exec_mode_of(AlltoallAlgo a) {
 std::shared_ptr<const RankPlan> plan_for(AlltoallAlgo a, const Comm& comm) {
   const std::string key = "alltoall/" + std::string(alltoall_algo_name(a));
   if (auto plan = comm.cached_plan(key)) return plan;
-  auto plan = std::make_shared<const RankPlan>(alltoall_schedule(a, comm.size()), comm.rank());
+  const bool clustered = a == AlltoallAlgo::ClusteredFactor || a == AlltoallAlgo::ClusteredFactorFill;
+  auto plan = std::make_shared<const RankPlan>(
+      clustered ? clustered_factor_schedule(comm.nodes(), {.intra_fill = a == AlltoallAlgo::ClusteredFactorFill}).schedule
+                : alltoall_schedule(a, comm.size()),
+      comm.rank());
   comm.store_plan(key, plan);
   return plan;
 }
@@ -168,7 +192,7 @@ std::shared_ptr<const RankPlan> plan_for(AlltoallAlgo a, const Comm& comm) {
 
 AlltoallAlgo alltoall(const void* send, void* recv, std::size_t block_bytes, const Comm& comm,
                       AlltoallAlgo algo, const AlltoallOptions& opts) {
-  if (opts.check_args) check_alltoall_args(send, recv, block_bytes, comm, algo);
+  if (opts.check_args) check_alltoall_args(send, recv, block_bytes, comm, algo, opts.inter_node);
   const AlltoallChoice choice = choose_alltoall(algo, block_bytes, comm.size(), opts);
   const auto* s = static_cast<const std::byte*>(send);
   auto* r = static_cast<std::byte*>(recv);
@@ -179,6 +203,18 @@ AlltoallAlgo alltoall(const void* send, void* recv, std::size_t block_bytes, con
     case AlltoallAlgo::Bruck:
       if (block_bytes > 0) detail::bruck_alltoall(s, r, block_bytes, comm);
       return choice.algo;
+    case AlltoallAlgo::Leader:
+    case AlltoallAlgo::SendAggregate:
+    case AlltoallAlgo::RecvDistribute: {
+      require(!is_hierarchical(opts.inter_node),
+              "alltoall: the inter-node algorithm of " + std::string(alltoall_algo_name(choice.algo)) +
+                  " must be a regular one, not " + std::string(alltoall_algo_name(opts.inter_node)));
+      if (block_bytes == 0) return choice.algo;
+      if (choice.algo == AlltoallAlgo::Leader) detail::leader_alltoall(s, r, block_bytes, comm, opts);
+      if (choice.algo == AlltoallAlgo::SendAggregate) detail::send_aggregate_alltoall(s, r, block_bytes, comm, opts);
+      if (choice.algo == AlltoallAlgo::RecvDistribute) detail::recv_distribute_alltoall(s, r, block_bytes, comm, opts);
+      return choice.algo;
+    }
     case AlltoallAlgo::Auto:
       throw Error("alltoall: internal error, Auto was not resolved");
     default:

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 
+#include "libcomm/alltoall.hpp"
 #include "libcomm/comm.hpp"
 #include "libcomm/schedule.hpp"
 
@@ -25,6 +26,13 @@ void native_alltoall(const std::byte* send, std::byte* recv, std::size_t block_b
                      MPI_Comm comm);  // native.cpp
 void bruck_alltoall(const std::byte* send, std::byte* recv, std::size_t block_bytes,
                     const Comm& comm);  // bruck.cpp
+// Paper 002, section 5 (multicore.cpp).
+void leader_alltoall(const std::byte* send, std::byte* recv, std::size_t b, const Comm& comm,
+                     const AlltoallOptions& opts);
+void send_aggregate_alltoall(const std::byte* send, std::byte* recv, std::size_t b,
+                             const Comm& comm, const AlltoallOptions& opts);
+void recv_distribute_alltoall(const std::byte* send, std::byte* recv, std::size_t b,
+                              const Comm& comm, const AlltoallOptions& opts);
 // Rounds Bruck's algorithm takes for P ranks: ceil(log2 P).
 int bruck_rounds(int nprocs);
 

@@ -68,6 +68,17 @@ void Comm::store_plan(const std::string& key, std::shared_ptr<const RankPlan> pl
   (*plans_)[key] = std::move(plan);
 }
 
+std::shared_ptr<const void> Comm::attachment(const std::string& key) const {
+  std::lock_guard lock(*cache_mutex_);
+  auto it = attachments_->find(key);
+  return it == attachments_->end() ? nullptr : it->second;
+}
+
+void Comm::attach(const std::string& key, std::shared_ptr<const void> value) const {
+  std::lock_guard lock(*cache_mutex_);
+  (*attachments_)[key] = std::move(value);
+}
+
 std::byte* Comm::scratch(int slot, std::size_t bytes) const {
   std::lock_guard lock(*cache_mutex_);
   if (scratch_->size() <= static_cast<std::size_t>(slot)) scratch_->resize(slot + 1);

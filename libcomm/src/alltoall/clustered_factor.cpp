@@ -1,0 +1,170 @@
+// ClusteredAllToAll (paper 000, section 3, Fig. 2): the factor algorithm generalised to
+// nodes with different numbers of processes.
+//
+// Nodes are ordered U < V if size(U) < size(V), ties by node id. A phase works on the set
+// A of active nodes: current = min size in A; for each 1-factor G_i of the complete graph
+// on A (with self-loops, v_i(a) = (i - a) mod |A|, positions in the order above), every
+// pair (U, V), U <= V, runs steps: for each u of U with done <= l(u) < current, for each
+// v of V: exchange m_uv and m_vu, or, when U = V, send m_uv only. Then done = current
+// and nodes of size done retire. All pairs of a round run their steps in parallel; a
+// round lasts as long as its longest pair. Node-level single port: in every step one
+// process per node talks to another node.
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "libcomm/error.hpp"
+#include "libcomm/hierarchical.hpp"
+
+namespace libcomm {
+
+namespace {
+
+// One step of a node pair: exchange m_uv / m_vu, or (self-paired node) send m_uv.
+struct Move {
+  int u, v;
+  bool exchange;
+};
+
+}  // namespace
+
+std::int64_t clustered_factor_theorem_steps(const NodeMap& nodes) {
+  int largest = 0;
+  for (int n = 0; n < nodes.num_nodes(); ++n) largest = std::max(largest, nodes.node_size(n));
+  return static_cast<std::int64_t>(largest) * nodes.num_ranks();
+}
+
+ClusteredFactorSchedule clustered_factor_schedule(const NodeMap& nodes,
+                                                  const ClusteredFactorOptions& opts) {
+  const int p = nodes.num_ranks();
+  require(p > 0, "clustered_factor: empty node map");
+  ClusteredFactorSchedule out;
+  out.schedule.name = opts.intra_fill ? "clustered_factor_fill" : "clustered_factor";
+  out.schedule.nprocs = p;
+  out.schedule.ports = 1;
+
+  // Node order: size, then id.
+  std::vector<int> active(static_cast<std::size_t>(nodes.num_nodes()));
+  std::iota(active.begin(), active.end(), 0);
+  std::stable_sort(active.begin(), active.end(),
+                   [&](int a, int b) { return nodes.node_size(a) < nodes.node_size(b); });
+
+  // Intra-node messages already sent early by the section 4 improvement.
+  std::set<std::pair<int, int>> sent_early;
+  auto add_transfer = [&](Round& r, int s, int d) { r.transfers.push_back({s, d, aapc_block(s, d, p)}); };
+
+  if (!opts.copies_take_a_step) {
+    out.schedule.rounds.emplace_back();
+    for (int u = 0; u < p; ++u) add_transfer(out.schedule.rounds.back(), u, u);
+    out.phase_of_step.push_back(-1);
+    out.round_of_step.push_back(-1);
+  }
+
+  int done = 0, global_round = 0;
+  while (!active.empty()) {
+    const int current = nodes.node_size(active.front());
+    const int m = static_cast<int>(active.size());
+    int rounds_this_phase = 0;
+    for (int i = 0; i < m; ++i) {
+      // The pairs of factor i and the sequence of steps of each pair.
+      std::vector<std::vector<Move>> pair_steps;
+      std::vector<int> self_nodes;  // nodes paired with themselves in this round
+      for (int a = 0; a < m; ++a) {
+        const int b = ((i - a) % m + m) % m;
+        if (a > b) continue;
+        const int U = active[a], V = active[b];
+        std::vector<Move> steps;
+        const auto& us = nodes.ranks_of_node(U);
+        for (int lu = done; lu < current; ++lu)
+          for (int v : nodes.ranks_of_node(V)) {
+            const int u = us[lu];
+            if (U == V && (sent_early.count({u, v}) || (u == v && !opts.copies_take_a_step)))
+              continue;
+            steps.push_back({u, v, U != V});
+          }
+        if (U == V) self_nodes.push_back(U);
+        pair_steps.push_back(std::move(steps));
+      }
+      std::size_t len = 0;
+      for (const auto& s : pair_steps) len = std::max(len, s.size());
+      if (len == 0) continue;  // everything of this round was sent early
+      const std::size_t first = out.schedule.rounds.size();
+      out.schedule.rounds.resize(first + len);
+      for (const auto& steps : pair_steps)
+        for (std::size_t k = 0; k < steps.size(); ++k) {
+          Round& r = out.schedule.rounds[first + k];
+          add_transfer(r, steps[k].u, steps[k].v);
+          if (steps[k].exchange) add_transfer(r, steps[k].v, steps[k].u);
+        }
+      if (opts.intra_fill) {
+        // Section 4: in the steps of this round, idle processes of a self-paired node send
+        // intra-node messages of later phases (l(u) >= current), at most one send and one
+        // receive per process per step.
+        for (int U : self_nodes) {
+          const auto& us = nodes.ranks_of_node(U);
+          for (std::size_t k = 0; k < len; ++k) {
+            Round& r = out.schedule.rounds[first + k];
+            std::set<int> busy_send, busy_recv;
+            for (const auto& t : r.transfers) busy_send.insert(t.src), busy_recv.insert(t.dst);
+            for (int lu = current; lu < static_cast<int>(us.size()); ++lu) {
+              const int u = us[lu];
+              if (busy_send.count(u)) continue;
+              for (int v : us) {
+                if (busy_recv.count(v) || sent_early.count({u, v})) continue;
+                if (u == v && !opts.copies_take_a_step) continue;
+                add_transfer(r, u, v);
+                sent_early.insert({u, v});
+                busy_send.insert(u);
+                busy_recv.insert(v);
+                break;
+              }
+            }
+          }
+        }
+      }
+      for (std::size_t k = 0; k < len; ++k) {
+        out.phase_of_step.push_back(out.phases);
+        out.round_of_step.push_back(global_round);
+      }
+      ++global_round;
+      ++rounds_this_phase;
+    }
+    if (rounds_this_phase > 0) {
+      out.rounds_per_phase.push_back(rounds_this_phase);
+      ++out.phases;
+    }
+    done = current;
+    active.erase(std::remove_if(active.begin(), active.end(),
+                                [&](int U) { return nodes.node_size(U) == done; }),
+                 active.end());
+  }
+  out.steps = static_cast<int>(out.schedule.rounds.size()) - (opts.copies_take_a_step ? 0 : 1);
+  return out;
+}
+
+VerifyResult verify_node_single_port(const Schedule& s, const NodeMap& nodes) {
+  VerifyResult res;
+  for (std::size_t r = 0; r < s.rounds.size(); ++r) {
+    std::map<int, std::set<int>> senders, receivers;  // node -> processes talking off-node
+    for (const auto& t : s.rounds[r].transfers) {
+      if (t.src < 0 || t.src >= nodes.num_ranks() || t.dst < 0 || t.dst >= nodes.num_ranks())
+        continue;
+      if (nodes.node_of(t.src) == nodes.node_of(t.dst)) continue;
+      senders[nodes.node_of(t.src)].insert(t.src);
+      receivers[nodes.node_of(t.dst)].insert(t.dst);
+    }
+    for (const auto* side : {&senders, &receivers})
+      for (const auto& [node, procs] : *side)
+        if (procs.size() > 1 && res.problems.size() < 32) {
+          res.ok = false;
+          res.problems.push_back("round " + std::to_string(r) + ": " +
+                                 std::to_string(procs.size()) + " processes of node " +
+                                 std::to_string(node) +
+                                 (side == &senders ? " send" : " receive") + " off-node");
+        }
+  }
+  return res;
+}
+
+}  // namespace libcomm
