@@ -3,9 +3,10 @@
 //
 // For every size, each repetition runs every selected algorithm once, in turn (so noise
 // on a shared machine hits all of them alike); the time of one run is that of the slowest
-// rank; the table reports the median over repetitions and the ratio to `native`.
+// rank; the table reports the median over repetitions and the ratio to the reference
+// (`native`, the MPI library's collective). Operations plug in through operation.hpp.
 #include <CLI/CLI.hpp>
-#include <cstring>
+#include <algorithm>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -15,39 +16,30 @@
 
 #include "apps/common.hpp"
 #include "libcomm/libcomm.hpp"
+#include "operation.hpp"
+
+namespace commbench {
+
+std::map<std::string, OperationEntry>& registry() {
+  static std::map<std::string, OperationEntry> ops;
+  return ops;
+}
+
+std::vector<std::string> reference_first(std::vector<std::string> names, const std::string& ref) {
+  names.erase(std::remove(names.begin(), names.end(), ref), names.end());
+  names.insert(names.begin(), ref);
+  return names;
+}
 
 namespace {
 
-using libcomm::AlltoallAlgo;
-
 struct Row {
-  std::string algo;  // requested name
-  std::string ran;   // what ran (differs for auto and fallbacks)
-  std::string note;
+  std::string algo, ran, note;
   std::size_t block = 0;
   std::vector<double> times;
-  long long bad_bytes = 0;
+  long long bad = 0;
   double median = 0, min = 0, ratio = 0;
 };
-
-std::vector<AlltoallAlgo> select_algos(const std::string& list) {
-  std::vector<AlltoallAlgo> out;
-  if (list == "all") {
-    for (const auto& info : libcomm::alltoall_algorithms()) out.push_back(info.algo);
-    return out;
-  }
-  std::stringstream ss(list);
-  std::string name;
-  while (std::getline(ss, name, ',')) {
-    try {
-      out.push_back(libcomm::alltoall_algo_from_name(name));
-    } catch (const libcomm::Error& e) {
-      throw libcomm::Error(std::string("--algo: ") + e.what());
-    }
-  }
-  libcomm::require(!out.empty(), "--algo: empty list");
-  return out;
-}
 
 std::vector<std::size_t> size_range(std::size_t lo, std::size_t hi) {
   libcomm::require(lo <= hi, "--min (" + std::to_string(lo) + ") is larger than --max (" +
@@ -66,14 +58,14 @@ int run(int argc, char** argv) {
       "commbench: time libcomm collective algorithms against the MPI library's own collective.\n"
       "Every run is validated byte for byte; the table shows medians over --reps of the\n"
       "slowest rank's time and the ratio to native measured in the same run."};
-  std::string op = "alltoall", algo_list = "all", min_s = "8", max_s = "4MiB", nodes = "shared",
-              json_path, sizes_list;
+  Settings settings;
+  std::string op = "alltoall", min_s = "8", max_s = "4MiB", nodes = "shared", json_path, sizes_list;
   int reps = 5, warmup = 1;
-  bool no_fallback = false, list = false;
-  app.add_option("--op", op, "operation to time")
-      ->check(CLI::IsMember({"alltoall"}))
-      ->capture_default_str();
-  app.add_option("--algo", algo_list,
+  bool list = false;
+  std::vector<std::string> op_names;
+  for (const auto& [name, entry] : registry()) op_names.push_back(name);
+  app.add_option("--op", op, "operation to time")->check(CLI::IsMember(op_names))->capture_default_str();
+  app.add_option("--algo", settings.algo_list,
                  "comma-separated algorithm names, or 'all' (see --list); 'native' is always "
                  "timed as the reference")
       ->capture_default_str();
@@ -93,10 +85,12 @@ int run(int argc, char** argv) {
                  "node map: shared | flat | ppn=N | sizes=A,B,.. | map=N0,N1,.. | file:PATH")
       ->capture_default_str();
   app.add_option("--json", json_path, "also write the results as JSON to this file");
-  app.add_flag("--no-fallback", no_fallback,
+  app.add_flag("--no-fallback", settings.no_fallback,
                "fail instead of running the documented fallback when an algorithm does not apply "
                "(e.g. pairwise on P not a power of two)");
-  app.add_flag("--list", list, "list the algorithms and exit");
+  app.add_flag("--list", list, "list the operations and their algorithms, and exit");
+  for (const auto& [name, entry] : registry())
+    if (entry.add_options) entry.add_options(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -105,8 +99,10 @@ int run(int argc, char** argv) {
   }
   if (list) {
     if (apps::is_root())
-      for (const auto& info : libcomm::alltoall_algorithms())
-        std::cout << std::left << std::setw(16) << info.name << info.summary << "\n";
+      for (const auto& [name, entry] : registry()) {
+        std::cout << "--op " << name << ": " << entry.summary << "\n";
+        entry.list(std::cout);
+      }
     return 0;
   }
 
@@ -119,65 +115,48 @@ int run(int argc, char** argv) {
     while (std::getline(ss, item, ',')) sizes.push_back(apps::parse_size(item, "--sizes"));
     libcomm::require(!sizes.empty(), "--sizes: empty list");
   }
-  const std::size_t lo = *std::min_element(sizes.begin(), sizes.end());
-  auto algos = select_algos(algo_list);
-  if (std::find(algos.begin(), algos.end(), AlltoallAlgo::Native) == algos.end())
-    algos.insert(algos.begin(), AlltoallAlgo::Native);
-  else  // native first, so every ratio has its reference
-    std::stable_partition(algos.begin(), algos.end(), [](AlltoallAlgo a) { return a == AlltoallAlgo::Native; });
 
   const libcomm::Comm comm(MPI_COMM_WORLD, nodes);
-  const int p = comm.size(), me = comm.rank();
-  libcomm::AlltoallOptions checked, timed;
-  checked.allow_fallback = timed.allow_fallback = !no_fallback;
-  timed.check_args = false;
-
+  const int p = comm.size();
+  auto operation = registry().at(op).make(comm, settings);
+  const auto algos = operation->select(settings.algo_list);
   // Fail early, on every rank alike, when an algorithm does not apply.
-  for (auto a : algos) libcomm::choose_alltoall(a, lo, p, checked);
+  for (const auto& a : algos)
+    for (std::size_t b : sizes) operation->check_applicable(a, b);
 
   if (apps::is_root())
     std::cout << "commbench: op=" << op << " ranks=" << p << " (" << comm.nodes().describe()
               << ") reps=" << reps << " warmup=" << warmup
-              << "\ntime = median over reps of the slowest rank; ratio = time / native time\n\n";
+              << "\ntime = median over reps of the slowest rank; ratio = time / " << algos[0]
+              << " time\n\n";
 
   std::vector<Row> rows;
   for (std::size_t b : sizes) {
-    const std::size_t total = b * static_cast<std::size_t>(p);
-    std::vector<std::byte> send(total), recv(total);
-    for (int dst = 0; dst < p; ++dst) apps::fill_pattern(send.data() + dst * b, me, dst, b);
+    operation->prepare(b);
     std::vector<Row> size_rows(algos.size());
     for (std::size_t k = 0; k < algos.size(); ++k) {
-      size_rows[k].algo = std::string(libcomm::alltoall_algo_name(algos[k]));
+      size_rows[k].algo = algos[k];
       size_rows[k].block = b;
     }
     for (int rep = 0; rep < warmup + reps; ++rep) {
       for (std::size_t k = 0; k < algos.size(); ++k) {
         Row& row = size_rows[k];
-        std::memset(recv.data(), 0xA5, total);
+        operation->reset();
         MPI_Barrier(comm.mpi());
         const double t0 = MPI_Wtime();
-        const AlltoallAlgo ran = libcomm::alltoall(send.data(), recv.data(), b, comm, algos[k],
-                                                   rep == 0 ? checked : timed);
+        const std::string ran = operation->run(algos[k], rep == 0);
         double t = MPI_Wtime() - t0;
         MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, comm.mpi());
         if (rep >= warmup) row.times.push_back(t);
         if (rep == 0) {
-          row.ran = std::string(libcomm::alltoall_algo_name(ran));
-          row.note = libcomm::choose_alltoall(algos[k], b, p, checked).reason;
+          row.ran = ran;
+          row.note = operation->note(algos[k], b);
         }
-        for (int src = 0; src < p; ++src) {
-          const std::size_t at = apps::check_pattern(recv.data() + src * b, src, me, b);
-          if (at != b) {
-            if (row.bad_bytes == 0)
-              std::cerr << "commbench: rank " << me << ": " << row.algo << " block " << b
-                        << " B from rank " << src << " differs at byte " << at << "\n";
-            ++row.bad_bytes;
-          }
-        }
+        row.bad += operation->check(algos[k]);
       }
     }
     for (auto& row : size_rows) {
-      MPI_Allreduce(MPI_IN_PLACE, &row.bad_bytes, 1, MPI_LONG_LONG, MPI_SUM, comm.mpi());
+      MPI_Allreduce(MPI_IN_PLACE, &row.bad, 1, MPI_LONG_LONG, MPI_SUM, comm.mpi());
       row.median = apps::median(row.times);
       row.min = *std::min_element(row.times.begin(), row.times.end());
       row.ratio = size_rows[0].median > 0 ? row.median / size_rows[0].median : 0.0;
@@ -186,27 +165,26 @@ int run(int argc, char** argv) {
   }
 
   long long failures = 0;
-  for (const auto& r : rows) failures += r.bad_bytes ? 1 : 0;
+  for (const auto& r : rows) failures += r.bad ? 1 : 0;
   if (apps::is_root()) {
-    std::cout << std::left << std::setw(10) << "op" << std::setw(26) << "algo" << std::setw(7)
+    std::cout << std::left << std::setw(16) << "op" << std::setw(34) << "algo" << std::setw(7)
               << "ranks" << std::setw(11) << "block" << std::right << std::setw(13)
               << "median_us" << std::setw(12) << "min_us" << std::setw(9) << "ratio"
               << "  validation\n";
     for (const auto& r : rows) {
       const std::string name = r.ran == r.algo ? r.algo : r.algo + "->" + r.ran;
-      std::cout << std::left << std::setw(10) << op << std::setw(26) << name << std::setw(7) << p
+      std::cout << std::left << std::setw(16) << op << std::setw(34) << name << std::setw(7) << p
                 << std::setw(11) << apps::format_size(r.block) << std::right << std::fixed
                 << std::setprecision(1) << std::setw(13) << r.median * 1e6 << std::setw(12)
                 << r.min * 1e6 << std::setprecision(2) << std::setw(9) << r.ratio << "  "
-                << (r.bad_bytes ? "FAIL" : "PASS") << "\n";
+                << (r.bad ? "FAIL" : "PASS") << "\n";
     }
     std::set<std::string> notes;
     for (const auto& r : rows)
-      if (r.ran != r.algo && notes.insert(r.algo + ": " + r.note).second)
-        std::cout << "note: " << r.note << "\n";
+      if (!r.note.empty() && notes.insert(r.note).second) std::cout << "note: " << r.note << "\n";
     if (failures == 0)
       std::cout << "validation: PASS (" << rows.size() << " algorithm/size pairs, every run "
-                << "byte-identical to the expected blocks that native also delivered)\n";
+                << "byte-identical to the expected blocks that " << algos[0] << " also delivered)\n";
     else
       std::cout << "validation: FAIL (" << failures << " of " << rows.size()
                 << " algorithm/size pairs delivered wrong bytes)\n";
@@ -219,10 +197,10 @@ int run(int argc, char** argv) {
       j["reps"] = reps;
       j["validation"] = failures == 0 ? "PASS" : "FAIL";
       for (const auto& r : rows)
-        j["results"].push_back({{"algo", r.algo}, {"ran", r.ran}, {"block_bytes", r.block},
-                                {"median_s", r.median}, {"min_s", r.min},
-                                {"ratio_to_native", r.ratio}, {"times_s", r.times},
-                                {"validation", r.bad_bytes ? "FAIL" : "PASS"}});
+        j["results"].push_back({{"algo", r.algo}, {"ran", r.ran}, {"note", r.note},
+                                {"block_bytes", r.block}, {"median_s", r.median},
+                                {"min_s", r.min}, {"ratio_to_native", r.ratio},
+                                {"times_s", r.times}, {"validation", r.bad ? "FAIL" : "PASS"}});
       std::ofstream out(json_path);
       libcomm::require(static_cast<bool>(out), "--json: cannot write '" + json_path + "'");
       out << j.dump(2) << "\n";
@@ -232,5 +210,6 @@ int run(int argc, char** argv) {
 }
 
 }  // namespace
+}  // namespace commbench
 
-int main(int argc, char** argv) { return apps::mpi_main(argc, argv, "commbench", run); }
+int main(int argc, char** argv) { return apps::mpi_main(argc, argv, "commbench", commbench::run); }

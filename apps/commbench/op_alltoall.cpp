@@ -1,0 +1,119 @@
+// commbench --op alltoall: the regular all-to-all (libcomm/alltoall.hpp).
+#include <cstring>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "apps/common.hpp"
+#include "libcomm/alltoall.hpp"
+#include "operation.hpp"
+
+namespace commbench {
+namespace {
+
+using libcomm::AlltoallAlgo;
+
+std::string g_inter = "auto";  // --inter
+
+class AlltoallOp : public Operation {
+ public:
+  AlltoallOp(const libcomm::Comm& comm, const Settings& s) : comm_(comm) {
+    opts_.allow_fallback = !s.no_fallback;
+    try {
+      opts_.inter_node = libcomm::alltoall_algo_from_name(g_inter);
+    } catch (const libcomm::Error& e) {
+      throw libcomm::Error(std::string("--inter: ") + e.what());
+    }
+    libcomm::require(!libcomm::is_hierarchical(opts_.inter_node),
+                     "--inter: '" + g_inter +
+                         "' is hierarchical; the inter-node step needs a regular algorithm");
+  }
+
+  std::vector<std::string> select(const std::string& list) const override {
+    std::vector<std::string> names;
+    if (list == "all") {
+      for (const auto& info : libcomm::alltoall_algorithms()) names.emplace_back(info.name);
+    } else {
+      std::stringstream ss(list);
+      std::string name;
+      while (std::getline(ss, name, ',')) {
+        try {
+          names.emplace_back(libcomm::alltoall_algo_name(libcomm::alltoall_algo_from_name(name)));
+        } catch (const libcomm::Error& e) {
+          throw libcomm::Error(std::string("--algo: ") + e.what());
+        }
+      }
+    }
+    return reference_first(names, "native");
+  }
+
+  void check_applicable(const std::string& algo, std::size_t block) const override {
+    libcomm::AlltoallOptions o = opts_;
+    libcomm::choose_alltoall(libcomm::alltoall_algo_from_name(algo), block, comm_.size(), o);
+  }
+
+  void prepare(std::size_t b) override {
+    b_ = b;
+    const std::size_t total = b * static_cast<std::size_t>(comm_.size());
+    send_.assign(total, std::byte{0});
+    recv_.assign(total, std::byte{0});
+    for (int dst = 0; dst < comm_.size(); ++dst)
+      apps::fill_pattern(send_.data() + dst * b, comm_.rank(), dst, b);
+  }
+
+  void reset() override { std::memset(recv_.data(), 0xA5, recv_.size()); }
+
+  std::string run(const std::string& algo, bool checked) override {
+    libcomm::AlltoallOptions o = opts_;
+    o.check_args = checked;
+    const AlltoallAlgo ran = libcomm::alltoall(send_.data(), recv_.data(), b_, comm_,
+                                               libcomm::alltoall_algo_from_name(algo), o);
+    return std::string(libcomm::alltoall_algo_name(ran));
+  }
+
+  std::string note(const std::string& algo, std::size_t block) const override {
+    const auto a = libcomm::alltoall_algo_from_name(algo);
+    const auto c = libcomm::choose_alltoall(a, block, comm_.size(), opts_);
+    return c.algo == a ? "" : c.reason;
+  }
+
+  long long check(const std::string& algo) override {
+    long long bad = 0;
+    for (int src = 0; src < comm_.size(); ++src) {
+      const std::size_t at = apps::check_pattern(recv_.data() + src * b_, src, comm_.rank(), b_);
+      if (at != b_) {
+        if (bad == 0)
+          std::cerr << "commbench: rank " << comm_.rank() << ": alltoall " << algo << " block "
+                    << b_ << " B from rank " << src << " differs at byte " << at << "\n";
+        ++bad;
+      }
+    }
+    return bad;
+  }
+
+ private:
+  const libcomm::Comm& comm_;
+  libcomm::AlltoallOptions opts_;
+  std::size_t b_ = 0;
+  std::vector<std::byte> send_, recv_;
+};
+
+const Registrar registrar(
+    "alltoall",
+    {"regular all-to-all: every rank sends one block to every rank",
+     [](CLI::App& app) {
+       app.add_option("--inter", g_inter,
+                      "alltoall: regular algorithm for the inter-node step of leader / "
+                      "send_aggregate / recv_distribute")
+           ->capture_default_str();
+     },
+     [](std::ostream& os) {
+       for (const auto& info : libcomm::alltoall_algorithms())
+         os << "  " << std::left << std::setw(24) << info.name << info.summary << "\n";
+     },
+     [](const libcomm::Comm& comm, const Settings& s) -> std::unique_ptr<Operation> {
+       return std::make_unique<AlltoallOp>(comm, s);
+     }});
+
+}  // namespace
+}  // namespace commbench

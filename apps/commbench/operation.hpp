@@ -1,0 +1,69 @@
+// commbench's plug-in interface: one Operation per collective (--op NAME), each in its own
+// op_<name>.cpp that registers itself. main.cpp owns the command line, the timing loop
+// and the table; an Operation owns its buffers, its algorithms and its validation.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "libcomm/comm.hpp"
+
+namespace commbench {
+
+// Options every operation understands.
+struct Settings {
+  std::string algo_list = "all";  // --algo
+  bool no_fallback = false;       // --no-fallback
+};
+
+class Operation {
+ public:
+  virtual ~Operation() = default;
+  // The algorithms to time for an --algo list ("all" = every one), reference first
+  // (its time is the denominator of every ratio). Throws libcomm::Error naming the bad
+  // name and listing the valid ones.
+  virtual std::vector<std::string> select(const std::string& list) const = 0;
+  // Throws libcomm::Error, on every rank alike, if `algo` cannot run here (before timing).
+  virtual void check_applicable(const std::string& algo, std::size_t block) const = 0;
+  // Allocates and fills the buffers for one size. `block` is the bytes per destination
+  // block (for irregular operations: the mean).
+  virtual void prepare(std::size_t block) = 0;
+  // Poisons the receive buffers before a run (not timed), so a run that leaves a block
+  // unwritten cannot pass on the previous run's data.
+  virtual void reset() = 0;
+  // Runs `algo` once on the prepared buffers (collective). `checked` is true for the
+  // first run of each algorithm and size (arguments are checked then). Returns the name
+  // of what actually ran (differs for auto and fallbacks).
+  virtual std::string run(const std::string& algo, bool checked) = 0;
+  // Why `algo` ran as it did (auto's choice, a fallback); "" when it ran as asked.
+  virtual std::string note(const std::string& algo, std::size_t block) const = 0;
+  // Wrong blocks on this rank after the last run (first problem described on stderr).
+  virtual long long check(const std::string& algo) = 0;
+};
+
+struct OperationEntry {
+  std::string summary;
+  // Adds the operation's own options to the command line (in a group of its name).
+  std::function<void(CLI::App&)> add_options;
+  // Lists the algorithms for --list.
+  std::function<void(std::ostream&)> list;
+  std::function<std::unique_ptr<Operation>(const libcomm::Comm&, const Settings&)> make;
+};
+
+std::map<std::string, OperationEntry>& registry();
+
+// A static Registrar in op_<name>.cpp adds the operation at start-up.
+struct Registrar {
+  Registrar(const std::string& name, OperationEntry entry) { registry()[name] = std::move(entry); }
+};
+
+// Reference first: moves `reference` to the front of `names`, adding it if missing.
+std::vector<std::string> reference_first(std::vector<std::string> names, const std::string& reference);
+
+}  // namespace commbench
