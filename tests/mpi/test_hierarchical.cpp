@@ -1,0 +1,82 @@
+// Hierarchical all-to-all (clustered_factor, clustered_factor_fill, leader, send_aggregate,
+// recv_distribute) on virtual node maps, byte-exact against the pattern and against
+// native. The node map comes from LIBCOMM_TEST_NODES (set per CTest registration).
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "apps/common.hpp"
+#include "libcomm/alltoall.hpp"
+#include "libcomm/hierarchical.hpp"
+#include "mpi_test.hpp"
+
+namespace {
+
+using libcomm::AlltoallAlgo;
+using mpitest::MpiTest;
+
+const libcomm::Comm& node_comm() {
+  static const libcomm::Comm comm(MPI_COMM_WORLD, [] {
+    const char* spec = std::getenv("LIBCOMM_TEST_NODES");
+    return std::string(spec ? spec : "shared");
+  }());
+  return comm;
+}
+
+const std::vector<AlltoallAlgo> kHierarchical = {
+    AlltoallAlgo::ClusteredFactor, AlltoallAlgo::ClusteredFactorFill, AlltoallAlgo::Leader,
+    AlltoallAlgo::SendAggregate, AlltoallAlgo::RecvDistribute};
+
+// Runs `algo` and checks every received block against the pattern and native's result.
+void check_exchange(AlltoallAlgo algo, std::size_t b, AlltoallAlgo inter) {
+  const auto& comm = node_comm();
+  const int p = comm.size(), me = comm.rank();
+  const std::size_t total = b * static_cast<std::size_t>(p);
+  std::vector<std::byte> send(total), recv(total, std::byte{0x5A}), ref(total);
+  for (int d = 0; d < p; ++d) apps::fill_pattern(send.data() + d * b, me, d, b);
+  libcomm::AlltoallOptions opts;
+  opts.inter_node = inter;
+  libcomm::alltoall(send.data(), ref.data(), b, comm, AlltoallAlgo::Native, opts);
+  const AlltoallAlgo ran = libcomm::alltoall(send.data(), recv.data(), b, comm, algo, opts);
+  EXPECT_EQ(ran, algo);
+  for (int s = 0; s < p; ++s)
+    EXPECT_EQ(apps::check_pattern(recv.data() + s * b, s, me, b), b)
+        << libcomm::alltoall_algo_name(algo) << " (inter " << libcomm::alltoall_algo_name(inter)
+        << ") block " << b << " from rank " << s << " on " << comm.nodes().describe();
+  EXPECT_EQ(std::memcmp(recv.data(), ref.data(), total), 0);
+}
+
+class Hierarchical : public MpiTest {};
+
+TEST_F(Hierarchical, EveryAlgorithmEverySizeMatchesNative) {
+  for (AlltoallAlgo algo : kHierarchical)
+    for (std::size_t b : {0, 1, 7, 64, 1000, 5000}) check_exchange(algo, b, AlltoallAlgo::Auto);
+}
+
+TEST_F(Hierarchical, InterNodeStepTakesAnyRegularAlgorithm) {
+  for (AlltoallAlgo algo : {AlltoallAlgo::Leader, AlltoallAlgo::SendAggregate,
+                            AlltoallAlgo::RecvDistribute})
+    for (AlltoallAlgo inter : {AlltoallAlgo::Native, AlltoallAlgo::Linear, AlltoallAlgo::Ring,
+                               AlltoallAlgo::RingSendrecv, AlltoallAlgo::Pairwise,
+                               AlltoallAlgo::Factor, AlltoallAlgo::FactorGrouped,
+                               AlltoallAlgo::Bruck})
+      check_exchange(algo, 24, inter);
+}
+
+TEST_F(Hierarchical, HierarchicalInterNodeAlgorithmIsRefusedOnEveryRank) {
+  const auto& comm = node_comm();
+  std::vector<std::byte> send(8 * comm.size()), recv(send.size());
+  libcomm::AlltoallOptions opts;
+  opts.inter_node = AlltoallAlgo::SendAggregate;
+  const auto o = mpitest::run_catching(
+      [&] { libcomm::alltoall(send.data(), recv.data(), 8, comm, AlltoallAlgo::Leader, opts); });
+  EXPECT_TRUE(o.threw);
+  EXPECT_NE(o.message.find("regular"), std::string::npos) << o.message;
+}
+
+TEST_F(Hierarchical, RepeatedCallsReuseTheSubCommunicators) {
+  for (int i = 0; i < 3; ++i)
+    for (AlltoallAlgo algo : kHierarchical) check_exchange(algo, 16, AlltoallAlgo::Auto);
+}
+
+}  // namespace
