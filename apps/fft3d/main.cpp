@@ -137,7 +137,6 @@ int run(int argc, char** argv) {
   libcomm::require(!algo_names.empty(), "--algo: empty list");
   algo_names.erase(std::remove(algo_names.begin(), algo_names.end(), "native"), algo_names.end());
   algo_names.insert(algo_names.begin(), "native");
-  algo_names.erase(std::unique(algo_names.begin(), algo_names.end()), algo_names.end());
   {  // keep first occurrences only
     std::vector<std::string> uniq;
     for (const auto& a : algo_names)
