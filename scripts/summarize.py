@@ -35,6 +35,8 @@ def main(folder):
             if r["block_bytes"] not in keep:
                 continue
             algo = r["algo"] if r["ran"] == r["algo"] else f'{r["algo"]}->{r["ran"]}'
+            if r.get("decomp") not in (None, r["algo"]):  # fft3d: slab/pencil rows
+                algo = f'{r["decomp"]}/{algo}'
             rows.append({
                 "program": rec["program"], "run": path.stem, "algorithm": algo,
                 "ranks": rec["ranks"], "size": r["block_bytes"],
