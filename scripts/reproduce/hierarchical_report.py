@@ -52,13 +52,15 @@ def plot(path, title, xlabel, ylabel, series, sizes, logy=True):
 
 
 def multicore(folder, out_dir, lines):
-    path = folder / "multicore_64x8.json"
-    if not path.exists():
-        return
+    for path in sorted(folder.glob("multicore_64x8_np*.json")):
+        multicore_one(path, out_dir, lines)
+
+
+def multicore_one(path, out_dir, lines):
     rec, t, sizes, algos, ran = load(path)
     flat = "auto"
     lines += [
-        "## Paper 002: send-aggregate, receive-distribute and leader on 64 x 8",
+        f"## Paper 002: send-aggregate, receive-distribute and leader, {rec['ranks']} ranks of 64 x 8",
         "",
         f"SimGrid platform `inputs/platforms/cluster64x8.xml`, {rec['ranks']} ranks "
         f"({rec['nodes']}). `auto` is the flat size-based choice of MVAPICH-PSM that the "
@@ -76,8 +78,8 @@ def multicore(folder, out_dir, lines):
         rd = 1 - t[("recv_distribute", b)] / t[(flat, b)]
         lines.append(f"| {fmt_size(b)} | " + " | ".join(cells) + f" | {sa:+.0%} | {rd:+.0%} |")
     lines.append("")
-    png = out_dir / "hierarchical_64x8.png"
-    if plot(png, "all-to-all on 64 x 8 (SimGrid)", "block size per destination (bytes)",
+    png = out_dir / f"hierarchical_64x8_np{rec['ranks']}.png"
+    if plot(png, f"all-to-all, {rec['ranks']} ranks of 64 x 8 (SimGrid)", "block size per destination (bytes)",
             "time (simulated us)", {a: [t[(a, b)] * 1e6 for b in sizes] for a in algos}, sizes):
         lines += [f"![64 x 8]({png.name})", ""]
 

@@ -5,25 +5,15 @@
 #include <set>
 #include <string>
 
+#include "error_helpers.hpp"
 #include "libcomm/alltoall.hpp"
 #include "libcomm/error.hpp"
 
 namespace libcomm {
 namespace {
 
-template <class F>
-std::string error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using testing::contains;
+using testing::error_of;
 
 TEST(AlltoallChoice, AutoBySize) {
   for (int p : {1, 2, 3, 4, 6, 8, 12, 64, 100}) {

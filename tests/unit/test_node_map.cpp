@@ -8,25 +8,15 @@
 #include <string>
 #include <unistd.h>
 
+#include "error_helpers.hpp"
 #include "libcomm/error.hpp"
 #include "libcomm/node_map.hpp"
 
 namespace libcomm {
 namespace {
 
-template <class F>
-std::string error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using testing::contains;
+using testing::error_of;
 
 // Every accessor tells the same story.
 void expect_consistent(const NodeMap& m) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "alltoall_internal.hpp"  // detail::pairwise_schedule, ...
+#include "error_helpers.hpp"
 #include "libcomm/alltoall.hpp"
 #include "libcomm/error.hpp"
 #include "libcomm/schedule.hpp"
@@ -34,20 +35,8 @@ const std::vector<AlltoallAlgo> kScheduleAlgos = {
     AlltoallAlgo::Linear,   AlltoallAlgo::Ring,   AlltoallAlgo::RingSendrecv,
     AlltoallAlgo::Pairwise, AlltoallAlgo::Factor, AlltoallAlgo::FactorGrouped};
 
-// Error message of fn(), or "" when it does not throw libcomm::Error.
-template <class F>
-std::string error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using testing::contains;
+using testing::error_of;
 
 // ---------------------------------------------------------------------------------------
 // Every schedule is a valid AAPC schedule.
