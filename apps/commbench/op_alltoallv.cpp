@@ -12,6 +12,7 @@
 #include "apps/common.hpp"
 #include "kernels/traffic.hpp"
 #include "libcomm/alltoallv.hpp"
+#include "libcomm/cost_model.hpp"
 #include "operation.hpp"
 
 namespace commbench {
@@ -24,6 +25,7 @@ std::string g_pattern = "pattern1", g_modes = "b,n1,n2";
 std::size_t g_elem = 48;
 std::uint64_t g_seed = 1;
 std::int64_t g_small = 8;
+std::string g_predict;  // --predict PLATFORM
 
 bool is_square(int p) {
   int q = 0;
@@ -52,6 +54,22 @@ class AlltoallvOp : public Operation {
       }
     }
     libcomm::require(!modes_.empty(), "--modes: empty list");
+    if (!g_predict.empty()) {
+      try {
+        platform_ = libcomm::flat_platform_from_name(g_predict);
+      } catch (const libcomm::Error& e) {
+        throw libcomm::Error(std::string("--predict: ") + e.what());
+      }
+    }
+  }
+
+  double predict_us(const std::string& algo, std::size_t block) const override {
+    if (g_predict.empty()) return -1;
+    auto spec = spec_;
+    spec.mmax = static_cast<std::int64_t>(block / g_elem);
+    const auto m = kernels::traffic_matrix(spec, comm_.size());
+    const auto [a, mode] = parse(algo);
+    return libcomm::predict_alltoallv_us(a, mode, platform_, comm_.size(), m, g_elem);
   }
 
   std::vector<std::string> select(const std::string& list) const override {
@@ -156,6 +174,7 @@ class AlltoallvOp : public Operation {
  private:
   const libcomm::Comm& comm_;
   kernels::TrafficSpec spec_;
+  libcomm::FlatPlatform platform_;
   std::vector<AlltoallvMode> modes_;
   std::vector<std::int64_t> sc_, sd_, rc_, rd_;
   std::vector<std::byte> send_, recv_, ref_;
@@ -175,6 +194,9 @@ const Registrar registrar(
            ->capture_default_str();
        app.add_option("--modes", g_modes, "alltoallv: modes timed for each algorithm: b, n1, n2")
            ->capture_default_str();
+       app.add_option("--predict", g_predict,
+                      "alltoallv: also print the flat model's prediction (paper 001 s. 2, Theorem 2 "
+                      "method) for a Table 1 platform: CM5, SP2, T3D, T3E, Myrinet");
        app.add_option("--seed", g_seed, "alltoallv: seed of the random pattern choices")->capture_default_str();
        app.add_option("--small", g_small, "alltoallv: pattern1/2: other messages hold 0..SMALL elements")
            ->check(CLI::NonNegativeNumber)

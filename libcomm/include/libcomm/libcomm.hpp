@@ -4,6 +4,7 @@
 #include "libcomm/alltoall.hpp"
 #include "libcomm/alltoallv.hpp"
 #include "libcomm/comm.hpp"
+#include "libcomm/cost_model.hpp"
 #include "libcomm/error.hpp"
 #include "libcomm/executor.hpp"
 #include "libcomm/hierarchical.hpp"
