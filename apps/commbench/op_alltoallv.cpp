@@ -77,7 +77,8 @@ class AlltoallvOp : public Operation {
     auto add = [&](AlltoallvAlgo a) {
       if (a == AlltoallvAlgo::Native) return names.emplace_back("native"), void();
       for (auto m : modes_)
-        names.push_back(std::string(libcomm::alltoallv_algo_name(a)) + "/" + std::string(libcomm::alltoallv_mode_name(m)));
+        names.push_back(std::string(libcomm::alltoallv_algo_name(a)) + "/" +
+                        std::string(libcomm::alltoallv_mode_name(m)));
     };
     if (list == "all") {
       for (const auto& info : libcomm::alltoallv_algorithms()) {
@@ -109,8 +110,9 @@ class AlltoallvOp : public Operation {
   static std::pair<AlltoallvAlgo, AlltoallvMode> parse(const std::string& name) {
     const auto slash = name.find('/');
     const auto a = libcomm::alltoallv_algo_from_name(name.substr(0, slash));
-    const auto m = slash == std::string::npos ? AlltoallvMode::Blocking
-                                              : libcomm::alltoallv_mode_from_name(name.substr(slash + 1));
+    const auto m = slash == std::string::npos
+                       ? AlltoallvMode::Blocking
+                       : libcomm::alltoallv_mode_from_name(name.substr(slash + 1));
     return {a, m};
   }
 
@@ -132,10 +134,12 @@ class AlltoallvOp : public Operation {
     }
     send_.assign(static_cast<std::size_t>(s) * g_elem, std::byte{0});
     for (int k = 0; k < p; ++k)
-      kernels::fill_elements(send_.data() + static_cast<std::size_t>(sd_[k]) * g_elem, me, k, 0, sc_[k], g_elem);
+      kernels::fill_elements(send_.data() + static_cast<std::size_t>(sd_[k]) * g_elem, me, k, 0,
+                             sc_[k], g_elem);
     recv_.assign(static_cast<std::size_t>(r) * g_elem, std::byte{0});
     ref_.assign(recv_.size(), std::byte{0});
-    libcomm::alltoallv(send_.data(), sc_, sd_, ref_.data(), rc_, rd_, g_elem, comm_, AlltoallvAlgo::Native);
+    libcomm::alltoallv(send_.data(), sc_, sd_, ref_.data(), rc_, rd_, g_elem, comm_,
+                       AlltoallvAlgo::Native);
   }
 
   void reset() override { std::memset(recv_.data(), 0xA5, recv_.size()); }
@@ -145,22 +149,25 @@ class AlltoallvOp : public Operation {
     libcomm::AlltoallvOptions o;
     o.check_args = checked;
     o.mode = m;
-    const auto ran = libcomm::alltoallv(send_.data(), sc_, sd_, recv_.data(), rc_, rd_, g_elem, comm_, a, o);
+    const auto ran =
+        libcomm::alltoallv(send_.data(), sc_, sd_, recv_.data(), rc_, rd_, g_elem, comm_, a, o);
     return ran == a ? algo : std::string(libcomm::alltoallv_algo_name(ran));
   }
 
   std::string note(const std::string&, std::size_t block) const override {
-    return "alltoallv: pattern " + g_pattern + ", element " + std::to_string(g_elem) + " B, M_max = " +
-           std::to_string(block / g_elem) + " elements (block = M_max in bytes)";
+    return "alltoallv: pattern " + g_pattern + ", element " + std::to_string(g_elem) +
+           " B, M_max = " + std::to_string(block / g_elem) + " elements (block = M_max in bytes)";
   }
 
   long long check(const std::string& algo) override {
     const int p = comm_.size(), me = comm_.rank();
     long long bad = 0;
     for (int k = 0; k < p; ++k) {
-      const std::size_t at = static_cast<std::size_t>(rd_[k]) * g_elem, len = static_cast<std::size_t>(rc_[k]) * g_elem;
+      const std::size_t at = static_cast<std::size_t>(rd_[k]) * g_elem,
+                        len = static_cast<std::size_t>(rc_[k]) * g_elem;
       const bool same = len == 0 || std::memcmp(recv_.data() + at, ref_.data() + at, len) == 0;
-      const bool content = kernels::check_elements(recv_.data() + at, k, me, 0, rc_[k], g_elem) == rc_[k];
+      const bool content =
+          kernels::check_elements(recv_.data() + at, k, me, 0, rc_[k], g_elem) == rc_[k];
       if (!same || !content) {
         if (bad == 0)
           std::cerr << "commbench: rank " << me << ": alltoallv " << algo << " data from rank " << k
@@ -189,16 +196,20 @@ const Registrar registrar(
        app.add_option("--pattern", g_pattern, "alltoallv: traffic pattern")
            ->check(CLI::IsMember(names))
            ->capture_default_str();
-       app.add_option("--elem", g_elem, "alltoallv: element size in bytes (the paper: 48 on T3D, 22 on SP2)")
+       app.add_option("--elem", g_elem,
+                      "alltoallv: element size in bytes (the paper: 48 on T3D, 22 on SP2)")
            ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
            ->capture_default_str();
        app.add_option("--modes", g_modes, "alltoallv: modes timed for each algorithm: b, n1, n2")
            ->capture_default_str();
-       app.add_option("--predict", g_predict,
-                      "alltoallv: also print the flat model's prediction (paper 001 s. 2, Theorem 2 "
-                      "method) for a Table 1 platform: CM5, SP2, T3D, T3E, Myrinet");
-       app.add_option("--seed", g_seed, "alltoallv: seed of the random pattern choices")->capture_default_str();
-       app.add_option("--small", g_small, "alltoallv: pattern1/2: other messages hold 0..SMALL elements")
+       app.add_option(
+           "--predict", g_predict,
+           "alltoallv: also print the flat model's prediction (paper 001 s. 2, Theorem 2 "
+           "method) for a Table 1 platform: CM5, SP2, T3D, T3E, Myrinet");
+       app.add_option("--seed", g_seed, "alltoallv: seed of the random pattern choices")
+           ->capture_default_str();
+       app.add_option("--small", g_small,
+                      "alltoallv: pattern1/2: other messages hold 0..SMALL elements")
            ->check(CLI::NonNegativeNumber)
            ->capture_default_str();
      },

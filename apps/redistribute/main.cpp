@@ -77,21 +77,28 @@ int run(int argc, char** argv) {
   CLI::App app{
       "redistribute: move records to the ranks their keys or a traffic pattern assign them, with\n"
       "libcomm::alltoallv, and validate exactly-once delivery (and global order for the sort)."};
-  std::string algos = "native,direct,four_stage", mode_s = "n1", kase = "sort", pattern = "pattern1", json_path;
+  std::string algos = "native,direct,four_stage", mode_s = "n1", kase = "sort",
+              pattern = "pattern1", json_path;
   std::string nodes = "shared";
   std::int64_t records = 20000;
   std::size_t rec = 48;
   std::uint64_t seed = 1;
   int reps = 3;
-  app.add_option("--algo", algos, "comma-separated alltoallv algorithms (native, auto, direct, two_stage, mesh, four_stage)")
+  app.add_option(
+         "--algo", algos,
+         "comma-separated alltoallv algorithms (native, auto, direct, two_stage, mesh, four_stage)")
       ->capture_default_str();
-  app.add_option("--mode", mode_s, "alltoallv mode: b, n1 or n2 (paper 001, s. 3.4)")->capture_default_str();
-  app.add_option("--case", kase, "sort: bucket exchange of a sample sort; pattern: destinations from --pattern")
+  app.add_option("--mode", mode_s, "alltoallv mode: b, n1 or n2 (paper 001, s. 3.4)")
+      ->capture_default_str();
+  app.add_option("--case", kase,
+                 "sort: bucket exchange of a sample sort; pattern: destinations from --pattern")
       ->check(CLI::IsMember({"sort", "pattern"}))
       ->capture_default_str();
   std::vector<std::string> pnames;
   for (const auto& [n, p] : kernels::traffic_patterns()) pnames.emplace_back(n);
-  app.add_option("--pattern", pattern, "traffic pattern for --case pattern")->check(CLI::IsMember(pnames))->capture_default_str();
+  app.add_option("--pattern", pattern, "traffic pattern for --case pattern")
+      ->check(CLI::IsMember(pnames))
+      ->capture_default_str();
   app.add_option("--records", records, "records per rank (sort), or M_max in records (pattern)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40))
       ->capture_default_str();
@@ -99,7 +106,9 @@ int run(int argc, char** argv) {
       ->check(CLI::Range(std::size_t{8}, std::size_t{1} << 20))
       ->capture_default_str();
   app.add_option("--seed", seed, "seed of keys and pattern choices")->capture_default_str();
-  app.add_option("--reps", reps, "repetitions (median reported)")->check(CLI::Range(1, 100000))->capture_default_str();
+  app.add_option("--reps", reps, "repetitions (median reported)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   app.add_option("--nodes", nodes, "node map (see commbench --help)")->capture_default_str();
   app.add_option("--json", json_path, "write the results as JSON to this file");
   try {
@@ -141,7 +150,8 @@ int run(int argc, char** argv) {
     // Sample sort: 4P samples per rank, P - 1 splitters from the gathered samples.
     const int per = 4 * p;
     std::vector<std::uint64_t> sample(per), all(static_cast<std::size_t>(per) * p);
-    for (int k = 0; k < per; ++k) sample[k] = records > 0 ? key_of(data.data() + (rng() % records) * rec) : rng();
+    for (int k = 0; k < per; ++k)
+      sample[k] = records > 0 ? key_of(data.data() + (rng() % records) * rec) : rng();
     MPI_Allgather(sample.data(), per, MPI_UINT64_T, all.data(), per, MPI_UINT64_T, comm.mpi());
     std::sort(all.begin(), all.end());
     for (int r = 1; r < p; ++r) splitters.push_back(all[static_cast<std::size_t>(r) * per]);
@@ -157,17 +167,23 @@ int run(int argc, char** argv) {
     std::int64_t at = 0;
     for (int j = 0; j < p; ++j)
       for (std::int64_t k = 0; k < m[static_cast<std::size_t>(me) * p + j]; ++k, ++at)
-        make_record(data.data() + at * rec, (static_cast<std::uint64_t>(me) << 44) | (static_cast<std::uint64_t>(j) << 24) | static_cast<std::uint64_t>(k), rec);
+        make_record(data.data() + at * rec,
+                    (static_cast<std::uint64_t>(me) << 44) | (static_cast<std::uint64_t>(j) << 24) |
+                        static_cast<std::uint64_t>(k),
+                    rec);
     // Arbitrary order: shuffle the records.
     for (std::int64_t k = total - 1; k > 0; --k) {
       const auto o = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(k + 1));
-      std::swap_ranges(data.begin() + k * rec, data.begin() + (k + 1) * rec, data.begin() + o * rec);
+      std::swap_ranges(data.begin() + k * rec, data.begin() + (k + 1) * rec,
+                       data.begin() + o * rec);
     }
   }
   const auto n_local = static_cast<std::int64_t>(data.size() / rec);
   auto destination = [&](const std::byte* r) {
     const std::uint64_t key = key_of(r);
-    if (kase == "sort") return static_cast<int>(std::upper_bound(splitters.begin(), splitters.end(), key) - splitters.begin());
+    if (kase == "sort")
+      return static_cast<int>(std::upper_bound(splitters.begin(), splitters.end(), key) -
+                              splitters.begin());
     return static_cast<int>((key >> 24) & 0xfffff);
   };
   Checksum before;
@@ -179,12 +195,13 @@ int run(int argc, char** argv) {
   bool all_ok = true;
   std::vector<std::pair<std::string, double>> medians;
   if (apps::is_root())
-    std::cout << "redistribute: case=" << kase << (kase == "pattern" ? " pattern=" + pattern : "") << " ranks=" << p
-              << " records/rank=" << n_local << " (rank 0) record=" << rec << " B mode=" << mode_s << " reps=" << reps
-              << "\n\n"
-              << std::left << std::setw(14) << "algo" << std::setw(12) << "ran" << std::right << std::setw(13)
-              << "compose_us" << std::setw(16) << "communicate_us" << std::setw(15) << "decompose_us"
-              << std::setw(9) << "ratio" << "  validation\n";
+    std::cout << "redistribute: case=" << kase << (kase == "pattern" ? " pattern=" + pattern : "")
+              << " ranks=" << p << " records/rank=" << n_local << " (rank 0) record=" << rec
+              << " B mode=" << mode_s << " reps=" << reps << "\n\n"
+              << std::left << std::setw(14) << "algo" << std::setw(12) << "ran" << std::right
+              << std::setw(13) << "compose_us" << std::setw(16) << "communicate_us" << std::setw(15)
+              << "decompose_us" << std::setw(9) << "ratio"
+              << "  validation\n";
   double native_comm = 0;
   std::vector<std::byte> send(data.size()), recv;
   std::vector<std::int64_t> sc(p), sd(p), rc(p), rd(p);
@@ -213,7 +230,8 @@ int run(int argc, char** argv) {
       libcomm::AlltoallvOptions o;
       o.mode = mode;
       o.check_args = rep == 0;
-      const auto ran = libcomm::alltoallv(send.data(), sc, sd, recv.data(), rc, rd, rec, comm, algo, o);
+      const auto ran =
+          libcomm::alltoallv(send.data(), sc, sd, recv.data(), rc, rd, rec, comm, algo, o);
       ran_name = std::string(libcomm::alltoallv_algo_name(ran));
       double t2 = MPI_Wtime();
       // decompose
@@ -223,44 +241,54 @@ int run(int argc, char** argv) {
         std::vector<std::pair<std::uint64_t, std::int64_t>> order(static_cast<std::size_t>(n_in));
         for (std::int64_t k = 0; k < n_in; ++k) order[k] = {key_of(recv.data() + k * rec), k};
         std::sort(order.begin(), order.end());
-        for (std::int64_t k = 0; k < n_in; ++k) std::memcpy(out.data() + k * rec, recv.data() + order[k].second * rec, rec);
+        for (std::int64_t k = 0; k < n_in; ++k)
+          std::memcpy(out.data() + k * rec, recv.data() + order[k].second * rec, rec);
       } else {
         out = recv;  // already grouped by source by alltoallv's layout
       }
       double t3 = MPI_Wtime();
       double d[3] = {t1 - t0, t2 - t1, t3 - t2};
       MPI_Allreduce(MPI_IN_PLACE, d, 3, MPI_DOUBLE, MPI_MAX, comm.mpi());
-      if (rep > 0) t.compose.push_back(d[0]), t.communicate.push_back(d[1]), t.decompose.push_back(d[2]);
+      if (rep > 0)
+        t.compose.push_back(d[0]), t.communicate.push_back(d[1]), t.decompose.push_back(d[2]);
       // validation (not timed)
       Checksum after;
       std::string local;
       for (std::int64_t k = 0; k < n_in && local.empty(); ++k) {
         const std::byte* r = out.data() + k * rec;
         after.add(key_of(r));
-        if (!record_ok(r, rec)) local = "record " + std::to_string(k) + " has a corrupt payload";
-        else if (destination(r) != me) local = "record with key " + std::to_string(key_of(r)) + " landed on the wrong rank";
-        else if (kase == "sort" && k > 0 && key_of(r) < key_of(r - rec)) local = "local order broken";
+        if (!record_ok(r, rec))
+          local = "record " + std::to_string(k) + " has a corrupt payload";
+        else if (destination(r) != me)
+          local = "record with key " + std::to_string(key_of(r)) + " landed on the wrong rank";
+        else if (kase == "sort" && k > 0 && key_of(r) < key_of(r - rec))
+          local = "local order broken";
       }
       std::uint64_t ga[3] = {after.count, after.sum, after.sumsq};
       MPI_Allreduce(MPI_IN_PLACE, ga, 3, MPI_UINT64_T, MPI_SUM, comm.mpi());
       if (local.empty() && (ga[0] != gb[0] || ga[1] != gb[1] || ga[2] != gb[2]))
-        local = "multiset checksum: " + std::to_string(ga[0]) + " records arrived, " + std::to_string(gb[0]) + " sent";
+        local = "multiset checksum: " + std::to_string(ga[0]) + " records arrived, " +
+                std::to_string(gb[0]) + " sent";
       if (kase == "sort") {
         // global order: the last key of rank r <= the first key of the next non-empty rank
-        std::uint64_t mm[3] = {n_in > 0 ? 1ULL : 0ULL, n_in > 0 ? key_of(out.data()) : 0, n_in > 0 ? key_of(out.data() + (n_in - 1) * rec) : 0};
+        std::uint64_t mm[3] = {n_in > 0 ? 1ULL : 0ULL, n_in > 0 ? key_of(out.data()) : 0,
+                               n_in > 0 ? key_of(out.data() + (n_in - 1) * rec) : 0};
         std::vector<std::uint64_t> allmm(3 * static_cast<std::size_t>(p));
         MPI_Allgather(mm, 3, MPI_UINT64_T, allmm.data(), 3, MPI_UINT64_T, comm.mpi());
         std::uint64_t last = 0;
         bool any = false;
         for (int r = 0; r < p; ++r)
           if (allmm[3 * r]) {
-            if (any && allmm[3 * r + 1] < last && local.empty()) local = "global order broken between ranks";
+            if (any && allmm[3 * r + 1] < last && local.empty())
+              local = "global order broken between ranks";
             last = allmm[3 * r + 2], any = true;
           }
       }
       int bad = local.empty() ? 0 : 1, anybad = 0;
       MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm.mpi());
-      if (!local.empty()) std::cerr << "redistribute: rank " << me << ": " << libcomm::alltoallv_algo_name(algo) << ": " << local << "\n";
+      if (!local.empty())
+        std::cerr << "redistribute: rank " << me << ": " << libcomm::alltoallv_algo_name(algo)
+                  << ": " << local << "\n";
       if (anybad && problem.empty()) problem = local.empty() ? "another rank failed" : local;
     }
     const double mc = apps::median(t.communicate);
@@ -270,20 +298,29 @@ int run(int argc, char** argv) {
     all_ok &= ok;
     std::int64_t bytes = n_local * static_cast<std::int64_t>(rec);
     if (apps::is_root())
-      std::cout << std::left << std::setw(14) << libcomm::alltoallv_algo_name(algo) << std::setw(12) << ran_name << std::right
-                << std::fixed << std::setprecision(1) << std::setw(13) << apps::median(t.compose) * 1e6 << std::setw(16)
-                << mc * 1e6 << std::setw(15) << apps::median(t.decompose) * 1e6 << std::setprecision(2) << std::setw(9)
-                << ratio << "  " << (ok ? "PASS" : "FAIL") << "\n";
-    results.push_back({{"algo", std::string(libcomm::alltoallv_algo_name(algo)) + "/" + mode_s},
-                       {"ran", ran_name + "/" + mode_s}, {"block_bytes", bytes}, {"median_s", mc},
-                       {"compose_median_s", apps::median(t.compose)}, {"decompose_median_s", apps::median(t.decompose)},
-                       {"ratio_to_native", native_comm > 0 ? nlohmann::json(ratio) : nlohmann::json(nullptr)},
-                       {"times_s", t.communicate}, {"validation", ok ? "PASS" : "FAIL"}});
+      std::cout << std::left << std::setw(14) << libcomm::alltoallv_algo_name(algo) << std::setw(12)
+                << ran_name << std::right << std::fixed << std::setprecision(1) << std::setw(13)
+                << apps::median(t.compose) * 1e6 << std::setw(16) << mc * 1e6 << std::setw(15)
+                << apps::median(t.decompose) * 1e6 << std::setprecision(2) << std::setw(9) << ratio
+                << "  " << (ok ? "PASS" : "FAIL") << "\n";
+    results.push_back(
+        {{"algo", std::string(libcomm::alltoallv_algo_name(algo)) + "/" + mode_s},
+         {"ran", ran_name + "/" + mode_s},
+         {"block_bytes", bytes},
+         {"median_s", mc},
+         {"compose_median_s", apps::median(t.compose)},
+         {"decompose_median_s", apps::median(t.decompose)},
+         {"ratio_to_native", native_comm > 0 ? nlohmann::json(ratio) : nlohmann::json(nullptr)},
+         {"times_s", t.communicate},
+         {"validation", ok ? "PASS" : "FAIL"}});
   }
   if (apps::is_root()) {
-    std::cout << "(times: median over reps of the slowest rank; ratio = communicate / native communicate)\n";
-    std::cout << (all_ok ? "validation: PASS (every record arrived exactly once at its rank: count and multiset checksum "
-                           "match, payloads intact" + std::string(kase == "sort" ? ", globally sorted)" : ")")
+    std::cout << "(times: median over reps of the slowest rank; ratio = communicate / native "
+                 "communicate)\n";
+    std::cout << (all_ok ? "validation: PASS (every record arrived exactly once at its rank: count "
+                           "and multiset checksum "
+                           "match, payloads intact" +
+                               std::string(kase == "sort" ? ", globally sorted)" : ")")
                          : "validation: FAIL (see the messages above)")
               << "\n";
     if (!json_path.empty()) {
@@ -305,4 +342,6 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return apps::mpi_main(argc, argv, "redistribute", run); }
+int main(int argc, char** argv) {
+  return apps::mpi_main(argc, argv, "redistribute", run);
+}

@@ -15,11 +15,14 @@ std::uint64_t mix(std::uint64_t x) {
 }
 
 std::uint64_t entry_hash(std::uint64_t seed, int i, int j, std::uint64_t salt) {
-  return mix(mix(seed ^ (salt << 56)) ^ (static_cast<std::uint64_t>(static_cast<std::uint32_t>(i)) << 32) ^
+  return mix(mix(seed ^ (salt << 56)) ^
+             (static_cast<std::uint64_t>(static_cast<std::uint32_t>(i)) << 32) ^
              static_cast<std::uint32_t>(j));
 }
 
-double unit(std::uint64_t h) { return static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0); }
+double unit(std::uint64_t h) {
+  return static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0);
+}
 
 int ceil_sqrt(int p) {
   int c = 1;
@@ -28,7 +31,8 @@ int ceil_sqrt(int p) {
 }
 
 std::uint64_t message_base(int src, int dst) {
-  return mix((static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) ^ static_cast<std::uint32_t>(dst));
+  return mix((static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) ^
+             static_cast<std::uint32_t>(dst));
 }
 
 inline std::byte element_byte(std::uint64_t base, std::uint64_t g) {
@@ -39,8 +43,8 @@ inline std::byte element_byte(std::uint64_t base, std::uint64_t g) {
 
 const std::vector<std::pair<std::string_view, TrafficPattern>>& traffic_patterns() {
   static const std::vector<std::pair<std::string_view, TrafficPattern>> all = {
-      {"pattern1", TrafficPattern::Pattern1}, {"pattern2", TrafficPattern::Pattern2},
-      {"uniform", TrafficPattern::Uniform},   {"skewed", TrafficPattern::Skewed},
+      {"pattern1", TrafficPattern::Pattern1},  {"pattern2", TrafficPattern::Pattern2},
+      {"uniform", TrafficPattern::Uniform},    {"skewed", TrafficPattern::Skewed},
       {"many_zero", TrafficPattern::ManyZero}, {"all_zero", TrafficPattern::AllZero}};
   return all;
 }
@@ -57,7 +61,8 @@ TrafficPattern traffic_pattern_from_name(std::string_view name) {
     if (n == name) return q;
     valid += (valid.empty() ? "" : ", ") + std::string(n);
   }
-  throw std::invalid_argument("unknown traffic pattern '" + std::string(name) + "' (valid: " + valid + ")");
+  throw std::invalid_argument("unknown traffic pattern '" + std::string(name) +
+                              "' (valid: " + valid + ")");
 }
 
 int transpose_partner(int i, int p) {
@@ -82,10 +87,13 @@ std::vector<std::int64_t> traffic_matrix(const TrafficSpec& spec, int p) {
                                 ? static_cast<int>(entry_hash(spec.seed, i, -1, 2) % up)
                                 : transpose_partner(i, p);
           v = j == spike ? spec.mmax
-                         : static_cast<std::int64_t>(h % static_cast<std::uint64_t>(std::min(spec.small, spec.mmax) + 1));
+                         : static_cast<std::int64_t>(
+                               h % static_cast<std::uint64_t>(std::min(spec.small, spec.mmax) + 1));
           break;
         }
-        case TrafficPattern::Uniform: v = spec.mmax; break;
+        case TrafficPattern::Uniform:
+          v = spec.mmax;
+          break;
         case TrafficPattern::Skewed: {
           const double u = unit(h);
           v = static_cast<std::int64_t>(static_cast<double>(spec.mmax) * u * u * u * u);
@@ -94,9 +102,12 @@ std::vector<std::int64_t> traffic_matrix(const TrafficSpec& spec, int p) {
         case TrafficPattern::ManyZero:
           v = unit(h) < spec.zero_fraction || spec.mmax == 0
                   ? 0
-                  : 1 + static_cast<std::int64_t>(entry_hash(spec.seed, i, j, 3) % static_cast<std::uint64_t>(spec.mmax));
+                  : 1 + static_cast<std::int64_t>(entry_hash(spec.seed, i, j, 3) %
+                                                  static_cast<std::uint64_t>(spec.mmax));
           break;
-        case TrafficPattern::AllZero: v = 0; break;
+        case TrafficPattern::AllZero:
+          v = 0;
+          break;
       }
     }
   return m;

@@ -41,7 +41,8 @@ Layout make_layout(const std::vector<std::int64_t>& m, int p, int me, std::size_
   }
   l.send.assign(static_cast<std::size_t>(at) * esize, std::byte{0x77});
   for (int j = 0; j < p; ++j)
-    kernels::fill_elements(l.send.data() + static_cast<std::size_t>(l.sd[j]) * esize, me, j, 0, l.sc[j], esize);
+    kernels::fill_elements(l.send.data() + static_cast<std::size_t>(l.sd[j]) * esize, me, j, 0,
+                           l.sc[j], esize);
   at = 0;
   for (int i = 0; i < p; ++i) {
     l.rc[i] = m[static_cast<std::size_t>(i) * p + me];
@@ -54,9 +55,12 @@ Layout make_layout(const std::vector<std::int64_t>& m, int p, int me, std::size_
 
 std::vector<kernels::TrafficSpec> specs() {
   using kernels::TrafficPattern;
-  return {{TrafficPattern::Uniform, 9},   {TrafficPattern::Skewed, 60, 0, 3},
-          {TrafficPattern::ManyZero, 30, 0, 4, 0.7}, {TrafficPattern::AllZero, 0},
-          {TrafficPattern::Pattern1, 200, 3, 5},     {TrafficPattern::Pattern2, 100, 2, 6}};
+  return {{TrafficPattern::Uniform, 9},
+          {TrafficPattern::Skewed, 60, 0, 3},
+          {TrafficPattern::ManyZero, 30, 0, 4, 0.7},
+          {TrafficPattern::AllZero, 0},
+          {TrafficPattern::Pattern1, 200, 3, 5},
+          {TrafficPattern::Pattern2, 100, 2, 6}};
 }
 
 void run_case(AlltoallvAlgo algo, AlltoallvMode mode, const kernels::TrafficSpec& spec,
@@ -69,22 +73,28 @@ void run_case(AlltoallvAlgo algo, AlltoallvMode mode, const kernels::TrafficSpec
                            std::to_string(esize) + " B, P = " + std::to_string(p);
   const auto m = kernels::traffic_matrix(spec, p);
   const Layout l = make_layout(m, p, me, esize);
-  std::vector<std::byte> got(l.recv_elems * esize, std::byte{0xA5}), ref(l.recv_elems * esize, std::byte{0xA5});
+  std::vector<std::byte> got(l.recv_elems * esize, std::byte{0xA5}),
+      ref(l.recv_elems * esize, std::byte{0xA5});
   libcomm::AlltoallvStats stats;
   libcomm::AlltoallvOptions opts;
   opts.mode = mode;
   opts.stats = &stats;
-  const auto ran = libcomm::alltoallv(l.send.data(), l.sc, l.sd, got.data(), l.rc, l.rd, esize, comm, algo, opts);
+  const auto ran = libcomm::alltoallv(l.send.data(), l.sc, l.sd, got.data(), l.rc, l.rd, esize,
+                                      comm, algo, opts);
   EXPECT_EQ(ran, libcomm::choose_alltoallv(algo, p)) << what;
-  libcomm::alltoallv(l.send.data(), l.sc, l.sd, ref.data(), l.rc, l.rd, esize, comm, AlltoallvAlgo::Native);
+  libcomm::alltoallv(l.send.data(), l.sc, l.sd, ref.data(), l.rc, l.rd, esize, comm,
+                     AlltoallvAlgo::Native);
   EXPECT_TRUE(got == ref) << what << ": differs from MPI_Alltoallv on rank " << me;
   for (int i = 0; i < p; ++i) {
-    const auto at = kernels::check_elements(got.data() + static_cast<std::size_t>(l.rd[i]) * esize, i, me, 0, l.rc[i], esize);
+    const auto at = kernels::check_elements(got.data() + static_cast<std::size_t>(l.rd[i]) * esize,
+                                            i, me, 0, l.rc[i], esize);
     EXPECT_EQ(at, l.rc[i]) << what << ": rank " << me << ", from rank " << i << " element " << at;
   }
   // Instrumentation: every byte received exactly once at the end, one stage per paper stage.
   if (ran != AlltoallvAlgo::Native) {
-    const std::size_t stages = ran == AlltoallvAlgo::Direct ? 1 : ran == AlltoallvAlgo::FourStage ? 4 : 2;
+    const std::size_t stages = ran == AlltoallvAlgo::Direct      ? 1
+                               : ran == AlltoallvAlgo::FourStage ? 4
+                                                                 : 2;
     ASSERT_EQ(stats.stages.size(), stages) << what;
     std::int64_t in = 0;
     for (int i = 0; i < p; ++i) in += l.rc[i];
@@ -108,9 +118,9 @@ TEST_P(EveryAlgorithmAndMode, MatchesMpiAlltoallvByteForByte) {
 
 INSTANTIATE_TEST_SUITE_P(
     Alltoallv, EveryAlgorithmAndMode,
-    ::testing::Combine(::testing::Values(AlltoallvAlgo::Native, AlltoallvAlgo::Auto, AlltoallvAlgo::Direct,
-                                         AlltoallvAlgo::TwoStage, AlltoallvAlgo::Mesh,
-                                         AlltoallvAlgo::FourStage),
+    ::testing::Combine(::testing::Values(AlltoallvAlgo::Native, AlltoallvAlgo::Auto,
+                                         AlltoallvAlgo::Direct, AlltoallvAlgo::TwoStage,
+                                         AlltoallvAlgo::Mesh, AlltoallvAlgo::FourStage),
                        ::testing::Values(AlltoallvMode::Blocking, AlltoallvMode::NonblockingSingle,
                                          AlltoallvMode::NonblockingDual)),
     [](const auto& info) {
@@ -121,10 +131,14 @@ INSTANTIATE_TEST_SUITE_P(
 TEST_F(MpiTest, RepeatedCallsReuseBuffersAndStayCorrect) {
   for (int k = 0; k < 3; ++k)
     for (auto mode : {AlltoallvMode::NonblockingDual, AlltoallvMode::Blocking})
-      run_case(AlltoallvAlgo::FourStage, mode, {kernels::TrafficPattern::Skewed, 80, 0, static_cast<std::uint64_t>(k)}, 22);
+      run_case(AlltoallvAlgo::FourStage, mode,
+               {kernels::TrafficPattern::Skewed, 80, 0, static_cast<std::uint64_t>(k)}, 22);
 }
 
-void expect_comm_still_works() { run_case(AlltoallvAlgo::FourStage, AlltoallvMode::Blocking, {kernels::TrafficPattern::Uniform, 3}, 8); }
+void expect_comm_still_works() {
+  run_case(AlltoallvAlgo::FourStage, AlltoallvMode::Blocking, {kernels::TrafficPattern::Uniform, 3},
+           8);
+}
 
 TEST_F(MpiTest, MeshRefusesNonSquareOnEveryRank) {
   const auto& comm = mpitest::world();
@@ -180,7 +194,8 @@ TEST_F(MpiTest, NegativeCountAndDifferingModesAreErrors) {
     libcomm::AlltoallvOptions opts;
     opts.mode = me == 0 ? AlltoallvMode::NonblockingDual : AlltoallvMode::Blocking;
     o = mpitest::run_catching([&] {
-      libcomm::alltoallv(send.data(), c, d, recv.data(), c, d, 8, comm, AlltoallvAlgo::TwoStage, opts);
+      libcomm::alltoallv(send.data(), c, d, recv.data(), c, d, 8, comm, AlltoallvAlgo::TwoStage,
+                         opts);
     });
     EXPECT_TRUE(o.threw);
     EXPECT_NE(o.message.find("modes"), std::string::npos) << o.message;

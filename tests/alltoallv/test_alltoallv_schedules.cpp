@@ -34,7 +34,9 @@ int floor_sqrt(int p) {
   while ((f + 1) * (f + 1) <= p) ++f;
   return f;
 }
-bool is_square(int p) { return floor_sqrt(p) * floor_sqrt(p) == p; }
+bool is_square(int p) {
+  return floor_sqrt(p) * floor_sqrt(p) == p;
+}
 
 struct Loads {
   std::int64_t lmax = 0, mmax = 0;
@@ -75,14 +77,23 @@ std::vector<Case> cases_for(int p) {
   scaled({kernels::TrafficPattern::Pattern1, 6, 0, 11}, "pattern1");
   scaled({kernels::TrafficPattern::Pattern2, 5, 0, 12}, "pattern2");
   scaled({kernels::TrafficPattern::ManyZero, 3, 0, 13, 0.97}, "many_zero");
-  cs.push_back({"pattern1 Mmax 1024", kernels::traffic_matrix({kernels::TrafficPattern::Pattern1, 1024, 1, 21}, p), false});
+  cs.push_back({"pattern1 Mmax 1024",
+                kernels::traffic_matrix({kernels::TrafficPattern::Pattern1, 1024, 1, 21}, p),
+                false});
   // Denser matrices cost O(P^3) to simulate: every P up to 64, then every fifth.
   if (p <= 64 || p % 5 == 0) {
-    cs.push_back({"pattern2 Mmax 200", kernels::traffic_matrix({kernels::TrafficPattern::Pattern2, 200, 2, 22}, p), false});
-    cs.push_back({"skewed sparse", kernels::traffic_matrix({kernels::TrafficPattern::ManyZero, 40, 0, 23, 0.9}, p), false});
+    cs.push_back({"pattern2 Mmax 200",
+                  kernels::traffic_matrix({kernels::TrafficPattern::Pattern2, 200, 2, 22}, p),
+                  false});
+    cs.push_back({"skewed sparse",
+                  kernels::traffic_matrix({kernels::TrafficPattern::ManyZero, 40, 0, 23, 0.9}, p),
+                  false});
   }
-  if (p <= 40) cs.push_back({"skewed", kernels::traffic_matrix({kernels::TrafficPattern::Skewed, 40, 0, 23}, p), false});
-  cs.push_back({"all_zero", kernels::traffic_matrix({kernels::TrafficPattern::AllZero, 0}, p), true});
+  if (p <= 40)
+    cs.push_back({"skewed",
+                  kernels::traffic_matrix({kernels::TrafficPattern::Skewed, 40, 0, 23}, p), false});
+  cs.push_back(
+      {"all_zero", kernels::traffic_matrix({kernels::TrafficPattern::AllZero, 0}, p), true});
   return cs;
 }
 
@@ -111,7 +122,8 @@ TEST(FourStageGeometry, LayoutForEveryPUpTo10000) {
     EXPECT_EQ(g.columns, g.rearranged ? fl : ce) << p;
     EXPECT_EQ(g.rows, (p + g.columns - 1) / g.columns) << p;
     EXPECT_EQ(g.incomplete, p % g.columns) << p;
-    EXPECT_LE(g.incomplete, g.rows - 1) << "enough complete rows for the pseudo-node messages, P = " << p;
+    EXPECT_LE(g.incomplete, g.rows - 1)
+        << "enough complete rows for the pseudo-node messages, P = " << p;
     if (g.incomplete > 0) {
       EXPECT_EQ((g.rows - 1) * g.columns + g.incomplete, p);
     }
@@ -205,8 +217,8 @@ TEST(StagedSchedules, ConflictFreeAndStepCountsOfTable3ForEveryP) {
     std::size_t transfers = 0;
     for (const auto& rd : four.stages[0].rounds) transfers += rd.transfers.size();
     const std::size_t complete = static_cast<std::size_t>(g.incomplete > 0 ? g.rows - 1 : g.rows);
-    EXPECT_EQ(transfers, complete * g.columns * g.columns +
-                             static_cast<std::size_t>(g.incomplete) * g.columns)
+    EXPECT_EQ(transfers,
+              complete * g.columns * g.columns + static_cast<std::size_t>(g.incomplete) * g.columns)
         << p;
   }
 }
@@ -241,8 +253,10 @@ void check_four_stage(int p, const Case& c, std::size_t esize) {
     // Theorem 1: sBUF + rBUF <= 2 ceil(sqrt P)^2 L_max / P; Table 4: each <= C^2 L_max / P.
     EXPECT_LE(static_cast<std::int64_t>(s.peak_buffer_bytes()) * p, 2 * ce * ce * lbytes)
         << "Theorem 1, rank " << me;
-    EXPECT_LE(static_cast<std::int64_t>(s.max_send_buffer()) * p, ce * ce * lbytes) << "Table 4 sBUF, rank " << me;
-    EXPECT_LE(static_cast<std::int64_t>(s.max_recv_buffer()) * p, ce * ce * lbytes) << "Table 4 rBUF, rank " << me;
+    EXPECT_LE(static_cast<std::int64_t>(s.max_send_buffer()) * p, ce * ce * lbytes)
+        << "Table 4 sBUF, rank " << me;
+    EXPECT_LE(static_cast<std::int64_t>(s.max_recv_buffer()) * p, ce * ce * lbytes)
+        << "Table 4 rBUF, rank " << me;
     // Theorem 2 / Table 3: traffic per node <= 4 (C + 1) C L_max / P.
     std::int64_t traffic = 0;
     for (const auto& x : s.stages) traffic += static_cast<std::int64_t>(x.received_bytes);
@@ -254,7 +268,8 @@ void check_four_stage(int p, const Case& c, std::size_t esize) {
 
 TEST(FourStageBounds, Lemma1Lemma3Theorem1Table3Table4ForPUpTo200) {
   for (int p : simulated_ps())
-    for (const auto& c : cases_for(p)) check_four_stage(p, c, c.name.find("skewed") != std::string::npos ? 22 : 48);
+    for (const auto& c : cases_for(p))
+      check_four_stage(p, c, c.name.find("skewed") != std::string::npos ? 22 : 48);
 }
 
 TEST(FourStageBounds, Lemma2EvenDistributionAfterStageTwoWhenDivisible) {
@@ -289,8 +304,10 @@ TEST(OtherAlgorithms, Table4BuffersAndTable3Traffic) {
       // A2: sBUF, rBUF <= L_max (L'_max when rounding), traffic <= 2 L_max, 2(P-1) start-ups.
       for (const auto& s : libcomm::simulate_alltoallv(AlltoallvAlgo::TwoStage, p, c.m, 1)) {
         const std::int64_t lim = c.divisible ? L.lmax : Lr.lmax;
-        EXPECT_LE(static_cast<std::int64_t>(s.max_send_buffer()), lim) << "A2 P " << p << " " << c.name;
-        EXPECT_LE(static_cast<std::int64_t>(s.max_recv_buffer()), lim) << "A2 P " << p << " " << c.name;
+        EXPECT_LE(static_cast<std::int64_t>(s.max_send_buffer()), lim)
+            << "A2 P " << p << " " << c.name;
+        EXPECT_LE(static_cast<std::int64_t>(s.max_recv_buffer()), lim)
+            << "A2 P " << p << " " << c.name;
         std::int64_t traffic = 0;
         for (const auto& x : s.stages) traffic += static_cast<std::int64_t>(x.received_bytes);
         EXPECT_LE(traffic, 2 * lim);

@@ -37,9 +37,11 @@ TEST(FlatModel, Equations1To4AndTheorem2) {
   EXPECT_NEAR(libcomm::flat_nonblock_time_us(t3d, 16, 10000), 16 * 430.0, 1e-9);
   // eq. 3 and 4 with contention factors
   EXPECT_NEAR(libcomm::flat_irregular_block_us(t3d, 8, 5000, 2), 8 * 38 + 5000 * 0.086, 1e-9);
-  EXPECT_NEAR(libcomm::flat_irregular_nonblock_us(t3d, 8, 5000, 1), std::max(8 * 38.0, 5000 * 0.043), 1e-9);
+  EXPECT_NEAR(libcomm::flat_irregular_nonblock_us(t3d, 8, 5000, 1),
+              std::max(8 * 38.0, 5000 * 0.043), 1e-9);
   // Theorem 2 at P = 64: 34 Ts + 4 * 9 * 8 Lmax / 64 (tc + td)
-  EXPECT_NEAR(libcomm::four_stage_theorem2_us(t3d, 64, 64000), 34 * 38 + 4 * 9 * 8 * 1000 * 0.043, 1e-6);
+  EXPECT_NEAR(libcomm::four_stage_theorem2_us(t3d, 64, 64000), 34 * 38 + 4 * 9 * 8 * 1000 * 0.043,
+              1e-6);
 }
 
 TEST(FlatModel, PredictionsFollowTheStartUpCountsAndBoundTheorem2) {
@@ -48,9 +50,12 @@ TEST(FlatModel, PredictionsFollowTheStartUpCountsAndBoundTheorem2) {
     // Small messages: start-ups dominate; A4 (4 sqrt P + 2 start-ups) beats A1 (P) for
     // P >= 25 and A2 (2P) always (the paper's blocking-mode conclusion).
     const auto m = kernels::traffic_matrix({kernels::TrafficPattern::Pattern1, 16, 1, 3}, p);
-    const double a1 = libcomm::predict_alltoallv_us(AlltoallvAlgo::Direct, AlltoallvMode::Blocking, sp2, p, m, 22);
-    const double a2 = libcomm::predict_alltoallv_us(AlltoallvAlgo::TwoStage, AlltoallvMode::Blocking, sp2, p, m, 22);
-    const double a4 = libcomm::predict_alltoallv_us(AlltoallvAlgo::FourStage, AlltoallvMode::Blocking, sp2, p, m, 22);
+    const double a1 = libcomm::predict_alltoallv_us(AlltoallvAlgo::Direct, AlltoallvMode::Blocking,
+                                                    sp2, p, m, 22);
+    const double a2 = libcomm::predict_alltoallv_us(AlltoallvAlgo::TwoStage,
+                                                    AlltoallvMode::Blocking, sp2, p, m, 22);
+    const double a4 = libcomm::predict_alltoallv_us(AlltoallvAlgo::FourStage,
+                                                    AlltoallvMode::Blocking, sp2, p, m, 22);
     EXPECT_LT(a4, a2) << p;
     if (p >= 25) {
       EXPECT_LT(a4, a1) << p;
@@ -64,8 +69,10 @@ TEST(FlatModel, PredictionsFollowTheStartUpCountsAndBoundTheorem2) {
       for (int j = 0; j < p; ++j) out += md[i * p + j], in += md[j * p + i];
       lmax = std::max({lmax, out, in});
     }
-    const double a4d = libcomm::predict_alltoallv_us(AlltoallvAlgo::FourStage, AlltoallvMode::Blocking, sp2, p, md, 22);
-    EXPECT_LE(a4d, libcomm::four_stage_theorem2_us(sp2, p, static_cast<double>(lmax) * 22) + 1e-6) << p;
+    const double a4d = libcomm::predict_alltoallv_us(AlltoallvAlgo::FourStage,
+                                                     AlltoallvMode::Blocking, sp2, p, md, 22);
+    EXPECT_LE(a4d, libcomm::four_stage_theorem2_us(sp2, p, static_cast<double>(lmax) * 22) + 1e-6)
+        << p;
   }
 }
 

@@ -30,7 +30,9 @@ TEST(Traffic, Pattern1HasOneSpikePerRowAndSmallElsewhere) {
       }
       EXPECT_EQ(big, 1) << "P " << p << " row " << i;
     }
-    if (p >= 16) EXPECT_GT(spikes.size(), 1u) << "spike destinations are random, not all equal";
+    if (p >= 16) {
+      EXPECT_GT(spikes.size(), 1u) << "spike destinations are random, not all equal";
+    }
   }
 }
 
@@ -85,8 +87,8 @@ TEST(Traffic, ElementContentsDependOnSourceDestinationAndIndex) {
   kernels::fill_elements(a.data(), 1, 2, 0, 10, 22);
   EXPECT_EQ(kernels::check_elements(a.data(), 1, 2, 0, 10, 22), 10);
   EXPECT_EQ(kernels::check_elements(a.data() + 3 * 22, 1, 2, 3, 7, 22), 7);  // a suffix
-  EXPECT_LT(kernels::check_elements(a.data(), 2, 1, 0, 10, 22), 10);        // wrong pair
-  EXPECT_LT(kernels::check_elements(a.data(), 1, 2, 1, 9, 22), 9);          // shifted
+  EXPECT_LT(kernels::check_elements(a.data(), 2, 1, 0, 10, 22), 10);         // wrong pair
+  EXPECT_LT(kernels::check_elements(a.data(), 1, 2, 1, 9, 22), 9);           // shifted
   a[5 * 22 + 3] ^= std::byte{1};
   EXPECT_EQ(kernels::check_elements(a.data(), 1, 2, 0, 10, 22), 5);
 }

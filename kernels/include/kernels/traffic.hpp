@@ -22,10 +22,10 @@ enum class TrafficPattern {
 
 struct TrafficSpec {
   TrafficPattern pattern = TrafficPattern::Pattern1;
-  std::int64_t mmax = 1024;     // elements of the longest message (M_max)
-  std::int64_t small = 8;       // Pattern1/2: the other messages hold 0 .. small elements
-  std::uint64_t seed = 1;       // random choices (spike destinations, sizes)
-  double zero_fraction = 0.8;   // ManyZero
+  std::int64_t mmax = 1024;    // elements of the longest message (M_max)
+  std::int64_t small = 8;      // Pattern1/2: the other messages hold 0 .. small elements
+  std::uint64_t seed = 1;      // random choices (spike destinations, sizes)
+  double zero_fraction = 0.8;  // ManyZero
 };
 
 // Name <-> pattern: "pattern1", "pattern2", "uniform", "skewed", "many_zero", "all_zero".

@@ -52,31 +52,31 @@ AlltoallvAlgo alltoallv_algo_from_name(std::string_view name);
 AlltoallvAlgo alltoallv_algo_from_env(AlltoallvAlgo fallback = AlltoallvAlgo::Auto);
 
 // "blocking" / "b", "nonblocking_single" / "n1", "nonblocking_dual" / "n2".
-std::string_view alltoallv_mode_name(AlltoallvMode m);     // "b", "n1", "n2"
+std::string_view alltoallv_mode_name(AlltoallvMode m);  // "b", "n1", "n2"
 AlltoallvMode alltoallv_mode_from_name(std::string_view name);
 
 // What one rank saw in one stage of one call (instrumentation, issue 5 item 2). Payload
 // bytes exclude the 24-byte run headers that the staged algorithms put in front of every
 // run of elements (header_bytes counts those).
 struct AlltoallvStageStats {
-  std::string name;                  // "I R-Comm", "II C-Comm", ...
-  int steps = 0;                     // communication steps of the stage's schedule
-  int messages_received = 0;         // including the message to itself (Lemma 1 counts it)
-  int messages_sent = 0;             // excluding the message to itself: start-ups
-  std::uint64_t longest_message = 0;     // payload bytes of the longest message received
-  std::uint64_t received_bytes = 0;      // payload bytes received, self included
-  std::uint64_t sent_bytes = 0;          // payload bytes sent to other ranks
-  std::uint64_t header_bytes = 0;        // run-header bytes received
-  std::uint64_t send_buffer_bytes = 0;   // sBUF: payload in the stage's send buckets
-  std::uint64_t recv_buffer_bytes = 0;   // rBUF: payload received in the stage
-  std::uint64_t peak_buffer_bytes = 0;   // largest sBUF + rBUF payload held at once
+  std::string name;                     // "I R-Comm", "II C-Comm", ...
+  int steps = 0;                        // communication steps of the stage's schedule
+  int messages_received = 0;            // including the message to itself (Lemma 1 counts it)
+  int messages_sent = 0;                // excluding the message to itself: start-ups
+  std::uint64_t longest_message = 0;    // payload bytes of the longest message received
+  std::uint64_t received_bytes = 0;     // payload bytes received, self included
+  std::uint64_t sent_bytes = 0;         // payload bytes sent to other ranks
+  std::uint64_t header_bytes = 0;       // run-header bytes received
+  std::uint64_t send_buffer_bytes = 0;  // sBUF: payload in the stage's send buckets
+  std::uint64_t recv_buffer_bytes = 0;  // rBUF: payload received in the stage
+  std::uint64_t peak_buffer_bytes = 0;  // largest sBUF + rBUF payload held at once
 };
 
 struct AlltoallvStats {
   AlltoallvAlgo algo = AlltoallvAlgo::Native;
   AlltoallvMode mode = AlltoallvMode::Blocking;
   std::vector<AlltoallvStageStats> stages;
-  int startups() const;                   // messages sent to other ranks, all stages
+  int startups() const;                     // messages sent to other ranks, all stages
   std::uint64_t peak_buffer_bytes() const;  // max over stages
   std::uint64_t max_send_buffer() const;
   std::uint64_t max_recv_buffer() const;
@@ -122,8 +122,8 @@ AlltoallvAlgo alltoallv(std::span<const T> send, std::span<const std::int64_t> s
   require(fits(sendcounts, sdispls, send.size()) && fits(recvcounts, rdispls, recv.size()),
           "alltoallv: rank " + std::to_string(comm.rank()) +
               ": a count + displacement reaches beyond the send or recv span");
-  return alltoallv(send.data(), sendcounts, sdispls, recv.data(), recvcounts, rdispls,
-                   sizeof(T), comm, algo, opts);
+  return alltoallv(send.data(), sendcounts, sdispls, recv.data(), recvcounts, rdispls, sizeof(T),
+                   comm, algo, opts);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -15,9 +15,9 @@ namespace libcomm {
 
 struct FlatPlatform {
   std::string name;
-  double ts_us = 0;        // T_s = T_s_send + T_s_recv (Table 1: "T_d")
-  double tc_td_us = 0;     // t_c + t_d per byte (Table 1)
-  double tm_us = 0;        // t_m per byte (local copy; not in Table 1, 0 in the presets)
+  double ts_us = 0;     // T_s = T_s_send + T_s_recv (Table 1: "T_d")
+  double tc_td_us = 0;  // t_c + t_d per byte (Table 1)
+  double tm_us = 0;     // t_m per byte (local copy; not in Table 1, 0 in the presets)
   // Split of tc + td for the non-blocking pipeline of eq. 2 and 4 (Table 1 gives the sum):
   // the presets take td = tc + td, tc = 0.
   double tc_us() const { return 0.0; }
@@ -33,8 +33,10 @@ FlatPlatform flat_platform_from_name(std::string_view name);
 double flat_block_time_us(const FlatPlatform& f, int nprocs, double m_bytes);
 double flat_nonblock_time_us(const FlatPlatform& f, int nprocs, double m_bytes);
 // Eq. 3 and 4: irregular, with L_max bytes and node-contention factors (>= 1).
-double flat_irregular_block_us(const FlatPlatform& f, int nprocs, double lmax_bytes, double fnc_b = 1);
-double flat_irregular_nonblock_us(const FlatPlatform& f, int nprocs, double lmax_bytes, double fnc_nb = 1);
+double flat_irregular_block_us(const FlatPlatform& f, int nprocs, double lmax_bytes,
+                               double fnc_b = 1);
+double flat_irregular_nonblock_us(const FlatPlatform& f, int nprocs, double lmax_bytes,
+                                  double fnc_nb = 1);
 // Theorem 2: (4 ceil(sqrt P) + 2) Ts + 4 (ceil(sqrt P) + 1) ceil(sqrt P) L_max / P (tm + tc + td).
 double four_stage_theorem2_us(const FlatPlatform& f, int nprocs, double lmax_bytes);
 

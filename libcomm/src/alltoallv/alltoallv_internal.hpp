@@ -56,7 +56,7 @@ std::unique_ptr<StagedAlgorithm> make_mesh(int nprocs);        // mesh.cpp
 std::unique_ptr<StagedAlgorithm> make_four_stage(int nprocs);  // four_stage.cpp
 std::unique_ptr<StagedAlgorithm> make_staged(AlltoallvAlgo algo, int nprocs);
 
-StagedSchedule direct_schedule(int nprocs);                    // direct.cpp
+StagedSchedule direct_schedule(int nprocs);  // direct.cpp
 // Shift schedule inside groups: in step k (1..size) member g sends to member (g + k) % size
 // (the self message last, as in Fig. 9 of paper 001). `groups` lists each group's ranks.
 Schedule shift_schedule(int nprocs, const std::vector<std::vector<int>>& groups,
@@ -90,25 +90,24 @@ struct StageStep {
 std::vector<StageStep> rank_steps(const Schedule& stage, int me);
 
 // The MPI engine: runs a staged algorithm (staged_engine.cpp).
-void run_staged(AlltoallvAlgo algo, const std::byte* send,
-                std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
-                std::byte* recv, std::span<const std::int64_t> recvcounts,
-                std::span<const std::int64_t> rdispls, std::size_t esize, const Comm& comm,
-                AlltoallvMode mode, AlltoallvStats* stats);
+void run_staged(AlltoallvAlgo algo, const std::byte* send, std::span<const std::int64_t> sendcounts,
+                std::span<const std::int64_t> sdispls, std::byte* recv,
+                std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
+                std::size_t esize, const Comm& comm, AlltoallvMode mode, AlltoallvStats* stats);
 
 // A1 (direct.cpp) and native (native.cpp): no run headers, sizes known from the counts.
 void direct_alltoallv(const std::byte* send, std::span<const std::int64_t> sendcounts,
                       std::span<const std::int64_t> sdispls, std::byte* recv,
                       std::span<const std::int64_t> recvcounts,
-                      std::span<const std::int64_t> rdispls, std::size_t esize,
-                      const Comm& comm, AlltoallvMode mode, AlltoallvStats* stats);
+                      std::span<const std::int64_t> rdispls, std::size_t esize, const Comm& comm,
+                      AlltoallvMode mode, AlltoallvStats* stats);
 // `large`: some count or displacement on some rank does not fit an int (decided
 // collectively by the caller); then MPI_Alltoallw with one 64-bit-addressed type per peer.
 void native_alltoallv(const std::byte* send, std::span<const std::int64_t> sendcounts,
                       std::span<const std::int64_t> sdispls, std::byte* recv,
                       std::span<const std::int64_t> recvcounts,
-                      std::span<const std::int64_t> rdispls, std::size_t esize,
-                      MPI_Comm comm, bool large);
+                      std::span<const std::int64_t> rdispls, std::size_t esize, MPI_Comm comm,
+                      bool large);
 // True when this rank's counts and displacements fit MPI_Alltoallv's int arguments.
 bool native_fits_int(std::span<const std::int64_t> sendcounts,
                      std::span<const std::int64_t> sdispls,

@@ -13,7 +13,8 @@
 
 namespace libcomm::detail {
 
-Schedule shift_schedule(int p, const std::vector<std::vector<int>>& groups, const std::string& name) {
+Schedule shift_schedule(int p, const std::vector<std::vector<int>>& groups,
+                        const std::string& name) {
   Schedule s;
   s.name = name;
   s.nprocs = p;
@@ -46,16 +47,20 @@ StagedSchedule direct_schedule(int p) {
 void direct_alltoallv(const std::byte* send, std::span<const std::int64_t> sendcounts,
                       std::span<const std::int64_t> sdispls, std::byte* recv,
                       std::span<const std::int64_t> recvcounts,
-                      std::span<const std::int64_t> rdispls, std::size_t esize,
-                      const Comm& comm, AlltoallvMode mode, AlltoallvStats* stats) {
+                      std::span<const std::int64_t> rdispls, std::size_t esize, const Comm& comm,
+                      AlltoallvMode mode, AlltoallvStats* stats) {
   constexpr int kTag = 7399;
   const int p = comm.size(), me = comm.rank();
   const MPI_Comm mc = comm.internal();
   auto sz = [&](std::span<const std::int64_t> c, int k) {
     return static_cast<std::size_t>(c[static_cast<std::size_t>(k)]) * esize;
   };
-  auto sat = [&](int k) { return send + static_cast<std::size_t>(sdispls[static_cast<std::size_t>(k)]) * esize; };
-  auto rat = [&](int k) { return recv + static_cast<std::size_t>(rdispls[static_cast<std::size_t>(k)]) * esize; };
+  auto sat = [&](int k) {
+    return send + static_cast<std::size_t>(sdispls[static_cast<std::size_t>(k)]) * esize;
+  };
+  auto rat = [&](int k) {
+    return recv + static_cast<std::size_t>(rdispls[static_cast<std::size_t>(k)]) * esize;
+  };
 
   if (mode == AlltoallvMode::Blocking) {
     for (int k = 1; k <= p; ++k) {
@@ -76,16 +81,19 @@ void direct_alltoallv(const std::byte* send, std::span<const std::int64_t> sendc
       const int from = (me - k + p) % p;
       const MpiBytes in(sz(recvcounts, from));
       reqs.emplace_back();
-      check_mpi(MPI_Irecv(rat(from), in.count(), in.type(), from, kTag, mc, &reqs.back()), "MPI_Irecv");
+      check_mpi(MPI_Irecv(rat(from), in.count(), in.type(), from, kTag, mc, &reqs.back()),
+                "MPI_Irecv");
     }
     for (int k = 1; k < p; ++k) {
       const int to = (me + k) % p;
       const MpiBytes out(sz(sendcounts, to));
       reqs.emplace_back();
-      check_mpi(MPI_Isend(sat(to), out.count(), out.type(), to, kTag, mc, &reqs.back()), "MPI_Isend");
+      check_mpi(MPI_Isend(sat(to), out.count(), out.type(), to, kTag, mc, &reqs.back()),
+                "MPI_Isend");
     }
     if (sz(sendcounts, me) > 0) std::memcpy(rat(me), sat(me), sz(sendcounts, me));
-    check_mpi(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+    check_mpi(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE),
+              "MPI_Waitall");
   }
 
   if (stats != nullptr) {

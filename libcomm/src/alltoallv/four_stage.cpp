@@ -78,7 +78,8 @@ Schedule revised_r_schedule(const FourStageGeometry& g, const std::string& name)
   s.ports = 1;
   s.rounds.resize(static_cast<std::size_t>(r > 0 ? C + 1 : C));
   auto add = [&](int step, int src, int dst) {
-    s.rounds[static_cast<std::size_t>(step - 1)].transfers.push_back({src, dst, aapc_block(src, dst, p)});
+    s.rounds[static_cast<std::size_t>(step - 1)].transfers.push_back(
+        {src, dst, aapc_block(src, dst, p)});
   };
   for (int x = 0; x < g.rows; ++x) {
     const bool complete_row = r == 0 || x < g.rows - 1;
@@ -94,7 +95,8 @@ Schedule revised_r_schedule(const FourStageGeometry& g, const std::string& name)
         const int kk = ((x - c) % C + C) % C;
         if (kk <= C - r + x) stall = r - x + kk;
       }
-      for (int k = 1; k <= C; ++k) add(stall > 0 && k >= stall ? k + 1 : k, node, x * C + (c + k) % C);
+      for (int k = 1; k <= C; ++k)
+        add(stall > 0 && k >= stall ? k + 1 : k, node, x * C + (c + k) % C);
     }
   }
   return s;
@@ -115,10 +117,9 @@ class FourStage final : public StagedAlgorithm {
     schedule_.stage_names = {"I R-Distribute/R-Comm", "II C-Distribute/C-Comm",
                              "III C-Collect/R-Comm", "IV R-Collect/C-Comm"};
     const auto columns = column_groups(g_);
-    schedule_.stages = {revised_r_schedule(g_, "four_stage I"),
-                        shift_schedule(p, columns, "four_stage II"),
-                        revised_r_schedule(g_, "four_stage III"),
-                        shift_schedule(p, columns, "four_stage IV")};
+    schedule_.stages = {
+        revised_r_schedule(g_, "four_stage I"), shift_schedule(p, columns, "four_stage II"),
+        revised_r_schedule(g_, "four_stage III"), shift_schedule(p, columns, "four_stage IV")};
   }
 
   void begin_stage(int stage, int me) override {
@@ -136,15 +137,22 @@ class FourStage final : public StagedAlgorithm {
 
   void route(int stage, int me, const Run& run, std::vector<Routed>& out) override {
     switch (stage) {
-      case 0: r_distribute(me, run, out); return;
+      case 0:
+        r_distribute(me, run, out);
+        return;
       case 1: {
         const int c = g_.column_of(me), h = g_.column_height(c), C = g_.columns;
-        split_by_counter(run, counter_[static_cast<std::size_t>(run.dst)], h,
-                         [&](int row) { return row * C + c; }, out);
+        split_by_counter(
+            run, counter_[static_cast<std::size_t>(run.dst)], h,
+            [&](int row) { return row * C + c; }, out);
         return;
       }
-      case 2: out.push_back({g_.row_partner(me, g_.column_of(run.dst)), run}); return;
-      default: out.push_back({run.dst, run}); return;
+      case 2:
+        out.push_back({g_.row_partner(me, g_.column_of(run.dst)), run});
+        return;
+      default:
+        out.push_back({run.dst, run});
+        return;
     }
   }
 
@@ -174,8 +182,8 @@ class FourStage final : public StagedAlgorithm {
       const std::int64_t b = (first_bucket + k) % C;
       const std::int64_t count = below(end, b) - below(start, b);
       if (count == 0) continue;
-      out.push_back({g_.row_partner(me, static_cast<int>(b)),
-                     {run.src, run.dst, run.first + offset, count}});
+      out.push_back(
+          {g_.row_partner(me, static_cast<int>(b)), {run.src, run.dst, run.first + offset, count}});
       offset += count;
     }
   }

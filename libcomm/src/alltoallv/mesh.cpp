@@ -22,9 +22,11 @@ int exact_sqrt(int p) {
 class Mesh final : public StagedAlgorithm {
  public:
   explicit Mesh(int p) : q_(exact_sqrt(p)) {
-    require(q_ > 0, "mesh: needs a perfect-square number of ranks (a sqrt(P) x sqrt(P) mesh), P = " +
-                        std::to_string(p) + "; use four_stage for any P");
-    std::vector<std::vector<int>> rows(static_cast<std::size_t>(q_)), cols(static_cast<std::size_t>(q_));
+    require(q_ > 0,
+            "mesh: needs a perfect-square number of ranks (a sqrt(P) x sqrt(P) mesh), P = " +
+                std::to_string(p) + "; use four_stage for any P");
+    std::vector<std::vector<int>> rows(static_cast<std::size_t>(q_)),
+        cols(static_cast<std::size_t>(q_));
     for (int r = 0; r < p; ++r) {
       rows[static_cast<std::size_t>(r / q_)].push_back(r);
       cols[static_cast<std::size_t>(r % q_)].push_back(r);
@@ -49,6 +51,8 @@ class Mesh final : public StagedAlgorithm {
 
 }  // namespace
 
-std::unique_ptr<StagedAlgorithm> make_mesh(int nprocs) { return std::make_unique<Mesh>(nprocs); }
+std::unique_ptr<StagedAlgorithm> make_mesh(int nprocs) {
+  return std::make_unique<Mesh>(nprocs);
+}
 
 }  // namespace libcomm::detail

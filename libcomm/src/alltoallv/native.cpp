@@ -53,11 +53,12 @@ void native_alltoallv(const std::byte* send, std::span<const std::int64_t> sc,
     }
     MPI_Datatype elem = MPI_BYTE;
     if (esize != 1) {
-      check_mpi(MPI_Type_contiguous(static_cast<int>(esize), MPI_BYTE, &elem), "MPI_Type_contiguous");
+      check_mpi(MPI_Type_contiguous(static_cast<int>(esize), MPI_BYTE, &elem),
+                "MPI_Type_contiguous");
       check_mpi(MPI_Type_commit(&elem), "MPI_Type_commit");
     }
-    const int rc_ = MPI_Alltoallv(send, isc.data(), isd.data(), elem, recv, irc.data(), ird.data(),
-                                  elem, comm);
+    const int rc_ =
+        MPI_Alltoallv(send, isc.data(), isd.data(), elem, recv, irc.data(), ird.data(), elem, comm);
     if (esize != 1) MPI_Type_free(&elem);
     check_mpi(rc_, "MPI_Alltoallv");
     return;
@@ -65,8 +66,10 @@ void native_alltoallv(const std::byte* send, std::span<const std::int64_t> sc,
   std::vector<MPI_Datatype> st(p), rt(p);
   std::vector<int> ones(p, 1), zeros(p, 0);
   for (std::size_t k = 0; k < p; ++k) {
-    st[k] = block_type(static_cast<std::size_t>(sd[k]) * esize, static_cast<std::size_t>(sc[k]) * esize);
-    rt[k] = block_type(static_cast<std::size_t>(rd[k]) * esize, static_cast<std::size_t>(rc[k]) * esize);
+    st[k] = block_type(static_cast<std::size_t>(sd[k]) * esize,
+                       static_cast<std::size_t>(sc[k]) * esize);
+    rt[k] = block_type(static_cast<std::size_t>(rd[k]) * esize,
+                       static_cast<std::size_t>(rc[k]) * esize);
   }
   const int rc_ = MPI_Alltoallw(send, ones.data(), zeros.data(), st.data(), recv, ones.data(),
                                 zeros.data(), rt.data(), comm);

@@ -34,20 +34,22 @@ AlltoallvStats direct_stats(int p, int me, std::span<const std::int64_t> m, std:
 }  // namespace
 
 std::vector<AlltoallvStats> simulate_alltoallv(AlltoallvAlgo algo, int p,
-                                               std::span<const std::int64_t> m,
-                                               std::size_t esize) {
+                                               std::span<const std::int64_t> m, std::size_t esize) {
   using detail::Routed;
   using detail::Run;
-  require(p > 0, "simulate_alltoallv: P must be positive, got " + std::to_string(p));
+  if (!(p > 0)) throw Error("simulate_alltoallv: P must be positive, got " + std::to_string(p));
   const auto up = static_cast<std::size_t>(p);
-  require(m.size() == up * up, "simulate_alltoallv: counts hold " + std::to_string(m.size()) +
-                                   " entries, need P * P = " + std::to_string(up * up));
-  for (std::int64_t v : m) require(v >= 0, "simulate_alltoallv: negative count");
+  if (!(m.size() == up * up))
+    throw Error("simulate_alltoallv: counts hold " + std::to_string(m.size()) +
+                " entries, need P * P = " + std::to_string(up * up));
+  for (std::int64_t v : m)
+    if (!(v >= 0)) throw Error("simulate_alltoallv: negative count");
   algo = choose_alltoallv(algo, p);
-  require(algo != AlltoallvAlgo::Native, "simulate_alltoallv: native has no schedule");
+  if (!(algo != AlltoallvAlgo::Native)) throw Error("simulate_alltoallv: native has no schedule");
   std::vector<AlltoallvStats> stats(up);
   if (algo == AlltoallvAlgo::Direct) {
-    for (int me = 0; me < p; ++me) stats[static_cast<std::size_t>(me)] = direct_stats(p, me, m, esize);
+    for (int me = 0; me < p; ++me)
+      stats[static_cast<std::size_t>(me)] = direct_stats(p, me, m, esize);
     return stats;
   }
   auto alg = detail::make_staged(algo, p);
@@ -71,12 +73,14 @@ std::vector<AlltoallvStats> simulate_alltoallv(AlltoallvAlgo algo, int p,
     // Each rank's partners in this stage (its bucket b goes to partners[me][b]).
     std::vector<std::vector<int>> partners(up);
     for (const Round& rd : stage.rounds)
-      for (const Transfer& t : rd.transfers) partners[static_cast<std::size_t>(t.src)].push_back(t.dst);
+      for (const Transfer& t : rd.transfers)
+        partners[static_cast<std::size_t>(t.src)].push_back(t.dst);
     std::vector<std::vector<std::vector<Run>>> buckets(up);
     std::vector<int> bucket_of(up, -1);
     for (int me = 0; me < p; ++me) {
       const auto& mine = partners[static_cast<std::size_t>(me)];
-      for (std::size_t b = 0; b < mine.size(); ++b) bucket_of[static_cast<std::size_t>(mine[b])] = static_cast<int>(b);
+      for (std::size_t b = 0; b < mine.size(); ++b)
+        bucket_of[static_cast<std::size_t>(mine[b])] = static_cast<int>(b);
       buckets[static_cast<std::size_t>(me)].resize(mine.size());
       auto& st = stats[static_cast<std::size_t>(me)].stages[static_cast<std::size_t>(s)];
       st.name = sched.stage_names[static_cast<std::size_t>(s)];
@@ -87,20 +91,23 @@ std::vector<AlltoallvStats> simulate_alltoallv(AlltoallvAlgo algo, int p,
         alg->route(s, me, run, routed);
         std::int64_t total = 0;
         for (const Routed& r : routed) {
-          const int b = r.partner >= 0 && r.partner < p ? bucket_of[static_cast<std::size_t>(r.partner)] : -1;
-          require(b >= 0, "simulate_alltoallv: " + std::string(alltoallv_algo_name(algo)) + " P = " +
-                              std::to_string(p) + " stage " + std::to_string(s) + ": rank " +
-                              std::to_string(me) + " routes to rank " + std::to_string(r.partner) +
-                              ", which its schedule does not pair it with");
-          require(r.run.src == run.src && r.run.dst == run.dst && r.run.first >= run.first &&
-                      r.run.first + r.run.n <= run.first + run.n,
-                  "simulate_alltoallv: a routed piece is not part of its run");
+          const int b =
+              r.partner >= 0 && r.partner < p ? bucket_of[static_cast<std::size_t>(r.partner)] : -1;
+          if (!(b >= 0))
+            throw Error("simulate_alltoallv: " + std::string(alltoallv_algo_name(algo)) +
+                        " P = " + std::to_string(p) + " stage " + std::to_string(s) + ": rank " +
+                        std::to_string(me) + " routes to rank " + std::to_string(r.partner) +
+                        ", which its schedule does not pair it with");
+          if (!(r.run.src == run.src && r.run.dst == run.dst && r.run.first >= run.first &&
+                r.run.first + r.run.n <= run.first + run.n))
+            throw Error("simulate_alltoallv: a routed piece is not part of its run");
           total += r.run.n;
           buckets[static_cast<std::size_t>(me)][static_cast<std::size_t>(b)].push_back(r.run);
           st.send_buffer_bytes += static_cast<std::uint64_t>(r.run.n) * esize;
           if (r.partner != me) st.sent_bytes += static_cast<std::uint64_t>(r.run.n) * esize;
         }
-        require(total == run.n, "simulate_alltoallv: the router lost or duplicated elements");
+        if (!(total == run.n))
+          throw Error("simulate_alltoallv: the router lost or duplicated elements");
       }
       held[static_cast<std::size_t>(me)].clear();
       for (int d : mine) bucket_of[static_cast<std::size_t>(d)] = -1;
@@ -109,7 +116,8 @@ std::vector<AlltoallvStats> simulate_alltoallv(AlltoallvAlgo algo, int p,
     std::vector<std::size_t> next_bucket(up, 0);
     for (const Round& rd : stage.rounds)
       for (const Transfer& t : rd.transfers) {
-        auto& out = buckets[static_cast<std::size_t>(t.src)][next_bucket[static_cast<std::size_t>(t.src)]++];
+        auto& out = buckets[static_cast<std::size_t>(t.src)]
+                           [next_bucket[static_cast<std::size_t>(t.src)]++];
         auto& rs = stats[static_cast<std::size_t>(t.dst)].stages[static_cast<std::size_t>(s)];
         std::uint64_t payload = 0;
         for (const Run& r : out) payload += static_cast<std::uint64_t>(r.n) * esize;
@@ -117,7 +125,10 @@ std::vector<AlltoallvStats> simulate_alltoallv(AlltoallvAlgo algo, int p,
         rs.received_bytes += payload;
         rs.header_bytes += out.size() * detail::kRunHeaderBytes;
         rs.longest_message = std::max(rs.longest_message, payload);
-        if (t.src != t.dst) ++stats[static_cast<std::size_t>(t.src)].stages[static_cast<std::size_t>(s)].messages_sent;
+        if (t.src != t.dst)
+          ++stats[static_cast<std::size_t>(t.src)]
+                .stages[static_cast<std::size_t>(s)]
+                .messages_sent;
         auto& in = held[static_cast<std::size_t>(t.dst)];
         in.insert(in.end(), out.begin(), out.end());
         out.clear();
@@ -125,9 +136,10 @@ std::vector<AlltoallvStats> simulate_alltoallv(AlltoallvAlgo algo, int p,
     for (int me = 0; me < p; ++me) {
       auto& st = stats[static_cast<std::size_t>(me)].stages[static_cast<std::size_t>(s)];
       for (const auto& left : buckets[static_cast<std::size_t>(me)])
-        require(left.empty(), "simulate_alltoallv: a bucket was routed but never sent");
+        if (!(left.empty())) throw Error("simulate_alltoallv: a bucket was routed but never sent");
       st.recv_buffer_bytes = st.received_bytes;
-      st.peak_buffer_bytes = st.send_buffer_bytes + std::max(prev_rbuf[static_cast<std::size_t>(me)], st.received_bytes);
+      st.peak_buffer_bytes = st.send_buffer_bytes +
+                             std::max(prev_rbuf[static_cast<std::size_t>(me)], st.received_bytes);
       prev_rbuf[static_cast<std::size_t>(me)] = st.received_bytes;
     }
   }
@@ -139,16 +151,21 @@ std::vector<AlltoallvStats> simulate_alltoallv(AlltoallvAlgo algo, int p,
     });
     std::vector<std::int64_t> covered(up, 0);
     for (const Run& r : runs) {
-      require(r.dst == me, "simulate_alltoallv: rank " + std::to_string(me) + " ended with elements for rank " + std::to_string(r.dst));
-      require(r.first == covered[static_cast<std::size_t>(r.src)],
-              "simulate_alltoallv: elements from rank " + std::to_string(r.src) + " to rank " +
-                  std::to_string(me) + " missing or duplicated at element " + std::to_string(r.first));
+      if (!(r.dst == me))
+        throw Error("simulate_alltoallv: rank " + std::to_string(me) +
+                    " ended with elements for rank " + std::to_string(r.dst));
+      if (!(r.first == covered[static_cast<std::size_t>(r.src)]))
+        throw Error("simulate_alltoallv: elements from rank " + std::to_string(r.src) +
+                    " to rank " + std::to_string(me) + " missing or duplicated at element " +
+                    std::to_string(r.first));
       covered[static_cast<std::size_t>(r.src)] += r.n;
     }
     for (int src = 0; src < p; ++src)
-      require(covered[static_cast<std::size_t>(src)] == m[static_cast<std::size_t>(src) * up + static_cast<std::size_t>(me)],
-              "simulate_alltoallv: rank " + std::to_string(me) + " got " +
-                  std::to_string(covered[static_cast<std::size_t>(src)]) + " of the elements from rank " + std::to_string(src));
+      if (!(covered[static_cast<std::size_t>(src)] ==
+            m[static_cast<std::size_t>(src) * up + static_cast<std::size_t>(me)]))
+        throw Error("simulate_alltoallv: rank " + std::to_string(me) + " got " +
+                    std::to_string(covered[static_cast<std::size_t>(src)]) +
+                    " of the elements from rank " + std::to_string(src));
   }
   return stats;
 }

@@ -44,7 +44,10 @@ class ByteBuf {
   ByteBuf(const ByteBuf&) = delete;
   ByteBuf& operator=(const ByteBuf&) = delete;
   ByteBuf(ByteBuf&& o) noexcept { swap(o); }
-  ByteBuf& operator=(ByteBuf&& o) noexcept { swap(o); return *this; }
+  ByteBuf& operator=(ByteBuf&& o) noexcept {
+    swap(o);
+    return *this;
+  }
   ~ByteBuf() { std::free(p_); }
   void swap(ByteBuf& o) noexcept {
     std::swap(p_, o.p_);
@@ -112,8 +115,15 @@ class Engine {
  public:
   Engine(Prepared& prep, Workspace& ws, const Comm& comm, std::size_t esize, AlltoallvMode mode,
          AlltoallvStats* stats)
-      : prep_(prep), alg_(*prep.alg), ws_(ws), comm_(comm), mc_(comm.internal()),
-        me_(comm.rank()), esize_(esize), mode_(mode), stats_(stats) {}
+      : prep_(prep),
+        alg_(*prep.alg),
+        ws_(ws),
+        comm_(comm),
+        mc_(comm.internal()),
+        me_(comm.rank()),
+        esize_(esize),
+        mode_(mode),
+        stats_(stats) {}
 
   void run(const std::byte* send, std::span<const std::int64_t> sc,
            std::span<const std::int64_t> sd, std::byte* recv, std::span<const std::int64_t> rc,
@@ -128,7 +138,9 @@ class Engine {
     for (int j = 0; j < comm_.size(); ++j) {
       const auto n = sc[static_cast<std::size_t>(j)];
       if (n == 0) continue;
-      ws_.held.push_back({{me_, j, 0, n}, send + static_cast<std::size_t>(sd[static_cast<std::size_t>(j)]) * esize_});
+      ws_.held.push_back(
+          {{me_, j, 0, n},
+           send + static_cast<std::size_t>(sd[static_cast<std::size_t>(j)]) * esize_});
       user_bytes += static_cast<std::uint64_t>(n) * esize_;
     }
     prev_rbuf_ = user_bytes;  // the paper keeps the initial data in rBUF
@@ -164,21 +176,27 @@ class Engine {
       else
         nonblocking_stage(s, sends, prev_sends);
       if (mode_ == AlltoallvMode::NonblockingSingle) {
-        check_mpi(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+        check_mpi(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE),
+                  "MPI_Waitall");
       } else if (mode_ == AlltoallvMode::NonblockingDual) {
         if (!next_opened_ && !last_) open_next(prev_sends);
-        check_mpi(MPI_Waitall(static_cast<int>(prev_sends.size()), prev_sends.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+        check_mpi(MPI_Waitall(static_cast<int>(prev_sends.size()), prev_sends.data(),
+                              MPI_STATUSES_IGNORE),
+                  "MPI_Waitall");
         prev_sends = std::move(sends);
       }
       st_->recv_buffer_bytes = st_->received_bytes;
-      st_->peak_buffer_bytes = std::max(st_->peak_buffer_bytes, cur_payload_ + rbuf_ + next_payload_);
+      st_->peak_buffer_bytes =
+          std::max(st_->peak_buffer_bytes, cur_payload_ + rbuf_ + next_payload_);
       prev_rbuf_ = rbuf_;
       if (mode_ != AlltoallvMode::NonblockingDual) {
         ws_.held.swap(ws_.next_held);
         ws_.next_held.clear();
       }
     }
-    check_mpi(MPI_Waitall(static_cast<int>(prev_sends.size()), prev_sends.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+    check_mpi(
+        MPI_Waitall(static_cast<int>(prev_sends.size()), prev_sends.data(), MPI_STATUSES_IGNORE),
+        "MPI_Waitall");
     if (mode_ != AlltoallvMode::NonblockingDual) {
       for (const Piece& pc : ws_.held) deliver(pc);
       ws_.held.clear();
@@ -202,9 +220,10 @@ class Engine {
     const auto& bucket_of = prep_.bucket_of[static_cast<std::size_t>(s)];
     for (const Routed& r : routed) {
       const int idx = bucket_of[static_cast<std::size_t>(r.partner)];
-      require(idx >= 0, "alltoallv: internal error: rank " + std::to_string(me_) + " stage " +
-                            std::to_string(s) + " routed a run to rank " + std::to_string(r.partner) +
-                            ", which the schedule does not pair it with");
+      if (!(idx >= 0))
+        throw Error("alltoallv: internal error: rank " + std::to_string(me_) + " stage " +
+                    std::to_string(s) + " routed a run to rank " + std::to_string(r.partner) +
+                    ", which the schedule does not pair it with");
       const std::size_t len = static_cast<std::size_t>(r.run.n) * esize_;
       std::byte* at = set[static_cast<std::size_t>(idx)].grow(kRunHeaderBytes + len);
       write_header(at, r.run);
@@ -226,15 +245,16 @@ class Engine {
 
   void deliver(const Piece& pc) {
     const Run& r = pc.run;
-    require(r.dst == me_ && r.src >= 0 && r.src < comm_.size() && r.first >= 0 &&
-                r.first + r.n <= rc_[static_cast<std::size_t>(r.src)],
-            "alltoallv: rank " + std::to_string(me_) + " received elements [" +
-                std::to_string(r.first) + ", " + std::to_string(r.first + r.n) + ") from rank " +
-                std::to_string(r.src) + " for rank " + std::to_string(r.dst) +
-                ", outside its recvcounts (counts inconsistent across ranks?)");
+    if (!(r.dst == me_ && r.src >= 0 && r.src < comm_.size() && r.first >= 0 &&
+          r.first + r.n <= rc_[static_cast<std::size_t>(r.src)]))
+      throw Error("alltoallv: rank " + std::to_string(me_) + " received elements [" +
+                  std::to_string(r.first) + ", " + std::to_string(r.first + r.n) + ") from rank " +
+                  std::to_string(r.src) + " for rank " + std::to_string(r.dst) +
+                  ", outside its recvcounts (counts inconsistent across ranks?)");
     if (r.n > 0)
-      std::memcpy(recv_ + static_cast<std::size_t>(rd_[static_cast<std::size_t>(r.src)] + r.first) * esize_,
-                  pc.data, static_cast<std::size_t>(r.n) * esize_);
+      std::memcpy(
+          recv_ + static_cast<std::size_t>(rd_[static_cast<std::size_t>(r.src)] + r.first) * esize_,
+          pc.data, static_cast<std::size_t>(r.n) * esize_);
   }
 
   ByteBuf& take_inbox() {
@@ -248,7 +268,9 @@ class Engine {
   // Dual buffers: before the first message is distributed into the next stage's buckets,
   // the sends that last used them (the previous stage's) must have completed.
   void open_next(std::vector<MPI_Request>& prev_sends) {
-    check_mpi(MPI_Waitall(static_cast<int>(prev_sends.size()), prev_sends.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+    check_mpi(
+        MPI_Waitall(static_cast<int>(prev_sends.size()), prev_sends.data(), MPI_STATUSES_IGNORE),
+        "MPI_Waitall");
     prev_sends.clear();
     open_buckets(*next_, *next_pay_, stage_ + 1);
     next_payload_ = 0;
@@ -263,7 +285,8 @@ class Engine {
     std::size_t at = 0;
     const std::byte* p = buf.data();
     while (at < buf.size()) {
-      require(buf.size() - at >= kRunHeaderBytes, "alltoallv: internal error: truncated run header");
+      if (!(buf.size() - at >= kRunHeaderBytes))
+        throw Error("alltoallv: internal error: truncated run header");
       Run r;
       std::memcpy(&r.src, p + at, 4);
       std::memcpy(&r.dst, p + at + 4, 4);
@@ -271,7 +294,8 @@ class Engine {
       std::memcpy(&r.n, p + at + 16, 8);
       at += kRunHeaderBytes;
       const std::size_t len = static_cast<std::size_t>(r.n) * esize_;
-      require(r.n >= 0 && buf.size() - at >= len, "alltoallv: internal error: truncated run");
+      if (!(r.n >= 0 && buf.size() - at >= len))
+        throw Error("alltoallv: internal error: truncated run");
       ws_.next_held.push_back({r, p + at});
       at += len;
       payload += len;
@@ -319,7 +343,8 @@ class Engine {
     const ByteBuf& b = (*cur_)[static_cast<std::size_t>(idx)];
     const MpiBytes t(b.size());
     MPI_Request req = MPI_REQUEST_NULL;
-    check_mpi(MPI_Isend(b.data(), t.count(), t.type(), to, kStageTagBase + s, mc_, &req), "MPI_Isend");
+    check_mpi(MPI_Isend(b.data(), t.count(), t.type(), to, kStageTagBase + s, mc_, &req),
+              "MPI_Isend");
     ++st_->messages_sent;
     st_->sent_bytes += (*cur_pay_)[static_cast<std::size_t>(idx)];
     return req;
@@ -340,7 +365,8 @@ class Engine {
     }
   }
 
-  void nonblocking_stage(int s, std::vector<MPI_Request>& sends, std::vector<MPI_Request>& prev_sends) {
+  void nonblocking_stage(int s, std::vector<MPI_Request>& sends,
+                         std::vector<MPI_Request>& prev_sends) {
     std::vector<int> pending;
     bool own = false;
     for (const StageStep& step : prep_.steps[static_cast<std::size_t>(s)]) {
@@ -357,7 +383,8 @@ class Engine {
         int flag = 0;
         MPI_Message msg;
         MPI_Status status;
-        check_mpi(MPI_Improbe(pending[k], kStageTagBase + s, mc_, &flag, &msg, &status), "MPI_Improbe");
+        check_mpi(MPI_Improbe(pending[k], kStageTagBase + s, mc_, &flag, &msg, &status),
+                  "MPI_Improbe");
         if (flag) {
           receive_matched(msg, status, &prev_sends);
           pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(k));
@@ -431,9 +458,9 @@ Workspace& workspace_for(const Comm& comm) {
 }  // namespace
 
 void run_staged(AlltoallvAlgo algo, const std::byte* send, std::span<const std::int64_t> sc,
-                std::span<const std::int64_t> sd, std::byte* recv,
-                std::span<const std::int64_t> rc, std::span<const std::int64_t> rd,
-                std::size_t esize, const Comm& comm, AlltoallvMode mode, AlltoallvStats* stats) {
+                std::span<const std::int64_t> sd, std::byte* recv, std::span<const std::int64_t> rc,
+                std::span<const std::int64_t> rd, std::size_t esize, const Comm& comm,
+                AlltoallvMode mode, AlltoallvStats* stats) {
   auto prep = prepared_for(algo, comm);
   Engine engine(*prep, workspace_for(comm), comm, esize, mode, stats);
   engine.run(send, sc, sd, recv, rc, rd);

@@ -17,7 +17,8 @@ class TwoStage final : public StagedAlgorithm {
     schedule_.name = "two_stage";
     schedule_.nprocs = p;
     schedule_.stage_names = {"1 slice + all-to-all", "2 all-to-all to destination"};
-    schedule_.stages = {shift_schedule(p, all, "two_stage 1"), shift_schedule(p, all, "two_stage 2")};
+    schedule_.stages = {shift_schedule(p, all, "two_stage 1"),
+                        shift_schedule(p, all, "two_stage 2")};
   }
   void begin_stage(int stage, int) override {
     counter_.assign(static_cast<std::size_t>(p_), 0);
@@ -26,8 +27,8 @@ class TwoStage final : public StagedAlgorithm {
   }
   void route(int stage, int, const Run& run, std::vector<Routed>& out) override {
     if (stage == 0)
-      split_by_counter(run, counter_[static_cast<std::size_t>(run.dst)], p_,
-                       [](int node) { return node; }, out);
+      split_by_counter(
+          run, counter_[static_cast<std::size_t>(run.dst)], p_, [](int node) { return node; }, out);
     else
       out.push_back({run.dst, run});
   }

@@ -6,9 +6,11 @@
 namespace libcomm {
 
 const std::vector<FlatPlatform>& flat_platforms() {
-  static const std::vector<FlatPlatform> all = {
-      {"CM5", 85, 0.12, 0}, {"SP2", 44, 0.035, 0}, {"T3D", 38, 0.043, 0},
-      {"T3E", 28, 0.006, 0}, {"Myrinet", 68, 0.027, 0}};
+  static const std::vector<FlatPlatform> all = {{"CM5", 85, 0.12, 0},
+                                                {"SP2", 44, 0.035, 0},
+                                                {"T3D", 38, 0.043, 0},
+                                                {"T3E", 28, 0.006, 0},
+                                                {"Myrinet", 68, 0.027, 0}};
   return all;
 }
 
@@ -51,7 +53,8 @@ double predict_alltoallv_us(AlltoallvAlgo algo, AlltoallvMode mode, const FlatPl
     for (const auto& st : s.stages) {
       const double bytes = static_cast<double>(st.received_bytes);
       if (mode == AlltoallvMode::Blocking)
-        t += st.steps * (f.ts_us + static_cast<double>(st.longest_message) * (f.tm_us + f.tc_td_us));
+        t +=
+            st.steps * (f.ts_us + static_cast<double>(st.longest_message) * (f.tm_us + f.tc_td_us));
       else
         t += bytes * f.tm_us + std::max({st.steps * f.ts_us, bytes * f.tc_us(), bytes * f.td_us()});
     }
