@@ -58,6 +58,18 @@ else
     --algo native,pairwise,ring,factor,bruck --fftw-mpi --reps 5
 fi
 
+# redistribute (issue 5): sample-sort bucket exchange and a Pattern1 redistribution with
+# alltoallv algorithms of paper 001; each run validates exactly-once delivery.
+if ((QUICK)); then
+  run redistribute_sort_np$NP "$NP" "$BUILD_DIR/apps/redistribute/redistribute" --reps 3
+else
+  run redistribute_sort_np$NP "$NP" "$BUILD_DIR/apps/redistribute/redistribute" \
+    --algo native,direct,two_stage,four_stage --records 200000 --reps 7
+  run redistribute_pattern1_np$NP "$NP" "$BUILD_DIR/apps/redistribute/redistribute" \
+    --case pattern --pattern pattern1 --algo native,direct,two_stage,four_stage --mode n2 \
+    --records 20000 --reps 7
+fi
+
 echo
 python3 scripts/summarize.py results > results/summary.txt || status=1
 cat results/summary.txt

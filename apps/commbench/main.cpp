@@ -39,6 +39,7 @@ struct Row {
   std::vector<double> times;
   long long bad = 0;
   double median = 0, min = 0, ratio = 0;
+  double model_us = -1;  // --predict (operations with a cost model)
 };
 
 std::vector<std::size_t> size_range(std::size_t lo, std::size_t hi) {
@@ -156,6 +157,7 @@ int run(int argc, char** argv) {
         if (rep == 0) {
           row.ran = ran;
           row.note = operation->note(algos[k], b);
+          row.model_us = operation->predict_us(algos[k], b);
         }
         if (!simulated) row.bad += operation->check(algos[k]);
       }
@@ -170,19 +172,21 @@ int run(int argc, char** argv) {
   }
 
   long long failures = 0;
-  for (const auto& r : rows) failures += r.bad ? 1 : 0;
+  bool model = false;
+  for (const auto& r : rows) failures += r.bad ? 1 : 0, model |= r.model_us >= 0;
   if (apps::is_root()) {
     std::cout << std::left << std::setw(16) << "op" << std::setw(34) << "algo" << std::setw(7)
               << "ranks" << std::setw(11) << "block" << std::right << std::setw(13)
               << "median_us" << std::setw(12) << "min_us" << std::setw(9) << "ratio"
-              << "  validation\n";
+              << (model ? "     model_us" : "") << "  validation\n";
     for (const auto& r : rows) {
       const std::string name = r.ran == r.algo ? r.algo : r.algo + "->" + r.ran;
       std::cout << std::left << std::setw(16) << op << std::setw(34) << name << std::setw(7) << p
                 << std::setw(11) << apps::format_size(r.block) << std::right << std::fixed
                 << std::setprecision(1) << std::setw(13) << r.median * 1e6 << std::setw(12)
-                << r.min * 1e6 << std::setprecision(2) << std::setw(9) << r.ratio << "  "
-                << (simulated ? "n/a" : r.bad ? "FAIL" : "PASS") << "\n";
+                << r.min * 1e6 << std::setprecision(2) << std::setw(9) << r.ratio;
+      if (model) std::cout << std::setprecision(1) << std::setw(13) << r.model_us;
+      std::cout << "  " << (simulated ? "n/a" : r.bad ? "FAIL" : "PASS") << "\n";
     }
     std::set<std::string> notes;
     for (const auto& r : rows)
@@ -208,7 +212,10 @@ int run(int argc, char** argv) {
         j["results"].push_back({{"algo", r.algo}, {"ran", r.ran}, {"note", r.note},
                                 {"block_bytes", r.block}, {"median_s", r.median},
                                 {"min_s", r.min}, {"ratio_to_native", r.ratio},
-                                {"times_s", r.times}, {"validation", simulated ? "NOT_CHECKED" : r.bad ? "FAIL" : "PASS"}});
+                                {"times_s", r.times},
+                                {"validation", simulated ? "NOT_CHECKED" : r.bad ? "FAIL" : "PASS"}});
+      if (model)
+        for (std::size_t k = 0; k < rows.size(); ++k) j["results"][k]["model_us"] = rows[k].model_us;
       std::ofstream out(json_path);
       libcomm::require(static_cast<bool>(out), "--json: cannot write '" + json_path + "'");
       out << j.dump(2) << "\n";

@@ -45,6 +45,9 @@ class Operation {
   virtual std::string note(const std::string& algo, std::size_t block) const = 0;
   // Wrong blocks on this rank after the last run (first problem described on stderr).
   virtual long long check(const std::string& algo) = 0;
+  // A cost-model prediction of one run in microseconds (commbench --predict), or < 0 when
+  // the operation has no model or none was asked for.
+  virtual double predict_us(const std::string& /*algo*/, std::size_t /*block*/) const { return -1; }
 };
 
 struct OperationEntry {

@@ -2,8 +2,10 @@
 #pragma once
 
 #include "libcomm/alltoall.hpp"
+#include "libcomm/alltoallv.hpp"
 #include "libcomm/buffer.hpp"
 #include "libcomm/comm.hpp"
+#include "libcomm/cost_model.hpp"
 #include "libcomm/error.hpp"
 #include "libcomm/executor.hpp"
 #include "libcomm/hierarchical.hpp"

@@ -1,0 +1,226 @@
+// commbench --op alltoallv: the irregular all-to-all (libcomm/alltoallv.hpp, paper 001).
+// Counts come from a traffic pattern (kernels/traffic.hpp); the size of a row of the
+// table is M_max in bytes (the longest message), i.e. M_max = block / element size
+// elements. Algorithms are timed as NAME/MODE (b, n1, n2); every run is compared byte for
+// byte with the result of MPI_Alltoallv computed (untimed) when the size is prepared.
+#include <cstring>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "apps/common.hpp"
+#include "kernels/traffic.hpp"
+#include "libcomm/alltoallv.hpp"
+#include "libcomm/cost_model.hpp"
+#include "operation.hpp"
+
+namespace commbench {
+namespace {
+
+using libcomm::AlltoallvAlgo;
+using libcomm::AlltoallvMode;
+
+std::string g_pattern = "pattern1", g_modes = "b,n1,n2";
+std::size_t g_elem = 48;
+std::uint64_t g_seed = 1;
+std::int64_t g_small = 8;
+std::string g_predict;  // --predict PLATFORM
+
+bool is_square(int p) {
+  int q = 0;
+  while ((q + 1) * (q + 1) <= p) ++q;
+  return q * q == p;
+}
+
+class AlltoallvOp : public Operation {
+ public:
+  AlltoallvOp(const libcomm::Comm& comm, const Settings&) : comm_(comm) {
+    try {
+      spec_.pattern = kernels::traffic_pattern_from_name(g_pattern);
+    } catch (const std::invalid_argument& e) {
+      throw libcomm::Error(std::string("--pattern: ") + e.what());
+    }
+    libcomm::require(g_elem >= 1, "--elem: element size must be at least 1 byte");
+    spec_.seed = g_seed;
+    spec_.small = g_small;
+    std::stringstream ss(g_modes);
+    std::string m;
+    while (std::getline(ss, m, ',')) {
+      try {
+        modes_.push_back(libcomm::alltoallv_mode_from_name(m));
+      } catch (const libcomm::Error& e) {
+        throw libcomm::Error(std::string("--modes: ") + e.what());
+      }
+    }
+    libcomm::require(!modes_.empty(), "--modes: empty list");
+    if (!g_predict.empty()) {
+      try {
+        platform_ = libcomm::flat_platform_from_name(g_predict);
+      } catch (const libcomm::Error& e) {
+        throw libcomm::Error(std::string("--predict: ") + e.what());
+      }
+    }
+  }
+
+  double predict_us(const std::string& algo, std::size_t block) const override {
+    if (g_predict.empty()) return -1;
+    auto spec = spec_;
+    spec.mmax = static_cast<std::int64_t>(block / g_elem);
+    const auto m = kernels::traffic_matrix(spec, comm_.size());
+    const auto [a, mode] = parse(algo);
+    return libcomm::predict_alltoallv_us(a, mode, platform_, comm_.size(), m, g_elem);
+  }
+
+  std::vector<std::string> select(const std::string& list) const override {
+    std::vector<std::string> names;
+    auto add = [&](AlltoallvAlgo a) {
+      if (a == AlltoallvAlgo::Native) return names.emplace_back("native"), void();
+      for (auto m : modes_)
+        names.push_back(std::string(libcomm::alltoallv_algo_name(a)) + "/" +
+                        std::string(libcomm::alltoallv_mode_name(m)));
+    };
+    if (list == "all") {
+      for (const auto& info : libcomm::alltoallv_algorithms()) {
+        if (info.algo == AlltoallvAlgo::Auto) continue;
+        if (info.algo == AlltoallvAlgo::Mesh && !is_square(comm_.size())) continue;
+        add(info.algo);
+      }
+    } else {
+      std::stringstream ss(list);
+      std::string name;
+      while (std::getline(ss, name, ',')) {
+        const auto slash = name.find('/');
+        try {
+          const auto a = libcomm::alltoallv_algo_from_name(name.substr(0, slash));
+          if (slash == std::string::npos) {
+            add(a);
+          } else {
+            libcomm::alltoallv_mode_from_name(name.substr(slash + 1));
+            names.push_back(name);
+          }
+        } catch (const libcomm::Error& e) {
+          throw libcomm::Error(std::string("--algo: ") + e.what());
+        }
+      }
+    }
+    return reference_first(names, "native");
+  }
+
+  static std::pair<AlltoallvAlgo, AlltoallvMode> parse(const std::string& name) {
+    const auto slash = name.find('/');
+    const auto a = libcomm::alltoallv_algo_from_name(name.substr(0, slash));
+    const auto m = slash == std::string::npos
+                       ? AlltoallvMode::Blocking
+                       : libcomm::alltoallv_mode_from_name(name.substr(slash + 1));
+    return {a, m};
+  }
+
+  void check_applicable(const std::string& algo, std::size_t) const override {
+    const auto a = libcomm::choose_alltoallv(parse(algo).first, comm_.size());
+    if (a != AlltoallvAlgo::Native && a != AlltoallvAlgo::Direct)
+      libcomm::alltoallv_schedule(a, comm_.size());  // throws for mesh on a non-square P
+  }
+
+  void prepare(std::size_t block) override {
+    const int p = comm_.size(), me = comm_.rank();
+    spec_.mmax = static_cast<std::int64_t>(block / g_elem);
+    const auto m = kernels::traffic_matrix(spec_, p);
+    sc_.assign(p, 0), sd_.assign(p, 0), rc_.assign(p, 0), rd_.assign(p, 0);
+    std::int64_t s = 0, r = 0;
+    for (int k = 0; k < p; ++k) {
+      sc_[k] = m[static_cast<std::size_t>(me) * p + k], sd_[k] = s, s += sc_[k];
+      rc_[k] = m[static_cast<std::size_t>(k) * p + me], rd_[k] = r, r += rc_[k];
+    }
+    send_.assign(static_cast<std::size_t>(s) * g_elem, std::byte{0});
+    for (int k = 0; k < p; ++k)
+      kernels::fill_elements(send_.data() + static_cast<std::size_t>(sd_[k]) * g_elem, me, k, 0,
+                             sc_[k], g_elem);
+    recv_.assign(static_cast<std::size_t>(r) * g_elem, std::byte{0});
+    ref_.assign(recv_.size(), std::byte{0});
+    libcomm::alltoallv(send_.data(), sc_, sd_, ref_.data(), rc_, rd_, g_elem, comm_,
+                       AlltoallvAlgo::Native);
+  }
+
+  void reset() override { std::memset(recv_.data(), 0xA5, recv_.size()); }
+
+  std::string run(const std::string& algo, bool checked) override {
+    const auto [a, m] = parse(algo);
+    libcomm::AlltoallvOptions o;
+    o.check_args = checked;
+    o.mode = m;
+    const auto ran =
+        libcomm::alltoallv(send_.data(), sc_, sd_, recv_.data(), rc_, rd_, g_elem, comm_, a, o);
+    return ran == a ? algo : std::string(libcomm::alltoallv_algo_name(ran));
+  }
+
+  std::string note(const std::string&, std::size_t block) const override {
+    return "alltoallv: pattern " + g_pattern + ", element " + std::to_string(g_elem) +
+           " B, M_max = " + std::to_string(block / g_elem) + " elements (block = M_max in bytes)";
+  }
+
+  long long check(const std::string& algo) override {
+    const int p = comm_.size(), me = comm_.rank();
+    long long bad = 0;
+    for (int k = 0; k < p; ++k) {
+      const std::size_t at = static_cast<std::size_t>(rd_[k]) * g_elem,
+                        len = static_cast<std::size_t>(rc_[k]) * g_elem;
+      const bool same = len == 0 || std::memcmp(recv_.data() + at, ref_.data() + at, len) == 0;
+      const bool content =
+          kernels::check_elements(recv_.data() + at, k, me, 0, rc_[k], g_elem) == rc_[k];
+      if (!same || !content) {
+        if (bad == 0)
+          std::cerr << "commbench: rank " << me << ": alltoallv " << algo << " data from rank " << k
+                    << (same ? " has wrong contents" : " differs from MPI_Alltoallv") << "\n";
+        ++bad;
+      }
+    }
+    return bad;
+  }
+
+ private:
+  const libcomm::Comm& comm_;
+  kernels::TrafficSpec spec_;
+  libcomm::FlatPlatform platform_;
+  std::vector<AlltoallvMode> modes_;
+  std::vector<std::int64_t> sc_, sd_, rc_, rd_;
+  std::vector<std::byte> send_, recv_, ref_;
+};
+
+const Registrar registrar(
+    "alltoallv",
+    {"irregular all-to-all (paper 001): counts from a traffic pattern; sizes are M_max in bytes",
+     [](CLI::App& app) {
+       std::vector<std::string> names;
+       for (const auto& [n, p] : kernels::traffic_patterns()) names.emplace_back(n);
+       app.add_option("--pattern", g_pattern, "alltoallv: traffic pattern")
+           ->check(CLI::IsMember(names))
+           ->capture_default_str();
+       app.add_option("--elem", g_elem,
+                      "alltoallv: element size in bytes (the paper: 48 on T3D, 22 on SP2)")
+           ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
+           ->capture_default_str();
+       app.add_option("--modes", g_modes, "alltoallv: modes timed for each algorithm: b, n1, n2")
+           ->capture_default_str();
+       app.add_option(
+           "--predict", g_predict,
+           "alltoallv: also print the flat model's prediction (paper 001 s. 2, Theorem 2 "
+           "method) for a Table 1 platform: CM5, SP2, T3D, T3E, Myrinet");
+       app.add_option("--seed", g_seed, "alltoallv: seed of the random pattern choices")
+           ->capture_default_str();
+       app.add_option("--small", g_small,
+                      "alltoallv: pattern1/2: other messages hold 0..SMALL elements")
+           ->check(CLI::NonNegativeNumber)
+           ->capture_default_str();
+     },
+     [](std::ostream& os) {
+       for (const auto& info : libcomm::alltoallv_algorithms())
+         os << "  " << std::left << std::setw(24) << info.name << info.summary << "\n";
+       os << "  (time NAME/MODE with MODE b, n1 or n2; NAME alone times every --modes)\n";
+     },
+     [](const libcomm::Comm& comm, const Settings& s) -> std::unique_ptr<Operation> {
+       return std::make_unique<AlltoallvOp>(comm, s);
+     }});
+
+}  // namespace
+}  // namespace commbench

@@ -1,0 +1,304 @@
+// Dispatcher of the irregular all-to-all: names, modes, the Auto choice, the collective
+// argument check, statistics. The algorithms live one per file next to this one.
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <set>
+
+#include "../core/mpi_bytes.hpp"
+#include "alltoallv_internal.hpp"
+
+namespace libcomm {
+
+const std::vector<AlltoallvAlgoInfo>& alltoallv_algorithms() {
+  static const std::vector<AlltoallvAlgoInfo> all = {
+      {AlltoallvAlgo::Auto, "auto",
+       "four_stage when 4 ceil(sqrt P) + 2 < P (fewer start-ups, paper 001 Table 3), else direct"},
+      {AlltoallvAlgo::Native, "native", "the MPI library's MPI_Alltoallv (reference)"},
+      {AlltoallvAlgo::Direct, "direct",
+       "A1: P steps, step k sends to (me + k) % P (paper 001, s. 3.1.1)"},
+      {AlltoallvAlgo::TwoStage, "two_stage",
+       "A2: messages sliced evenly over P nodes by a counter scan, two all-to-all stages (s. "
+       "3.1.2)"},
+      {AlltoallvAlgo::Mesh, "mesh",
+       "A3: row combine then column deliver on a sqrt(P) x sqrt(P) mesh; perfect squares only (s. "
+       "3.1.3)"},
+      {AlltoallvAlgo::FourStage, "four_stage",
+       "A4: four balanced stages on ceil(sqrt P) columns, any P (pseudo-nodes, stalls; s. 3.2)"},
+  };
+  return all;
+}
+
+std::string_view alltoallv_algo_name(AlltoallvAlgo a) {
+  for (const auto& info : alltoallv_algorithms())
+    if (info.algo == a) return info.name;
+  return "?";
+}
+
+AlltoallvAlgo alltoallv_algo_from_name(std::string_view name) {
+  std::string valid;
+  for (const auto& info : alltoallv_algorithms()) {
+    if (info.name == name) return info.algo;
+    valid += (valid.empty() ? "" : ", ") + std::string(info.name);
+  }
+  throw Error("unknown alltoallv algorithm '" + std::string(name) + "' (valid: " + valid + ")");
+}
+
+AlltoallvAlgo alltoallv_algo_from_env(AlltoallvAlgo fallback) {
+  const char* v = std::getenv("LIBCOMM_ALLTOALLV");
+  if (v == nullptr || *v == '\0') return fallback;
+  try {
+    return alltoallv_algo_from_name(v);
+  } catch (const Error& e) {
+    throw Error(std::string("LIBCOMM_ALLTOALLV: ") + e.what());
+  }
+}
+
+std::string_view alltoallv_mode_name(AlltoallvMode m) {
+  switch (m) {
+    case AlltoallvMode::Blocking:
+      return "b";
+    case AlltoallvMode::NonblockingSingle:
+      return "n1";
+    case AlltoallvMode::NonblockingDual:
+      return "n2";
+  }
+  return "?";
+}
+
+AlltoallvMode alltoallv_mode_from_name(std::string_view name) {
+  if (name == "b" || name == "blocking") return AlltoallvMode::Blocking;
+  if (name == "n1" || name == "nonblocking_single") return AlltoallvMode::NonblockingSingle;
+  if (name == "n2" || name == "nonblocking_dual") return AlltoallvMode::NonblockingDual;
+  throw Error("unknown alltoallv mode '" + std::string(name) +
+              "' (valid: b, blocking, n1, nonblocking_single, n2, nonblocking_dual)");
+}
+
+int AlltoallvStats::startups() const {
+  int n = 0;
+  for (const auto& s : stages) n += s.messages_sent;
+  return n;
+}
+std::uint64_t AlltoallvStats::peak_buffer_bytes() const {
+  std::uint64_t m = 0;
+  for (const auto& s : stages) m = std::max(m, s.peak_buffer_bytes);
+  return m;
+}
+std::uint64_t AlltoallvStats::max_send_buffer() const {
+  std::uint64_t m = 0;
+  for (const auto& s : stages) m = std::max(m, s.send_buffer_bytes);
+  return m;
+}
+std::uint64_t AlltoallvStats::max_recv_buffer() const {
+  std::uint64_t m = 0;
+  for (const auto& s : stages) m = std::max(m, s.recv_buffer_bytes);
+  return m;
+}
+
+int StagedSchedule::total_steps() const {
+  int n = 0;
+  for (const auto& s : stages) n += static_cast<int>(s.rounds.size());
+  return n;
+}
+
+AlltoallvAlgo choose_alltoallv(AlltoallvAlgo requested, int p) {
+  if (requested != AlltoallvAlgo::Auto) return requested;
+  int cs = 1;
+  while (cs * cs < p) ++cs;
+  return 4 * cs + 2 < p ? AlltoallvAlgo::FourStage : AlltoallvAlgo::Direct;
+}
+
+namespace detail {
+std::unique_ptr<StagedAlgorithm> make_staged(AlltoallvAlgo algo, int p) {
+  switch (algo) {
+    case AlltoallvAlgo::TwoStage:
+      return make_two_stage(p);
+    case AlltoallvAlgo::Mesh:
+      return make_mesh(p);
+    case AlltoallvAlgo::FourStage:
+      return make_four_stage(p);
+    default:
+      throw Error("alltoallv: '" + std::string(alltoallv_algo_name(algo)) +
+                  "' is not a staged algorithm");
+  }
+}
+}  // namespace detail
+
+StagedSchedule alltoallv_schedule(AlltoallvAlgo algo, int p) {
+  require(p > 0, "alltoallv_schedule: P must be positive, got " + std::to_string(p));
+  algo = choose_alltoallv(algo, p);
+  if (algo == AlltoallvAlgo::Direct) return detail::direct_schedule(p);
+  require(algo != AlltoallvAlgo::Native,
+          "alltoallv_schedule: native has no schedule (it is MPI_Alltoallv)");
+  return detail::make_staged(algo, p)->schedule();
+}
+
+VerifyResult verify_staged_schedule(const StagedSchedule& s) {
+  VerifyResult res;
+  auto problem = [&](const std::string& what) {
+    res.ok = false;
+    if (res.problems.size() < 40) res.problems.push_back(what);
+  };
+  const int p = s.nprocs;
+  for (std::size_t st = 0; st < s.stages.size(); ++st) {
+    std::set<std::pair<int, int>> seen;
+    for (std::size_t k = 0; k < s.stages[st].rounds.size(); ++k) {
+      std::vector<int> sends(static_cast<std::size_t>(p), 0), recvs(static_cast<std::size_t>(p), 0);
+      for (const Transfer& t : s.stages[st].rounds[k].transfers) {
+        const std::string where =
+            "stage " + std::to_string(st) + " step " + std::to_string(k + 1) + ": ";
+        if (t.src < 0 || t.src >= p || t.dst < 0 || t.dst >= p) {
+          problem(where + "rank out of range");
+          continue;
+        }
+        if (++sends[static_cast<std::size_t>(t.src)] > 1)
+          problem(where + "rank " + std::to_string(t.src) + " sends twice");
+        if (++recvs[static_cast<std::size_t>(t.dst)] > 1)
+          problem(where + "rank " + std::to_string(t.dst) + " receives twice");
+        if (!seen.insert({t.src, t.dst}).second)
+          problem(where + std::to_string(t.src) + "->" + std::to_string(t.dst) +
+                  " appears twice in the stage");
+      }
+    }
+  }
+  return res;
+}
+
+namespace {
+
+// Collective argument check (see AlltoallvOptions::check_args). Returns whether native
+// must take its large-count path.
+bool check_alltoallv_args(const void* send, std::span<const std::int64_t> sc,
+                          std::span<const std::int64_t> sd, void* recv,
+                          std::span<const std::int64_t> rc, std::span<const std::int64_t> rd,
+                          std::size_t esize, const Comm& comm, AlltoallvAlgo algo,
+                          AlltoallvMode mode) {
+  const int p = comm.size(), me = comm.rank();
+  const auto up = static_cast<std::size_t>(p);
+  std::string local;
+  auto extent = [&](std::span<const std::int64_t> c, std::span<const std::int64_t> d,
+                    const char* cn, const char* dn, std::uint64_t& ext) {
+    for (std::size_t k = 0; k < up && local.empty(); ++k) {
+      if (c[k] < 0)
+        local = std::string(cn) + "[" + std::to_string(k) + "] = " + std::to_string(c[k]) +
+                " is negative";
+      else if (d[k] < 0)
+        local = std::string(dn) + "[" + std::to_string(k) + "] = " + std::to_string(d[k]) +
+                " is negative";
+      else {
+        const auto lim =
+            static_cast<std::uint64_t>(std::numeric_limits<std::ptrdiff_t>::max()) / esize;
+        const auto end = static_cast<std::uint64_t>(c[k]) + static_cast<std::uint64_t>(d[k]);
+        if (end > lim)
+          local = std::string(cn) + "[" + std::to_string(k) + "] + " + dn + "[" +
+                  std::to_string(k) + "] elements of " + std::to_string(esize) +
+                  " B overflow the address space";
+        else if (c[k] > 0)
+          ext = std::max<std::uint64_t>(ext, end * esize);
+      }
+    }
+  };
+  std::uint64_t sext = 0, rext = 0;
+  bool spans_ok = true;
+  if (sc.size() != up || sd.size() != up || rc.size() != up || rd.size() != up) {
+    local = "sendcounts/sdispls/recvcounts/rdispls hold " + std::to_string(sc.size()) + "/" +
+            std::to_string(sd.size()) + "/" + std::to_string(rc.size()) + "/" +
+            std::to_string(rd.size()) + " entries, need P = " + std::to_string(p);
+    spans_ok = false;
+  } else if (esize == 0 || esize > static_cast<std::size_t>(INT_MAX)) {
+    local = "element_bytes = " + std::to_string(esize) + " (must be 1 .. INT_MAX)";
+  } else {
+    extent(sc, sd, "sendcounts", "sdispls", sext);
+    extent(rc, rd, "recvcounts", "rdispls", rext);
+    if (local.empty() && sext > 0 && send == nullptr)
+      local = "send buffer is null but sendcounts are not all zero";
+    if (local.empty() && rext > 0 && recv == nullptr)
+      local = "recv buffer is null but recvcounts are not all zero";
+    if (local.empty() && sext > 0 && rext > 0) {
+      const auto* s = static_cast<const std::byte*>(send);
+      const auto* r = static_cast<const std::byte*>(recv);
+      if (s < r + rext && r < s + sext) local = "send and recv buffers overlap";
+    }
+  }
+  // What every rank sends me must be what I expect.
+  std::vector<std::int64_t> mine(up, 0), theirs(up, 0);
+  if (spans_ok) std::copy(sc.begin(), sc.end(), mine.begin());
+  detail::check_mpi(
+      MPI_Alltoall(mine.data(), 1, MPI_INT64_T, theirs.data(), 1, MPI_INT64_T, comm.internal()),
+      "MPI_Alltoall");
+  if (local.empty() && spans_ok)
+    for (std::size_t k = 0; k < up; ++k)
+      if (theirs[k] != rc[k]) {
+        local = "recvcounts[" + std::to_string(k) + "] = " + std::to_string(rc[k]) + " but rank " +
+                std::to_string(k) + " sends " + std::to_string(theirs[k]) +
+                " elements (its sendcounts[" + std::to_string(me) + "])";
+        break;
+      }
+  const bool fits = spans_ok && detail::native_fits_int(sc, sd, rc, rd);
+  using u64 = unsigned long long;
+  const u64 am = static_cast<u64>(algo) * 16 + static_cast<u64>(mode);
+  std::array<u64, 6> v = {local.empty() ? 0ULL : static_cast<u64>(p - me),
+                          esize,
+                          ~u64{esize},
+                          am,
+                          ~am,
+                          fits ? 0ULL : 1ULL};
+  detail::check_mpi(
+      MPI_Allreduce(MPI_IN_PLACE, v.data(), 6, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm.internal()),
+      "MPI_Allreduce");
+  const std::string where = "alltoallv: rank " + std::to_string(me) + ": ";
+  if (!local.empty()) throw Error(where + local);
+  if (v[0] != 0)
+    throw Error(where + "rank " + std::to_string(p - static_cast<int>(v[0])) +
+                " reported an invalid argument (see its message)");
+  if (v[1] != ~v[2])
+    throw Error(where + "element_bytes differ across ranks (min " + std::to_string(~v[2]) +
+                ", max " + std::to_string(v[1]) + "); this rank passed " + std::to_string(esize));
+  if (v[3] != ~v[4])
+    throw Error(where + "ranks asked for different algorithms or modes (this rank: " +
+                std::string(alltoallv_algo_name(algo)) + ", " +
+                std::string(alltoallv_mode_name(mode)) + ")");
+  return v[5] != 0;
+}
+
+}  // namespace
+
+AlltoallvAlgo alltoallv(const void* send, std::span<const std::int64_t> sendcounts,
+                        std::span<const std::int64_t> sdispls, void* recv,
+                        std::span<const std::int64_t> recvcounts,
+                        std::span<const std::int64_t> rdispls, std::size_t esize, const Comm& comm,
+                        AlltoallvAlgo algo, const AlltoallvOptions& opts) {
+  bool large = false;
+  if (opts.check_args)
+    large = check_alltoallv_args(send, sendcounts, sdispls, recv, recvcounts, rdispls, esize, comm,
+                                 algo, opts.mode);
+  const AlltoallvAlgo ran = choose_alltoallv(algo, comm.size());
+  const auto* s = static_cast<const std::byte*>(send);
+  auto* r = static_cast<std::byte*>(recv);
+  if (opts.stats != nullptr) {
+    opts.stats->algo = ran;
+    opts.stats->mode = opts.mode;
+    opts.stats->stages.clear();
+  }
+  switch (ran) {
+    case AlltoallvAlgo::Native:
+      detail::native_alltoallv(s, sendcounts, sdispls, r, recvcounts, rdispls, esize, comm.mpi(),
+                               large);
+      break;
+    case AlltoallvAlgo::Direct:
+      detail::direct_alltoallv(s, sendcounts, sdispls, r, recvcounts, rdispls, esize, comm,
+                               opts.mode, opts.stats);
+      break;
+    case AlltoallvAlgo::Auto:
+      throw Error("alltoallv: internal error, Auto was not resolved");
+    default:
+      detail::run_staged(ran, s, sendcounts, sdispls, r, recvcounts, rdispls, esize, comm,
+                         opts.mode, opts.stats);
+  }
+  return ran;
+}
+
+}  // namespace libcomm

@@ -1,0 +1,117 @@
+// Internal interface of the irregular all-to-all: the staged-algorithm description shared
+// by the MPI engine (staged_engine.cpp) and the MPI-free simulation (simulate.cpp), and
+// the algorithm files, one per algorithm.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "libcomm/alltoallv.hpp"
+
+namespace libcomm::detail {
+
+// A run: elements [first, first + n) of the message m(src, dst). Elements of a staged
+// algorithm travel in runs; every run in a message is preceded by its 24-byte header, so
+// an intermediate node knows where each element goes and the final receiver where it lands.
+struct Run {
+  std::int32_t src = 0;
+  std::int32_t dst = 0;
+  std::int64_t first = 0;
+  std::int64_t n = 0;
+};
+constexpr std::size_t kRunHeaderBytes = 24;
+
+// A piece of a run routed to a partner rank at the current stage.
+struct Routed {
+  int partner;
+  Run run;
+};
+
+// A multi-stage algorithm for P ranks: stage schedules plus the router that splits the
+// runs a rank holds at the start of a stage into the buckets of that stage's partners.
+class StagedAlgorithm {
+ public:
+  virtual ~StagedAlgorithm() = default;
+  const StagedSchedule& schedule() const { return schedule_; }
+  int num_stages() const { return static_cast<int>(schedule_.stages.size()); }
+  // Called once per rank and stage before the first route(): resets counters.
+  virtual void begin_stage(int stage, int me) = 0;
+  // Appends the pieces of `run` (held by `me` at the start of `stage`) to `out`.
+  virtual void route(int stage, int me, const Run& run, std::vector<Routed>& out) = 0;
+  // A fresh copy with its own router state (the simulation runs P ranks with one each).
+  virtual std::unique_ptr<StagedAlgorithm> clone() const = 0;
+
+ protected:
+  StagedSchedule schedule_;
+};
+
+std::unique_ptr<StagedAlgorithm> make_two_stage(int nprocs);   // two_stage.cpp
+std::unique_ptr<StagedAlgorithm> make_mesh(int nprocs);        // mesh.cpp
+std::unique_ptr<StagedAlgorithm> make_four_stage(int nprocs);  // four_stage.cpp
+std::unique_ptr<StagedAlgorithm> make_staged(AlltoallvAlgo algo, int nprocs);
+
+StagedSchedule direct_schedule(int nprocs);  // direct.cpp
+// Shift schedule inside groups: in step k (1..size) member g sends to member (g + k) % size
+// (the self message last, as in Fig. 9 of paper 001). `groups` lists each group's ranks.
+Schedule shift_schedule(int nprocs, const std::vector<std::vector<int>>& groups,
+                        const std::string& name);
+
+// Splits `run` into pieces for `buckets` buckets the way a counter scan distributes
+// elements (paper 001, Fig. 11 with F(x) = x % buckets): the element scanned at counter
+// value x goes to bucket x % buckets. `counter` is the counter of run.dst and advances by
+// run.n. The elements of one bucket are taken as one contiguous slice of the run (the
+// counts per bucket are those of the scan; see docs/algorithms/irregular.md).
+template <class NodeOfBucket>
+void split_by_counter(const Run& run, std::int64_t& counter, std::int64_t buckets,
+                      NodeOfBucket node_of_bucket, std::vector<Routed>& out) {
+  const std::int64_t start = counter;
+  counter += run.n;
+  std::int64_t offset = 0;
+  const std::int64_t parts = run.n < buckets ? run.n : buckets;
+  for (std::int64_t k = 0; k < parts; ++k) {
+    const std::int64_t count = (run.n - k + buckets - 1) / buckets;  // x = start+k, +buckets, ...
+    const auto bucket = static_cast<int>((start + k) % buckets);
+    out.push_back({node_of_bucket(bucket), {run.src, run.dst, run.first + offset, count}});
+    offset += count;
+  }
+}
+
+// Per-rank step list of one stage, cut from the schedule.
+struct StageStep {
+  int send_to = -1;    // -1: nothing (or a stall); == me: the message kept locally
+  int recv_from = -1;  // -1: nothing
+};
+std::vector<StageStep> rank_steps(const Schedule& stage, int me);
+
+// The MPI engine: runs a staged algorithm (staged_engine.cpp).
+void run_staged(AlltoallvAlgo algo, const std::byte* send, std::span<const std::int64_t> sendcounts,
+                std::span<const std::int64_t> sdispls, std::byte* recv,
+                std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
+                std::size_t esize, const Comm& comm, AlltoallvMode mode, AlltoallvStats* stats);
+
+// A1 (direct.cpp) and native (native.cpp): no run headers, sizes known from the counts.
+void direct_alltoallv(const std::byte* send, std::span<const std::int64_t> sendcounts,
+                      std::span<const std::int64_t> sdispls, std::byte* recv,
+                      std::span<const std::int64_t> recvcounts,
+                      std::span<const std::int64_t> rdispls, std::size_t esize, const Comm& comm,
+                      AlltoallvMode mode, AlltoallvStats* stats);
+// `large`: some count or displacement on some rank does not fit an int (decided
+// collectively by the caller); then MPI_Alltoallw with one 64-bit-addressed type per peer.
+void native_alltoallv(const std::byte* send, std::span<const std::int64_t> sendcounts,
+                      std::span<const std::int64_t> sdispls, std::byte* recv,
+                      std::span<const std::int64_t> recvcounts,
+                      std::span<const std::int64_t> rdispls, std::size_t esize, MPI_Comm comm,
+                      bool large);
+// True when this rank's counts and displacements fit MPI_Alltoallv's int arguments.
+bool native_fits_int(std::span<const std::int64_t> sendcounts,
+                     std::span<const std::int64_t> sdispls,
+                     std::span<const std::int64_t> recvcounts,
+                     std::span<const std::int64_t> rdispls);
+
+}  // namespace libcomm::detail

@@ -1,0 +1,58 @@
+// A3: two-stage combining on a sqrt(P) x sqrt(P) mesh (paper 001, section 3.1.3, after
+// Hambrusch et al.). The message from node (i1, j1) to (i2, j2) goes first along the row to
+// the intermediate node (i1, j2), combined with everything else row i1 sends to column j2,
+// and then along the column to (i2, j2). 2 sqrt(P) messages per node, no load balancing.
+// P must be a perfect square: otherwise some intermediate nodes do not exist and the
+// algorithm refuses (the paper's "straightforward extensions" add hot spots).
+#include <cmath>
+#include <string>
+
+#include "alltoallv_internal.hpp"
+
+namespace libcomm::detail {
+namespace {
+
+int exact_sqrt(int p) {
+  int q = static_cast<int>(std::sqrt(static_cast<double>(p)));
+  while (q * q > p) --q;
+  while ((q + 1) * (q + 1) <= p) ++q;
+  return q * q == p ? q : 0;
+}
+
+class Mesh final : public StagedAlgorithm {
+ public:
+  explicit Mesh(int p) : q_(exact_sqrt(p)) {
+    require(q_ > 0,
+            "mesh: needs a perfect-square number of ranks (a sqrt(P) x sqrt(P) mesh), P = " +
+                std::to_string(p) + "; use four_stage for any P");
+    std::vector<std::vector<int>> rows(static_cast<std::size_t>(q_)),
+        cols(static_cast<std::size_t>(q_));
+    for (int r = 0; r < p; ++r) {
+      rows[static_cast<std::size_t>(r / q_)].push_back(r);
+      cols[static_cast<std::size_t>(r % q_)].push_back(r);
+    }
+    schedule_.name = "mesh";
+    schedule_.nprocs = p;
+    schedule_.stage_names = {"1 row combine", "2 column deliver"};
+    schedule_.stages = {shift_schedule(p, rows, "mesh 1"), shift_schedule(p, cols, "mesh 2")};
+  }
+  void begin_stage(int, int) override {}
+  void route(int stage, int me, const Run& run, std::vector<Routed>& out) override {
+    if (stage == 0)
+      out.push_back({(me / q_) * q_ + run.dst % q_, run});
+    else
+      out.push_back({run.dst, run});
+  }
+  std::unique_ptr<StagedAlgorithm> clone() const override { return std::make_unique<Mesh>(*this); }
+
+ private:
+  int q_;
+};
+
+}  // namespace
+
+std::unique_ptr<StagedAlgorithm> make_mesh(int nprocs) {
+  return std::make_unique<Mesh>(nprocs);
+}
+
+}  // namespace libcomm::detail

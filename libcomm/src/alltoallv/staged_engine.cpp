@@ -1,0 +1,469 @@
+// The MPI engine of the staged algorithms (A2, A3, A4) in the three modes of paper 001,
+// section 3.4 / Fig. 13.
+//
+// A rank holds runs of elements (alltoallv_internal.hpp). At the start of a stage the
+// router splits every held run into the send buckets (sBUF) of the stage's partners; a
+// bucket is a stream of [24-byte run header][run elements]... and travels as one message.
+// Receivers do not know message sizes in advance (they depend on other ranks' counts), so
+// a message is matched with MPI_Mprobe / MPI_Improbe and received with MPI_Mrecv into rBUF.
+//   Blocking (b):  per step of the schedule: Isend, probe + receive, wait for the send.
+//   n1:            per stage: post every send, receive in arrival order, wait for the
+//                  sends, then distribute everything into the next stage's buckets.
+//   n2:            two sBUFs used alternately: each message is distributed into the next
+//                  stage's buckets as soon as it arrives, while this stage's sends are still
+//                  in flight (they are waited for only before that buffer is reused).
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+
+#include "../core/mpi_bytes.hpp"
+#include "alltoallv_internal.hpp"
+
+namespace libcomm::detail {
+
+std::vector<StageStep> rank_steps(const Schedule& stage, int me) {
+  std::vector<StageStep> steps(stage.rounds.size());
+  for (std::size_t k = 0; k < stage.rounds.size(); ++k)
+    for (const Transfer& t : stage.rounds[k].transfers) {
+      if (t.src == me) steps[k].send_to = t.dst;
+      if (t.dst == me) steps[k].recv_from = t.src;
+    }
+  return steps;
+}
+
+namespace {
+
+constexpr int kStageTagBase = 7400;
+
+// A growable byte buffer that does not zero what it grows (sBUF buckets, rBUF messages).
+class ByteBuf {
+ public:
+  ByteBuf() = default;
+  ByteBuf(const ByteBuf&) = delete;
+  ByteBuf& operator=(const ByteBuf&) = delete;
+  ByteBuf(ByteBuf&& o) noexcept { swap(o); }
+  ByteBuf& operator=(ByteBuf&& o) noexcept {
+    swap(o);
+    return *this;
+  }
+  ~ByteBuf() { std::free(p_); }
+  void swap(ByteBuf& o) noexcept {
+    std::swap(p_, o.p_);
+    std::swap(size_, o.size_);
+    std::swap(cap_, o.cap_);
+  }
+  std::byte* data() { return p_; }
+  const std::byte* data() const { return p_; }
+  std::size_t size() const { return size_; }
+  void clear() { size_ = 0; }
+  void resize(std::size_t n) {
+    reserve(n);
+    size_ = n;
+  }
+  void reserve(std::size_t n) {
+    if (n <= cap_) return;
+    const std::size_t cap = std::max<std::size_t>(n, cap_ + cap_ / 2 + 256);
+    void* q = std::realloc(p_, cap);
+    if (q == nullptr) throw std::bad_alloc();
+    p_ = static_cast<std::byte*>(q);
+    cap_ = cap;
+  }
+  std::byte* grow(std::size_t n) {
+    reserve(size_ + n);
+    std::byte* at = p_ + size_;
+    size_ += n;
+    return at;
+  }
+
+ private:
+  std::byte* p_ = nullptr;
+  std::size_t size_ = 0, cap_ = 0;
+};
+
+struct Piece {
+  Run run;
+  const std::byte* data;
+};
+
+// Buffers kept between calls (their capacity is reused), per communicator.
+struct Workspace {
+  std::vector<ByteBuf> buckets[2];
+  std::vector<std::uint64_t> bucket_payload[2];
+  std::vector<ByteBuf> inbox;  // received messages of the current / previous stage
+  std::vector<Piece> held, next_held;
+  std::vector<Routed> routed;
+};
+
+// The per-communicator cache: algorithm (with router state), per-stage steps and partners.
+struct Prepared {
+  std::unique_ptr<StagedAlgorithm> alg;
+  std::vector<std::vector<StageStep>> steps;
+  std::vector<std::vector<int>> bucket_of;  // per stage: partner rank -> bucket index
+  std::vector<int> buckets;                 // per stage: number of buckets
+};
+
+void write_header(std::byte* at, const Run& r) {
+  std::memcpy(at, &r.src, 4);
+  std::memcpy(at + 4, &r.dst, 4);
+  std::memcpy(at + 8, &r.first, 8);
+  std::memcpy(at + 16, &r.n, 8);
+}
+
+class Engine {
+ public:
+  Engine(Prepared& prep, Workspace& ws, const Comm& comm, std::size_t esize, AlltoallvMode mode,
+         AlltoallvStats* stats)
+      : prep_(prep),
+        alg_(*prep.alg),
+        ws_(ws),
+        comm_(comm),
+        mc_(comm.internal()),
+        me_(comm.rank()),
+        esize_(esize),
+        mode_(mode),
+        stats_(stats) {}
+
+  void run(const std::byte* send, std::span<const std::int64_t> sc,
+           std::span<const std::int64_t> sd, std::byte* recv, std::span<const std::int64_t> rc,
+           std::span<const std::int64_t> rd) {
+    recv_ = recv;
+    rc_ = rc;
+    rd_ = rd;
+    const int stages = alg_.num_stages();
+    if (stats_ != nullptr) stats_->stages.assign(static_cast<std::size_t>(stages), {});
+    ws_.held.clear();
+    std::uint64_t user_bytes = 0;
+    for (int j = 0; j < comm_.size(); ++j) {
+      const auto n = sc[static_cast<std::size_t>(j)];
+      if (n == 0) continue;
+      ws_.held.push_back(
+          {{me_, j, 0, n},
+           send + static_cast<std::size_t>(sd[static_cast<std::size_t>(j)]) * esize_});
+      user_bytes += static_cast<std::uint64_t>(n) * esize_;
+    }
+    prev_rbuf_ = user_bytes;  // the paper keeps the initial data in rBUF
+    inbox_used_ = 0;
+    std::vector<MPI_Request> prev_sends;
+    for (int s = 0; s < stages; ++s) {
+      stage_ = s;
+      st_ = stats_ != nullptr ? &stats_->stages[static_cast<std::size_t>(s)] : &scratch_stats_;
+      *st_ = {};
+      st_->name = alg_.schedule().stage_names[static_cast<std::size_t>(s)];
+      st_->steps = static_cast<int>(prep_.steps[static_cast<std::size_t>(s)].size());
+      last_ = s == stages - 1;
+      const int b = mode_ == AlltoallvMode::NonblockingDual ? s % 2 : 0;
+      cur_ = &ws_.buckets[b];
+      next_ = &ws_.buckets[1 - b];
+      cur_pay_ = &ws_.bucket_payload[b];
+      next_pay_ = &ws_.bucket_payload[1 - b];
+      if (mode_ != AlltoallvMode::NonblockingDual || s == 0) {
+        open_buckets(*cur_, *cur_pay_, s);
+        distribute_held(s, *cur_, *cur_pay_, cur_payload_);
+        st_->peak_buffer_bytes = cur_payload_ + prev_rbuf_;
+        release_inbox();
+      } else {
+        cur_payload_ = next_payload_;
+        next_payload_ = 0;
+      }
+      st_->send_buffer_bytes = cur_payload_;
+      rbuf_ = 0;
+      next_opened_ = false;
+      std::vector<MPI_Request> sends;
+      if (mode_ == AlltoallvMode::Blocking)
+        blocking_stage(s);
+      else
+        nonblocking_stage(s, sends, prev_sends);
+      if (mode_ == AlltoallvMode::NonblockingSingle) {
+        check_mpi(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE),
+                  "MPI_Waitall");
+      } else if (mode_ == AlltoallvMode::NonblockingDual) {
+        if (!next_opened_ && !last_) open_next(prev_sends);
+        check_mpi(MPI_Waitall(static_cast<int>(prev_sends.size()), prev_sends.data(),
+                              MPI_STATUSES_IGNORE),
+                  "MPI_Waitall");
+        prev_sends = std::move(sends);
+      }
+      st_->recv_buffer_bytes = st_->received_bytes;
+      st_->peak_buffer_bytes =
+          std::max(st_->peak_buffer_bytes, cur_payload_ + rbuf_ + next_payload_);
+      prev_rbuf_ = rbuf_;
+      if (mode_ != AlltoallvMode::NonblockingDual) {
+        ws_.held.swap(ws_.next_held);
+        ws_.next_held.clear();
+      }
+    }
+    check_mpi(
+        MPI_Waitall(static_cast<int>(prev_sends.size()), prev_sends.data(), MPI_STATUSES_IGNORE),
+        "MPI_Waitall");
+    if (mode_ != AlltoallvMode::NonblockingDual) {
+      for (const Piece& pc : ws_.held) deliver(pc);
+      ws_.held.clear();
+    }
+    release_inbox();
+  }
+
+ private:
+  void open_buckets(std::vector<ByteBuf>& set, std::vector<std::uint64_t>& pay, int s) {
+    const auto n = static_cast<std::size_t>(prep_.buckets[static_cast<std::size_t>(s)]);
+    if (set.size() < n) set.resize(n);
+    for (auto& bkt : set) bkt.clear();
+    pay.assign(n, 0);
+  }
+
+  void route_piece(const Piece& pc, int s, std::vector<ByteBuf>& set,
+                   std::vector<std::uint64_t>& pay, std::uint64_t& payload) {
+    auto& routed = ws_.routed;
+    routed.clear();
+    alg_.route(s, me_, pc.run, routed);
+    const auto& bucket_of = prep_.bucket_of[static_cast<std::size_t>(s)];
+    for (const Routed& r : routed) {
+      const int idx = bucket_of[static_cast<std::size_t>(r.partner)];
+      if (!(idx >= 0))
+        throw Error("alltoallv: internal error: rank " + std::to_string(me_) + " stage " +
+                    std::to_string(s) + " routed a run to rank " + std::to_string(r.partner) +
+                    ", which the schedule does not pair it with");
+      const std::size_t len = static_cast<std::size_t>(r.run.n) * esize_;
+      std::byte* at = set[static_cast<std::size_t>(idx)].grow(kRunHeaderBytes + len);
+      write_header(at, r.run);
+      if (len > 0)
+        std::memcpy(at + kRunHeaderBytes,
+                    pc.data + static_cast<std::size_t>(r.run.first - pc.run.first) * esize_, len);
+      payload += len;
+      pay[static_cast<std::size_t>(idx)] += len;
+    }
+  }
+
+  void distribute_held(int s, std::vector<ByteBuf>& set, std::vector<std::uint64_t>& pay,
+                       std::uint64_t& payload) {
+    payload = 0;
+    alg_.begin_stage(s, me_);
+    for (const Piece& pc : ws_.held) route_piece(pc, s, set, pay, payload);
+    ws_.held.clear();
+  }
+
+  void deliver(const Piece& pc) {
+    const Run& r = pc.run;
+    if (!(r.dst == me_ && r.src >= 0 && r.src < comm_.size() && r.first >= 0 &&
+          r.first + r.n <= rc_[static_cast<std::size_t>(r.src)]))
+      throw Error("alltoallv: rank " + std::to_string(me_) + " received elements [" +
+                  std::to_string(r.first) + ", " + std::to_string(r.first + r.n) + ") from rank " +
+                  std::to_string(r.src) + " for rank " + std::to_string(r.dst) +
+                  ", outside its recvcounts (counts inconsistent across ranks?)");
+    if (r.n > 0)
+      std::memcpy(
+          recv_ + static_cast<std::size_t>(rd_[static_cast<std::size_t>(r.src)] + r.first) * esize_,
+          pc.data, static_cast<std::size_t>(r.n) * esize_);
+  }
+
+  ByteBuf& take_inbox() {
+    if (ws_.inbox.size() <= inbox_used_) ws_.inbox.resize(inbox_used_ + 1);
+    ByteBuf& b = ws_.inbox[inbox_used_++];
+    b.clear();
+    return b;
+  }
+  void release_inbox() { inbox_used_ = 0; }
+
+  // Dual buffers: before the first message is distributed into the next stage's buckets,
+  // the sends that last used them (the previous stage's) must have completed.
+  void open_next(std::vector<MPI_Request>& prev_sends) {
+    check_mpi(
+        MPI_Waitall(static_cast<int>(prev_sends.size()), prev_sends.data(), MPI_STATUSES_IGNORE),
+        "MPI_Waitall");
+    prev_sends.clear();
+    open_buckets(*next_, *next_pay_, stage_ + 1);
+    next_payload_ = 0;
+    alg_.begin_stage(stage_ + 1, me_);
+    next_opened_ = true;
+  }
+
+  // A message (received, or the one kept for itself) arrived in `buf`.
+  void on_message(ByteBuf& buf, std::vector<MPI_Request>* prev_sends) {
+    std::uint64_t payload = 0;
+    const std::size_t first_piece = ws_.next_held.size();
+    std::size_t at = 0;
+    const std::byte* p = buf.data();
+    while (at < buf.size()) {
+      if (!(buf.size() - at >= kRunHeaderBytes))
+        throw Error("alltoallv: internal error: truncated run header");
+      Run r;
+      std::memcpy(&r.src, p + at, 4);
+      std::memcpy(&r.dst, p + at + 4, 4);
+      std::memcpy(&r.first, p + at + 8, 8);
+      std::memcpy(&r.n, p + at + 16, 8);
+      at += kRunHeaderBytes;
+      const std::size_t len = static_cast<std::size_t>(r.n) * esize_;
+      if (!(r.n >= 0 && buf.size() - at >= len))
+        throw Error("alltoallv: internal error: truncated run");
+      ws_.next_held.push_back({r, p + at});
+      at += len;
+      payload += len;
+    }
+    ++st_->messages_received;
+    st_->received_bytes += payload;
+    st_->longest_message = std::max(st_->longest_message, payload);
+    st_->header_bytes += buf.size() - payload;
+    rbuf_ += payload;
+    if (mode_ != AlltoallvMode::NonblockingDual) return;
+    // n2: distribute (or deliver) now, then the message's buffer is free again.
+    if (last_) {
+      for (std::size_t k = first_piece; k < ws_.next_held.size(); ++k) deliver(ws_.next_held[k]);
+    } else {
+      if (!next_opened_) open_next(*prev_sends);
+      for (std::size_t k = first_piece; k < ws_.next_held.size(); ++k)
+        route_piece(ws_.next_held[k], stage_ + 1, *next_, *next_pay_, next_payload_);
+    }
+    st_->peak_buffer_bytes = std::max(st_->peak_buffer_bytes, cur_payload_ + rbuf_ + next_payload_);
+    ws_.next_held.resize(first_piece);
+    rbuf_ -= payload;  // its buffer is free again
+    --inbox_used_;
+  }
+
+  // The message to itself: the bucket's buffer moves to the inbox (no copy).
+  void keep_own(int s, std::vector<MPI_Request>* prev_sends) {
+    const int idx = prep_.bucket_of[static_cast<std::size_t>(s)][static_cast<std::size_t>(me_)];
+    ByteBuf& in = take_inbox();
+    in.swap((*cur_)[static_cast<std::size_t>(idx)]);
+    on_message(in, prev_sends);
+  }
+
+  void receive_matched(MPI_Message& msg, MPI_Status& status, std::vector<MPI_Request>* prev_sends) {
+    MPI_Count bytes = 0;
+    check_mpi(MPI_Get_elements_x(&status, MPI_BYTE, &bytes), "MPI_Get_elements_x");
+    ByteBuf& in = take_inbox();
+    in.resize(static_cast<std::size_t>(bytes));
+    const MpiBytes t(static_cast<std::size_t>(bytes));
+    check_mpi(MPI_Mrecv(in.data(), t.count(), t.type(), &msg, MPI_STATUS_IGNORE), "MPI_Mrecv");
+    on_message(in, prev_sends);
+  }
+
+  MPI_Request post_send(int s, int to) {
+    const int idx = prep_.bucket_of[static_cast<std::size_t>(s)][static_cast<std::size_t>(to)];
+    const ByteBuf& b = (*cur_)[static_cast<std::size_t>(idx)];
+    const MpiBytes t(b.size());
+    MPI_Request req = MPI_REQUEST_NULL;
+    check_mpi(MPI_Isend(b.data(), t.count(), t.type(), to, kStageTagBase + s, mc_, &req),
+              "MPI_Isend");
+    ++st_->messages_sent;
+    st_->sent_bytes += (*cur_pay_)[static_cast<std::size_t>(idx)];
+    return req;
+  }
+
+  void blocking_stage(int s) {
+    for (const StageStep& step : prep_.steps[static_cast<std::size_t>(s)]) {
+      MPI_Request req = MPI_REQUEST_NULL;
+      if (step.send_to >= 0 && step.send_to != me_) req = post_send(s, step.send_to);
+      if (step.send_to == me_) keep_own(s, nullptr);
+      if (step.recv_from >= 0 && step.recv_from != me_) {
+        MPI_Message msg;
+        MPI_Status status;
+        check_mpi(MPI_Mprobe(step.recv_from, kStageTagBase + s, mc_, &msg, &status), "MPI_Mprobe");
+        receive_matched(msg, status, nullptr);
+      }
+      check_mpi(MPI_Wait(&req, MPI_STATUS_IGNORE), "MPI_Wait");
+    }
+  }
+
+  void nonblocking_stage(int s, std::vector<MPI_Request>& sends,
+                         std::vector<MPI_Request>& prev_sends) {
+    std::vector<int> pending;
+    bool own = false;
+    for (const StageStep& step : prep_.steps[static_cast<std::size_t>(s)]) {
+      if (step.send_to >= 0 && step.send_to != me_) sends.push_back(post_send(s, step.send_to));
+      if (step.send_to == me_) own = true;
+      if (step.recv_from >= 0 && step.recv_from != me_) pending.push_back(step.recv_from);
+    }
+    if (own) keep_own(s, &prev_sends);
+    // Receive in arrival order: sweep the expected senders with MPI_Improbe; when none has
+    // arrived, block in MPI_Mprobe on the first of them (no busy loop while waiting).
+    while (!pending.empty()) {
+      bool got = false;
+      for (std::size_t k = 0; k < pending.size();) {
+        int flag = 0;
+        MPI_Message msg;
+        MPI_Status status;
+        check_mpi(MPI_Improbe(pending[k], kStageTagBase + s, mc_, &flag, &msg, &status),
+                  "MPI_Improbe");
+        if (flag) {
+          receive_matched(msg, status, &prev_sends);
+          pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(k));
+          got = true;
+        } else {
+          ++k;
+        }
+      }
+      if (!got && !pending.empty()) {
+        MPI_Message msg;
+        MPI_Status status;
+        check_mpi(MPI_Mprobe(pending.front(), kStageTagBase + s, mc_, &msg, &status), "MPI_Mprobe");
+        receive_matched(msg, status, &prev_sends);
+        pending.erase(pending.begin());
+      }
+    }
+  }
+
+  Prepared& prep_;
+  StagedAlgorithm& alg_;
+  Workspace& ws_;
+  const Comm& comm_;
+  MPI_Comm mc_;
+  int me_;
+  std::size_t esize_;
+  AlltoallvMode mode_;
+  AlltoallvStats* stats_;
+  AlltoallvStageStats scratch_stats_, *st_ = nullptr;
+  std::byte* recv_ = nullptr;
+  std::span<const std::int64_t> rc_, rd_;
+  std::vector<ByteBuf>* cur_ = nullptr;
+  std::vector<ByteBuf>* next_ = nullptr;
+  std::vector<std::uint64_t>* cur_pay_ = nullptr;
+  std::vector<std::uint64_t>* next_pay_ = nullptr;
+  std::size_t inbox_used_ = 0;
+  int stage_ = 0;
+  bool last_ = false, next_opened_ = false;
+  std::uint64_t cur_payload_ = 0, next_payload_ = 0, rbuf_ = 0, prev_rbuf_ = 0;
+};
+
+std::shared_ptr<Prepared> prepared_for(AlltoallvAlgo algo, const Comm& comm) {
+  const std::string key = "alltoallv/" + std::string(alltoallv_algo_name(algo));
+  if (auto a = comm.attachment(key))
+    return std::const_pointer_cast<Prepared>(std::static_pointer_cast<const Prepared>(a));
+  auto prep = std::make_shared<Prepared>();
+  prep->alg = make_staged(algo, comm.size());
+  const auto& sched = prep->alg->schedule();
+  for (const Schedule& stage : sched.stages) {
+    prep->steps.push_back(rank_steps(stage, comm.rank()));
+    std::vector<int> bucket_of(static_cast<std::size_t>(comm.size()), -1);
+    int n = 0;
+    for (const StageStep& st : prep->steps.back())
+      if (st.send_to >= 0 && bucket_of[static_cast<std::size_t>(st.send_to)] < 0)
+        bucket_of[static_cast<std::size_t>(st.send_to)] = n++;
+    prep->bucket_of.push_back(std::move(bucket_of));
+    prep->buckets.push_back(n);
+  }
+  comm.attach(key, prep);
+  return prep;
+}
+
+Workspace& workspace_for(const Comm& comm) {
+  const std::string key = "alltoallv/workspace";
+  if (auto a = comm.attachment(key))
+    return *std::const_pointer_cast<Workspace>(std::static_pointer_cast<const Workspace>(a));
+  auto ws = std::make_shared<Workspace>();
+  comm.attach(key, ws);
+  return *ws;
+}
+
+}  // namespace
+
+void run_staged(AlltoallvAlgo algo, const std::byte* send, std::span<const std::int64_t> sc,
+                std::span<const std::int64_t> sd, std::byte* recv, std::span<const std::int64_t> rc,
+                std::span<const std::int64_t> rd, std::size_t esize, const Comm& comm,
+                AlltoallvMode mode, AlltoallvStats* stats) {
+  auto prep = prepared_for(algo, comm);
+  Engine engine(*prep, workspace_for(comm), comm, esize, mode, stats);
+  engine.run(send, sc, sd, recv, rc, rd);
+}
+
+}  // namespace libcomm::detail

@@ -1,0 +1,79 @@
+// The flat model of paper 001: eq. 1-4, Theorem 2, Table 1 presets, predictions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/traffic.hpp"
+#include "libcomm/cost_model.hpp"
+
+namespace {
+
+using libcomm::AlltoallvAlgo;
+using libcomm::AlltoallvMode;
+
+TEST(FlatModel, Table1Presets) {
+  const auto sp2 = libcomm::flat_platform_from_name("SP2");
+  EXPECT_DOUBLE_EQ(sp2.ts_us, 44);
+  EXPECT_DOUBLE_EQ(sp2.tc_td_us, 0.035);
+  EXPECT_DOUBLE_EQ(libcomm::flat_platform_from_name("T3D").ts_us, 38);
+  EXPECT_DOUBLE_EQ(libcomm::flat_platform_from_name("CM5").tc_td_us, 0.12);
+  EXPECT_DOUBLE_EQ(libcomm::flat_platform_from_name("T3E").ts_us, 28);
+  EXPECT_DOUBLE_EQ(libcomm::flat_platform_from_name("Myrinet").ts_us, 68);
+  try {
+    libcomm::flat_platform_from_name("Paragon");
+    FAIL();
+  } catch (const libcomm::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("T3D"), std::string::npos);
+  }
+}
+
+TEST(FlatModel, Equations1To4AndTheorem2) {
+  const auto t3d = libcomm::flat_platform_from_name("T3D");
+  // eq. 1: P [Ts + m (tc + tm + td)]
+  EXPECT_NEAR(libcomm::flat_block_time_us(t3d, 16, 1000), 16 * (38 + 1000 * 0.043), 1e-9);
+  // eq. 2 with tm = 0: P max(Ts, m td)
+  EXPECT_NEAR(libcomm::flat_nonblock_time_us(t3d, 16, 100), 16 * 38.0, 1e-9);
+  EXPECT_NEAR(libcomm::flat_nonblock_time_us(t3d, 16, 10000), 16 * 430.0, 1e-9);
+  // eq. 3 and 4 with contention factors
+  EXPECT_NEAR(libcomm::flat_irregular_block_us(t3d, 8, 5000, 2), 8 * 38 + 5000 * 0.086, 1e-9);
+  EXPECT_NEAR(libcomm::flat_irregular_nonblock_us(t3d, 8, 5000, 1),
+              std::max(8 * 38.0, 5000 * 0.043), 1e-9);
+  // Theorem 2 at P = 64: 34 Ts + 4 * 9 * 8 Lmax / 64 (tc + td)
+  EXPECT_NEAR(libcomm::four_stage_theorem2_us(t3d, 64, 64000), 34 * 38 + 4 * 9 * 8 * 1000 * 0.043,
+              1e-6);
+}
+
+TEST(FlatModel, PredictionsFollowTheStartUpCountsAndBoundTheorem2) {
+  const auto sp2 = libcomm::flat_platform_from_name("SP2");
+  for (int p : {16, 25, 61, 64, 100}) {
+    // Small messages: start-ups dominate; A4 (4 sqrt P + 2 start-ups) beats A1 (P) for
+    // P >= 25 and A2 (2P) always (the paper's blocking-mode conclusion).
+    const auto m = kernels::traffic_matrix({kernels::TrafficPattern::Pattern1, 16, 1, 3}, p);
+    const double a1 = libcomm::predict_alltoallv_us(AlltoallvAlgo::Direct, AlltoallvMode::Blocking,
+                                                    sp2, p, m, 22);
+    const double a2 = libcomm::predict_alltoallv_us(AlltoallvAlgo::TwoStage,
+                                                    AlltoallvMode::Blocking, sp2, p, m, 22);
+    const double a4 = libcomm::predict_alltoallv_us(AlltoallvAlgo::FourStage,
+                                                    AlltoallvMode::Blocking, sp2, p, m, 22);
+    EXPECT_LT(a4, a2) << p;
+    if (p >= 25) {
+      EXPECT_LT(a4, a1) << p;
+    }
+    // Theorem 2 bounds the stage-by-stage prediction (divisible counts).
+    auto md = m;
+    for (auto& v : md) v *= p;
+    std::int64_t lmax = 0;
+    for (int i = 0; i < p; ++i) {
+      std::int64_t out = 0, in = 0;
+      for (int j = 0; j < p; ++j) out += md[i * p + j], in += md[j * p + i];
+      lmax = std::max({lmax, out, in});
+    }
+    const double a4d = libcomm::predict_alltoallv_us(AlltoallvAlgo::FourStage,
+                                                     AlltoallvMode::Blocking, sp2, p, md, 22);
+    EXPECT_LE(a4d, libcomm::four_stage_theorem2_us(sp2, p, static_cast<double>(lmax) * 22) + 1e-6)
+        << p;
+  }
+}
+
+}  // namespace
