@@ -222,12 +222,11 @@ void Topology::finish(const std::string& source, const std::vector<int>& /*link_
         order.push_back(v);
       }
   }
+  auto where = [&](int line) { return line > 0 ? source + ":" + std::to_string(line) : source; };
   for (int v = 0; v < n; ++v)
-    if (parent_[v] == -2) {
-      const auto at = line_[v] ? " (declared at line " + std::to_string(line_[v]) + ")" : std::string();
-      throw Error(source + ":" + std::to_string(line_[v]) + ": disconnected part: node '" +
-                  names_[v] + "'" + at + " has no path to '" + names_[0] + "'");
-    }
+    if (parent_[v] == -2)
+      throw Error(where(line_[v]) + ": disconnected part: node '" + names_[v] +
+                  "' has no path to '" + names_[0] + "'");
   machines_.clear();
   machine_index_.assign(static_cast<std::size_t>(n), -1);
   for (int v = 0; v < n; ++v)
@@ -237,7 +236,7 @@ void Topology::finish(const std::string& source, const std::vector<int>& /*link_
     }
   if (num_machines() < 3) {
     const int at = machines_.empty() ? 0 : line_[machines_.back()];
-    throw Error(source + ":" + std::to_string(at) + ": the tree has " +
+    throw Error(where(at) + ": the tree has " +
                 std::to_string(num_machines()) +
                 " machine(s); at least 3 are needed (all-to-all on 1 or 2 machines needs no schedule)");
   }
