@@ -54,12 +54,6 @@ int find_root(const Topology& t) {
   return std::min(ra, rb);
 }
 
-std::int64_t sum(const std::vector<std::int64_t>& m, std::size_t from, std::size_t to) {  // [from, to]
-  std::int64_t s = 0;
-  for (std::size_t k = from; k <= to && k < m.size(); ++k) s += m[k];
-  return s;
-}
-
 std::int64_t mod(std::int64_t a, std::int64_t m) { return ((a % m) + m) % m; }
 
 }  // namespace
@@ -120,20 +114,23 @@ TreeAapcSchedule schedule_tree_aapc(const Topology& t) {
   const std::int64_t T = size[0] * (M - size[0]);
   s.num_phases = T;
   s.group_start.assign(k, std::vector<std::int64_t>(k, -1));
+  std::vector<std::int64_t> prefix(k + 1, 0);  // prefix[n] = |M0| + ... + |M(n-1)|
+  for (std::size_t n = 0; n < k; ++n) prefix[n + 1] = prefix[n] + size[n];
+  auto sum = [&](std::size_t from, std::size_t to) { return to < from ? 0 : prefix[to + 1] - prefix[from]; };
   for (std::size_t i = 0; i < k; ++i)
     for (std::size_t j = 0; j < k; ++j) {
       if (i == j) continue;
-      s.group_start[i][j] = j > i ? size[i] * (j > i + 1 ? sum(size, i + 1, j - 1) : 0)
-                                  : T - size[j] * sum(size, j + 1, i);
+      s.group_start[i][j] = j > i ? size[i] * (j > i + 1 ? sum(i + 1, j - 1) : 0)
+                                  : T - size[j] * sum(j + 1, i);
     }
 
   // 4.3, Fig. 4.
   s.phase_of.assign(static_cast<std::size_t>(M) * M, -1);
   auto place = [&](int src, int dst, std::int64_t p) {
     auto& slot = s.phase_of[static_cast<std::size_t>(src) * M + dst];
-    require(slot == -1 && p >= 0 && p < T,
-            "schedule_tree_aapc: internal error: message " + t.name(t.machine_node(src)) + " -> " +
-                t.name(t.machine_node(dst)) + " placed twice or out of range");
+    if (slot != -1 || p < 0 || p >= T)
+      throw Error("schedule_tree_aapc: internal error: message " + t.name(t.machine_node(src)) + " -> " +
+                  t.name(t.machine_node(dst)) + " placed twice or out of range");
     slot = static_cast<std::int32_t>(p);
   };
   const auto& t0 = s.subtrees[0];
@@ -204,9 +201,9 @@ TreeAapcSchedule schedule_tree_aapc(const Topology& t) {
 
   for (int a = 0; a < M; ++a)
     for (int b = 0; b < M; ++b)
-      require((a == b) == (s.phase(a, b) == -1),
-              "schedule_tree_aapc: internal error: message " + t.name(t.machine_node(a)) + " -> " +
-                  t.name(t.machine_node(b)) + " has no phase");
+      if ((a == b) != (s.phase(a, b) == -1))
+        throw Error("schedule_tree_aapc: internal error: message " + t.name(t.machine_node(a)) + " -> " +
+                    t.name(t.machine_node(b)) + " has no phase");
   return s;
 }
 
