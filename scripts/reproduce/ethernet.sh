@@ -3,7 +3,7 @@
 # duplex) with tree_scheduled (pairwise synchronisation, and a barrier per phase),
 # linear (LAM), ring / ring_sendrecv / pairwise (MPICH), native and SimGrid's own
 # all-to-all algorithms, blocks of 8 KiB to 256 KiB. Writes results/ethernet/*.json and
-# docs/results/ethernet.md (completion time and aggregate throughput beside the peak
+# docs/results/ethernet.md + ethernet_fig5*.png (completion time and aggregate throughput beside the peak
 # bound, the paper's numbers alongside).
 #   scripts/reproduce/ethernet.sh [--quick] [--topologies "fig5a fig5b fig5c"]
 #     --quick   2 sizes (64 KiB, 256 KiB), 1 repetition
@@ -67,4 +67,11 @@ for t in $TOPOS; do
 done
 python3 scripts/reproduce/ethernet_report.py "$OUT" > docs/results/ethernet.md || status=1
 cat docs/results/ethernet.md
+# PNG plots (matplotlib: the Debian python3-matplotlib is in /usr/bin/python3).
+for py in python3 /usr/bin/python3; do
+  if "$py" -c "import matplotlib" 2>/dev/null; then
+    "$py" scripts/reproduce/ethernet_plot.py "$OUT" docs/results || status=1
+    break
+  fi
+done
 exit $status
