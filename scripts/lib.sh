@@ -10,10 +10,12 @@ LIBCOMM_PACKAGES=(build-essential cmake pkg-config python3 openmpi-bin libopenmp
 
 # ensure_packages PKG...: apt-get installs the ones not installed yet (needs root).
 ensure_packages() {
-  local missing=()
-  local p
+  local missing=() installed p
+  # One dpkg-query for all of them (one call per package costs seconds on a busy machine).
+  installed=$(dpkg-query -W -f='${Package} ${Status}\n' "$@" 2>/dev/null |
+    awk '/install ok installed/ {print $1}')
   for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    grep -qx -- "$p" <<<"$installed" || missing+=("$p")
   done
   if ((${#missing[@]})); then
     echo "== installing: ${missing[*]}"

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "libcomm/buffer.hpp"
 #include "libcomm/node_map.hpp"
 
 namespace libcomm {
@@ -60,8 +61,8 @@ class Comm {
       std::make_shared<std::map<std::string, std::shared_ptr<const RankPlan>>>();
   mutable std::shared_ptr<std::map<std::string, std::shared_ptr<const void>>> attachments_ =
       std::make_shared<std::map<std::string, std::shared_ptr<const void>>>();
-  mutable std::shared_ptr<std::vector<std::vector<std::byte>>> scratch_ =
-      std::make_shared<std::vector<std::vector<std::byte>>>();
+  mutable std::shared_ptr<std::vector<ByteBuffer>> scratch_ =
+      std::make_shared<std::vector<ByteBuffer>>();
 };
 
 // NodeMap of the ranks of `comm` that share memory (MPI_Comm_split_type). Collective.

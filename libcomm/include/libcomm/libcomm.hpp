@@ -2,6 +2,7 @@
 #pragma once
 
 #include "libcomm/alltoall.hpp"
+#include "libcomm/buffer.hpp"
 #include "libcomm/comm.hpp"
 #include "libcomm/error.hpp"
 #include "libcomm/executor.hpp"

@@ -28,7 +28,10 @@ void bruck_alltoall(const std::byte* send, std::byte* recv, std::size_t b, const
   const auto n = static_cast<std::size_t>(p);
   // The slots live in recv itself; only the packed messages need extra memory.
   std::byte* slots = recv;
-  kernels::rotate_blocks_up(send, slots, n, static_cast<std::size_t>(me), b);
+  // Simulated payload (libcomm/buffer.hpp): the bytes mean nothing, so the local
+  // rearrangement is skipped like SMPI skips the network copies.
+  const bool copies = !simulated_payload();
+  if (copies) kernels::rotate_blocks_up(send, slots, n, static_cast<std::size_t>(me), b);
 
   std::size_t most = 0;  // largest number of slots sent in one round
   for (std::size_t bit = 1; bit < n; bit <<= 1)
@@ -37,19 +40,20 @@ void bruck_alltoall(const std::byte* send, std::byte* recv, std::size_t b, const
   std::byte* in = c.scratch(1, most * b);
   constexpr int kTag = 7302;
   for (std::size_t bit = 1; bit < n; bit <<= 1) {
-    const std::size_t k = kernels::pack_blocks_with_bit(slots, out, n, bit, b);
+    const std::size_t k = copies ? kernels::pack_blocks_with_bit(slots, out, n, bit, b)
+                                 : kernels::count_with_bit(n, bit);
     const int to = static_cast<int>((static_cast<std::size_t>(me) + bit) % n);
     const int from = static_cast<int>((static_cast<std::size_t>(me) + n - bit) % n);
     const MpiBytes msg(k * b);
     check_mpi(MPI_Sendrecv(out, msg.count(), msg.type(), to, kTag, in, msg.count(),
                            msg.type(), from, kTag, comm, MPI_STATUS_IGNORE),
               "MPI_Sendrecv");
-    kernels::unpack_blocks_with_bit(in, slots, n, bit, b);
+    if (copies) kernels::unpack_blocks_with_bit(in, slots, n, bit, b);
   }
   // Slot k came from rank (me - k) mod P and belongs at recv[(me - k) mod P]. The map
   // k -> (me - k) mod P is its own inverse, so swapping pairs puts every block in place.
   std::byte* tmp = c.scratch(2, b);
-  for (std::size_t k = 0; k < n; ++k) {
+  for (std::size_t k = 0; copies && k < n; ++k) {
     const std::size_t home = (static_cast<std::size_t>(me) + n - k) % n;
     if (k < home) {
       std::memcpy(tmp, slots + k * b, b);

@@ -1,0 +1,263 @@
+#include "distributed_fft.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "libcomm/error.hpp"
+
+namespace fft3d {
+
+namespace {
+
+using kernels::FftDim;
+using kernels::FftKind;
+using kernels::FftPlan;
+using kernels::RowPieces;
+
+template <class F>
+void timed(double& acc, F&& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  acc += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::ptrdiff_t sd(std::size_t v) { return static_cast<std::ptrdiff_t>(v); }
+
+// Row layout of `rows` rows of `row_len` elements cut into pieces piece(d) = (lo, n) * unit,
+// blocks consecutive in peer order.
+template <class PieceOf>
+RowPieces row_pieces(std::size_t rows, std::size_t row_len, int peers, PieceOf piece) {
+  RowPieces l;
+  l.rows = rows;
+  l.row_len = row_len;
+  std::size_t off = 0;
+  for (int d = 0; d < peers; ++d) {
+    const auto [lo, n] = piece(d);
+    l.piece_offset.push_back(lo);
+    l.piece_len.push_back(n);
+    l.block_offset.push_back(off);
+    off += rows * n;
+  }
+  l.check();
+  return l;
+}
+
+// The node map of the ranks `members` of world, for a sub-communicator's Comm.
+libcomm::NodeMap restricted_nodes(const libcomm::Comm& world, const std::vector<int>& members) {
+  std::vector<int> node_of;
+  for (int m : members) node_of.push_back(world.nodes().node_of(m));
+  return libcomm::NodeMap(node_of);
+}
+
+}  // namespace
+
+DistributedFft::DistributedFft(const libcomm::Comm& world, Extent grid, ProcGrid procs, bool r2c,
+                               unsigned flags)
+    : grid_(grid), procs_(procs), r2c_(r2c), nzc_(r2c ? grid.nz / 2 + 1 : grid.nz) {
+  const int p = world.size();
+  libcomm::require(grid.nx > 0 && grid.ny > 0 && grid.nz > 0,
+                   "fft3d: grid " + grid.str() + " has a dimension of 0");
+  libcomm::require(procs.pr >= 1 && procs.pc >= 1 && procs.pr * procs.pc == p,
+                   "fft3d: process grid " + procs.str() + " does not match " +
+                       std::to_string(p) + " ranks");
+  r_ = world.rank() / procs.pc;
+  c_ = world.rank() % procs.pc;
+  const int pr = procs.pr, pc = procs.pc;
+  xin_ = split(grid.nx, pr, r_);
+  yin_ = split(grid.ny, pc, c_);
+  yout_ = split(grid.ny, pr, r_);
+  zout_ = split(nzc_, pc, c_);
+  const std::size_t nx = grid.nx, ny = grid.ny, nz = grid.nz, zl = zout_.n;
+
+  // Sub-communicators: the row (same r) for y <-> z, the column (same c) for x <-> y.
+  if (pc > 1) {
+    MPI_Comm_split(world.mpi(), r_, c_, &row_mpi_);
+    std::vector<int> members;
+    for (int c = 0; c < pc; ++c) members.push_back(r_ * pc + c);
+    row_ = std::make_unique<libcomm::Comm>(row_mpi_, restricted_nodes(world, members));
+  }
+  if (pr > 1) {
+    MPI_Comm_split(world.mpi(), c_, r_, &col_mpi_);
+    std::vector<int> members;
+    for (int r = 0; r < pr; ++r) members.push_back(r * pc + c_);
+    col_ = std::make_unique<libcomm::Comm>(col_mpi_, restricted_nodes(world, members));
+  }
+
+  const std::size_t s0 = xin_.n * yin_.n * nzc_;  // after the z (or y-z) transform
+  const std::size_t s1 = xin_.n * ny * zl;        // y pencils: [x_l][y][z_l]
+  const std::size_t s2 = nx * yout_.n * zl;       // x pencils: [x][y_l][z_l]
+  const std::size_t words = std::max({s0, s1, s2, std::size_t{1}});
+  a_ = kernels::FftBuffer<cplx>(words);
+  b_ = kernels::FftBuffer<cplx>(words);
+  if (r2c) real_ = kernels::FftBuffer<double>(std::max<std::size_t>(xin_.n * yin_.n * nz, 1));
+
+  // Transposes. T1 (row): stage 0 [x_l][y_l][zc] <-> blocks <-> mid [x_l][y][z_l].
+  // T2 (column): mid [x_l][y][z_l] <-> blocks; the other side is [x][y_l][z_l] directly.
+  const std::size_t cb = sizeof(cplx);
+  if (pc > 1) {
+    t1_rows_ = row_pieces(xin_.n * yin_.n, nzc_, pc, [&](int d) {
+      const Range z = split(nzc_, pc, d);
+      return std::pair{z.lo, z.n};
+    });
+    t1_mid_ = row_pieces(xin_.n, ny * zl, pc, [&](int d) {
+      const Range y = split(ny, pc, d);
+      return std::pair{y.lo * zl, y.n * zl};
+    });
+    std::vector<std::size_t> send(pc), recv(pc);
+    for (int d = 0; d < pc; ++d) {
+      send[d] = xin_.n * yin_.n * split(nzc_, pc, d).n;
+      recv[d] = xin_.n * split(ny, pc, d).n * zl;
+    }
+    t1_fwd_ = Exchange(row_.get(), send, recv, cb);
+    t1_bwd_ = Exchange(row_.get(), recv, send, cb);
+  }
+  if (pr > 1) {
+    t2_mid_ = row_pieces(xin_.n, ny * zl, pr, [&](int d) {
+      const Range y = split(ny, pr, d);
+      return std::pair{y.lo * zl, y.n * zl};
+    });
+    std::vector<std::size_t> send(pr), recv(pr);
+    for (int d = 0; d < pr; ++d) {
+      send[d] = xin_.n * split(ny, pr, d).n * zl;
+      recv[d] = split(nx, pr, d).n * yout_.n * zl;
+    }
+    t2_fwd_ = Exchange(col_.get(), send, recv, cb);
+    t2_bwd_ = Exchange(col_.get(), recv, send, cb);
+  }
+
+  // Plans, all on the engine's buffers (FFTW_MEASURE scribbles on them: plan first).
+  cplx* a = a_.data();
+  cplx* b = b_.data();
+  if (pc == 1) {
+    // 2-D over (y, z) on each local x plane.
+    const std::vector<FftDim> batch_c{{sd(xin_.n), sd(ny * nzc_), sd(ny * nzc_)}};
+    if (!r2c) {
+      const std::vector<FftDim> dims{{sd(ny), sd(nz), sd(nz)}, {sd(nz), 1, 1}};
+      first_fwd_ = FftPlan::dft(FftKind::Forward, dims, batch_c, a, a, flags);
+      first_bwd_ = FftPlan::dft(FftKind::Backward, dims, batch_c, a, a, flags);
+    } else {
+      first_fwd_ = FftPlan::r2c({{sd(ny), sd(nz), sd(nzc_)}, {sd(nz), 1, 1}},
+                                {{sd(xin_.n), sd(ny * nz), sd(ny * nzc_)}}, real_.data(), a, flags);
+      first_bwd_ = FftPlan::c2r({{sd(ny), sd(nzc_), sd(nz)}, {sd(nz), 1, 1}},
+                                {{sd(xin_.n), sd(ny * nzc_), sd(ny * nz)}}, a, real_.data(), flags);
+    }
+  } else {
+    const std::size_t lines = xin_.n * yin_.n;
+    if (!r2c) {
+      first_fwd_ = FftPlan::dft(FftKind::Forward, {{sd(nz), 1, 1}}, {{sd(lines), sd(nz), sd(nz)}},
+                                a, a, flags);
+      first_bwd_ = FftPlan::dft(FftKind::Backward, {{sd(nz), 1, 1}},
+                                {{sd(lines), sd(nz), sd(nz)}}, a, a, flags);
+    } else {
+      first_fwd_ = FftPlan::r2c({{sd(nz), 1, 1}}, {{sd(lines), sd(nz), sd(nzc_)}}, real_.data(),
+                                a, flags);
+      first_bwd_ = FftPlan::c2r({{sd(nz), 1, 1}}, {{sd(lines), sd(nzc_), sd(nz)}}, a,
+                                real_.data(), flags);
+    }
+    // y lines of [x_l][y][z_l]: stride z_l, batch over x_l and z_l.
+    const std::vector<FftDim> ydims{{sd(ny), sd(zl), sd(zl)}};
+    const std::vector<FftDim> ybatch{{sd(xin_.n), sd(ny * zl), sd(ny * zl)}, {sd(zl), 1, 1}};
+    y_fwd_ = FftPlan::dft(FftKind::Forward, ydims, ybatch, b, b, flags);
+    y_bwd_ = FftPlan::dft(FftKind::Backward, ydims, ybatch, b, b, flags);
+  }
+  // x lines of [x][y_l][z_l]: stride y_l * z_l, batch over the y_l * z_l contiguous lines.
+  cplx* out = output();
+  const std::size_t plane = yout_.n * zl;
+  x_fwd_ = FftPlan::dft(FftKind::Forward, {{sd(nx), sd(plane), sd(plane)}}, {{sd(plane), 1, 1}},
+                        out, out, flags);
+  x_bwd_ = FftPlan::dft(FftKind::Backward, {{sd(nx), sd(plane), sd(plane)}},
+                        {{sd(plane), 1, 1}}, out, out, flags);
+}
+
+DistributedFft::~DistributedFft() {
+  row_.reset();
+  col_.reset();
+  if (row_mpi_ != MPI_COMM_NULL) MPI_Comm_free(&row_mpi_);
+  if (col_mpi_ != MPI_COMM_NULL) MPI_Comm_free(&col_mpi_);
+}
+
+Box DistributedFft::input_box() const {
+  Box b;
+  b.lo = {xin_.lo, yin_.lo, 0};
+  b.n = {xin_.n, yin_.n, grid_.nz};
+  return b;
+}
+
+Box DistributedFft::output_box() const {
+  Box b;
+  b.lo = {0, yout_.lo, zout_.lo};
+  b.n = {grid_.nx, yout_.n, zout_.n};
+  return b;
+}
+
+namespace {
+std::string join_ran(const std::string& t1, const std::string& t2) {
+  if (t1.empty() && t2.empty()) return "local";
+  if (t1.empty()) return t2;
+  if (t2.empty() || t1 == t2) return t1;
+  return t1 + "+" + t2;
+}
+}  // namespace
+
+std::string DistributedFft::forward(libcomm::AlltoallAlgo algo,
+                                    const libcomm::AlltoallOptions& opts, StageTimes& t) {
+  cplx* a = a_.data();
+  cplx* b = b_.data();
+  std::string ran1, ran2;
+  timed(t.fft, [&] { first_fwd_.execute(); });
+  if (procs_.pc > 1) {
+    timed(t.pack, [&] { kernels::pack_row_pieces(a, b, t1_rows_); });
+    timed(t.comm, [&] { ran1 = t1_fwd_.run(b, a, algo, opts); });
+    timed(t.pack, [&] { kernels::unpack_row_pieces(a, b, t1_mid_); });
+    timed(t.fft, [&] { y_fwd_.execute(); });
+    if (procs_.pr > 1) {
+      timed(t.pack, [&] { kernels::pack_row_pieces(b, a, t2_mid_); });
+      timed(t.comm, [&] { ran2 = t2_fwd_.run(a, b, algo, opts); });
+    }
+  } else if (procs_.pr > 1) {
+    timed(t.pack, [&] { kernels::pack_row_pieces(a, b, t2_mid_); });
+    timed(t.comm, [&] { ran2 = t2_fwd_.run(b, a, algo, opts); });
+  }
+  timed(t.fft, [&] { x_fwd_.execute(); });
+  return join_ran(ran1, ran2);
+}
+
+std::string DistributedFft::backward(libcomm::AlltoallAlgo algo,
+                                     const libcomm::AlltoallOptions& opts, StageTimes& t) {
+  cplx* a = a_.data();
+  cplx* b = b_.data();
+  std::string ran1, ran2;
+  timed(t.fft, [&] { x_bwd_.execute(); });
+  if (procs_.pc > 1) {
+    if (procs_.pr > 1) {
+      timed(t.comm, [&] { ran2 = t2_bwd_.run(b, a, algo, opts); });
+      timed(t.pack, [&] { kernels::unpack_row_pieces(a, b, t2_mid_); });
+    }
+    timed(t.fft, [&] { y_bwd_.execute(); });
+    timed(t.pack, [&] { kernels::pack_row_pieces(b, a, t1_mid_); });
+    timed(t.comm, [&] { ran1 = t1_bwd_.run(a, b, algo, opts); });
+    timed(t.pack, [&] { kernels::unpack_row_pieces(b, a, t1_rows_); });
+  } else if (procs_.pr > 1) {
+    timed(t.comm, [&] { ran2 = t2_bwd_.run(a, b, algo, opts); });
+    timed(t.pack, [&] { kernels::unpack_row_pieces(b, a, t2_mid_); });
+  }
+  timed(t.fft, [&] { first_bwd_.execute(); });
+  return join_ran(ran1, ran2);
+}
+
+std::string DistributedFft::describe_transposes() const {
+  auto one = [](const std::string& name, const Exchange& e, int peers) {
+    if (peers <= 1) return std::string();
+    return name + (e.even() ? " even (" + std::to_string(e.block_bytes()) +
+                                               " B blocks, libcomm::alltoall)"
+                                         : " uneven (" + std::string(kAlltoallvName) + ")");
+  };
+  std::string s = one("y<->z over rows of " + std::to_string(procs_.pc), t1_fwd_, procs_.pc);
+  const std::string s2 = one("x<->y over columns of " + std::to_string(procs_.pr), t2_fwd_,
+                             procs_.pr);
+  if (!s2.empty()) s += (s.empty() ? "" : "; ") + s2;
+  return s.empty() ? "no transpose (1 rank)" : s;
+}
+
+}  // namespace fft3d

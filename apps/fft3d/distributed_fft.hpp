@@ -1,0 +1,92 @@
+// Distributed 3-D FFT of an NX x NY x NZ grid on a Pr x Pc process grid (rank = r * Pc + c).
+//
+//   input    rank (r, c) holds x in split(NX, Pr, r), y in split(NY, Pc, c), all z  [x][y][z]
+//   Pc = 1 (slab):    2-D FFTs over (y, z) on the local x planes; one transpose x <-> y
+//                     among all ranks; 1-D FFTs over x.
+//   Pc > 1 (pencil):  1-D FFTs over z; transpose y <-> z within the row (same r, Pc ranks);
+//                     1-D FFTs over y; transpose x <-> y within the column (same c, Pr
+//                     ranks); 1-D FFTs over x.
+//   output   rank (r, c) holds all x, y in split(NY, Pr, r), z in split(NZc, Pc, c)  [x][y][z]
+//
+// With --r2c the input is real and the z transform is real-to-complex: NZc = NZ/2 + 1
+// complex values per z line; otherwise NZc = NZ. The received blocks of the x <-> y
+// transpose arrive in rank order, which is x order, so that side needs no unpack; the
+// other sides go through kernels::pack_row_pieces / unpack_row_pieces. Plans are made
+// once, on the engine's own buffers, and reused by every call and every algorithm.
+#pragma once
+
+#include <complex>
+#include <memory>
+#include <string>
+
+#include "exchange.hpp"
+#include "grid.hpp"
+#include "kernels/fft_pack.hpp"
+#include "kernels/fft_plan.hpp"
+#include "libcomm/alltoall.hpp"
+#include "libcomm/comm.hpp"
+
+namespace fft3d {
+
+using cplx = std::complex<double>;
+
+// Seconds spent by this rank in each kind of work during one call (added to).
+struct StageTimes {
+  double fft = 0, pack = 0, comm = 0;
+};
+
+class DistributedFft {
+ public:
+  // Collective over world. plan_flags: FFTW_ESTIMATE, FFTW_MEASURE, ...
+  DistributedFft(const libcomm::Comm& world, Extent grid, ProcGrid procs, bool r2c,
+                 unsigned plan_flags);
+  ~DistributedFft();
+  DistributedFft(const DistributedFft&) = delete;
+  DistributedFft& operator=(const DistributedFft&) = delete;
+
+  const Extent& grid() const { return grid_; }
+  const ProcGrid& procs() const { return procs_; }
+  bool r2c() const { return r2c_; }
+  bool is_slab() const { return procs_.pc == 1; }
+  std::size_t nz_complex() const { return nzc_; }
+
+  // The part of the input this rank holds (z over NZ, real or complex values) and of the
+  // spectrum (z over NZc).
+  Box input_box() const;
+  Box output_box() const;
+  cplx* complex_input() { return a_.data(); }  // c2c: the input goes here
+  double* real_input() { return real_.data(); }  // r2c: the input goes here
+  cplx* output() { return procs_.pc == 1 ? a_.data() : b_.data(); }
+
+  // Forward transform of the input into the output (the input is overwritten). Returns
+  // what the transposes ran ("pairwise", "mpi_alltoallv", "pairwise+mpi_alltoallv").
+  std::string forward(libcomm::AlltoallAlgo algo, const libcomm::AlltoallOptions& opts,
+                      StageTimes& times);
+  // Backward (unnormalised: input times NX*NY*NZ) from the output into the input.
+  std::string backward(libcomm::AlltoallAlgo algo, const libcomm::AlltoallOptions& opts,
+                       StageTimes& times);
+
+  // Per transpose: even (regular alltoall) or not (alltoallv), and its block size.
+  std::string describe_transposes() const;
+
+ private:
+  Extent grid_;
+  ProcGrid procs_;
+  bool r2c_ = false;
+  std::size_t nzc_ = 0;
+  int r_ = 0, c_ = 0;
+  Range xin_, yin_, yout_, zout_;
+
+  MPI_Comm row_mpi_ = MPI_COMM_NULL, col_mpi_ = MPI_COMM_NULL;
+  std::unique_ptr<libcomm::Comm> row_, col_;  // Pc ranks of row r; Pr ranks of column c
+
+  kernels::FftBuffer<cplx> a_, b_;
+  kernels::FftBuffer<double> real_;
+  kernels::FftPlan first_fwd_, first_bwd_;  // slab: 2-D (y, z); pencil: 1-D z
+  kernels::FftPlan y_fwd_, y_bwd_;          // pencil only
+  kernels::FftPlan x_fwd_, x_bwd_;
+  kernels::RowPieces t1_rows_, t1_mid_, t2_mid_;
+  Exchange t1_fwd_, t1_bwd_, t2_fwd_, t2_bwd_;
+};
+
+}  // namespace fft3d
