@@ -6,7 +6,8 @@
 # docs/results/ethernet.md + ethernet_fig5*.png (completion time and aggregate throughput beside the peak
 # bound, the paper's numbers alongside).
 #   scripts/reproduce/ethernet.sh [--quick] [--topologies "fig5a fig5b fig5c"]
-#     --quick   2 sizes (64 KiB, 256 KiB), 1 repetition
+#     --quick   2 sizes (64 KiB, 256 KiB), 1 repetition; tables and plots go to
+#               results/ethernet/ instead of docs/results/
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 QUICK=0
@@ -26,8 +27,9 @@ if [[ ! -x "$BUILD/apps/commbench/commbench" ]]; then
 fi
 SIZES="8K,16K,32K,64K,128K,256K"
 REPS=2
-((QUICK)) && SIZES="64K,256K" && REPS=1
 OUT=results/ethernet
+DOCS=docs/results
+((QUICK)) && SIZES="64K,256K" && REPS=1 && DOCS=$OUT
 mkdir -p "$OUT" inputs/platforms docs/results
 BUILTIN="basic_linear pair ring bruck ompi"
 # Time is simulated: no computation is injected between MPI calls.
@@ -65,12 +67,12 @@ for t in $TOPOS; do
       --sizes "$SIZES" --reps "$REPS" --warmup 1
   done
 done
-python3 scripts/reproduce/ethernet_report.py "$OUT" > docs/results/ethernet.md || status=1
-cat docs/results/ethernet.md
+python3 scripts/reproduce/ethernet_report.py "$OUT" > "$DOCS/ethernet.md" || status=1
+cat "$DOCS/ethernet.md"
 # PNG plots (matplotlib: the Debian python3-matplotlib is in /usr/bin/python3).
 for py in python3 /usr/bin/python3; do
   if "$py" -c "import matplotlib" 2>/dev/null; then
-    "$py" scripts/reproduce/ethernet_plot.py "$OUT" docs/results || status=1
+    "$py" scripts/reproduce/ethernet_plot.py "$OUT" "$DOCS" || status=1
     break
   fi
 done
