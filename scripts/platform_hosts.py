@@ -29,8 +29,32 @@ def hosts(path):
                 yield f'{el.get("prefix", "")}{i}{el.get("suffix", "")}'
 
 
+def layout_sizes(spec):
+    if spec.startswith("sizes="):
+        text = spec[len("sizes="):].replace(",", " ")
+    else:
+        with open(spec.removeprefix("file:")) as f:
+            text = " ".join(line.split("#")[0] for line in f)
+    sizes = [int(t) for t in text.split()]
+    if not sizes or any(s < 1 for s in sizes):
+        sys.exit(f"platform_hosts.py: layout '{spec}': sizes must be positive integers")
+    return sizes
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: platform_hosts.py PLATFORM.xml")
-    for h in hosts(sys.argv[1]):
-        print(h)
+    args = sys.argv[1:]
+    layout = None
+    if len(args) == 3 and args[1] == "--layout":
+        layout = args[2]
+        args = args[:1]
+    if len(args) != 1:
+        sys.exit("usage: platform_hosts.py PLATFORM.xml [--layout FILE|sizes=A,B,..]")
+    names = list(hosts(args[0]))
+    if layout is None:
+        print("\n".join(names))
+    else:
+        sizes = layout_sizes(layout)
+        if len(sizes) > len(names):
+            sys.exit(f"platform_hosts.py: layout has {len(sizes)} nodes, platform {len(names)} hosts")
+        for host, n in zip(names, sizes):
+            print("\n".join([host] * n))

@@ -6,6 +6,8 @@
 #     --platform FILE  SimGrid platform (default inputs/platforms/flat64.xml; a bare name
 #                      such as flat64 means inputs/platforms/NAME.xml)
 #     --ppn K          ranks per host: ranks iK .. iK+K-1 go to the i-th host (default 1)
+#     --layout L       uneven nodes: a .nodes file or sizes=A,B,..; node k's ranks go to
+#                      host k, and -np defaults to the sum
 #     --host-speed F   flop/s of the simulated cores: charges the real time spent
 #                      computing to simulated time (without it computation is free)
 #     --cfg N:V        any further SimGrid setting (e.g. smpi/alltoall:pair)
@@ -18,6 +20,7 @@ source "$(dirname "$0")/lib.sh"
 NP=""
 PLATFORM="$LIBCOMM_ROOT/inputs/platforms/flat64.xml"
 PPN=1
+LAYOUT=""
 SPEED=""
 VERBOSE=0
 CFG=()
@@ -26,10 +29,11 @@ while (($#)); do
     -np|--np) NP="$2"; shift 2 ;;
     --platform) PLATFORM="$2"; shift 2 ;;
     --ppn) PPN="$2"; shift 2 ;;
+    --layout) LAYOUT="$2"; shift 2 ;;
     --host-speed) SPEED="$2"; shift 2 ;;
     --cfg) CFG+=("--cfg=$2"); shift 2 ;;
     --verbose) VERBOSE=1; shift ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; break ;;
     -*) echo "simulate.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) break ;;
@@ -54,17 +58,27 @@ if [[ "$PROGRAM" != */* ]]; then
 fi
 [[ -x "$PROGRAM" ]] || { echo "simulate.sh: no program '$PROGRAM' in the SimGrid build" >&2; exit 2; }
 
-HOSTS=$(python3 "$LIBCOMM_ROOT/scripts/platform_hosts.py" "$PLATFORM")
-NHOSTS=$(wc -l <<<"$HOSTS")
-[[ -n "$NP" ]] || NP=$((NHOSTS * PPN))
-[[ "$NP" =~ ^[1-9][0-9]*$ ]] || { echo "simulate.sh: -np must be a positive integer, got '$NP'" >&2; exit 2; }
-if ((NP > NHOSTS * PPN)); then
-  echo "simulate.sh: $NP ranks do not fit on $NHOSTS hosts x $PPN ranks ($PLATFORM)" >&2
-  exit 2
-fi
 HOSTFILE=$(mktemp /tmp/libcomm-hosts.XXXXXX)
 trap 'rm -f "$HOSTFILE"' EXIT
-awk -v k="$PPN" '{for (i = 0; i < k; i++) print}' <<<"$HOSTS" | head -n "$NP" >"$HOSTFILE"
+if [[ -n "$LAYOUT" ]]; then
+  python3 "$LIBCOMM_ROOT/scripts/platform_hosts.py" "$PLATFORM" --layout "$LAYOUT" >"$HOSTFILE"
+  SLOTS=$(wc -l <"$HOSTFILE")
+  [[ -n "$NP" ]] || NP=$SLOTS
+  if ((NP != SLOTS)); then
+    echo "simulate.sh: the layout '$LAYOUT' holds $SLOTS ranks, not -np $NP" >&2
+    exit 2
+  fi
+else
+  HOSTS=$(python3 "$LIBCOMM_ROOT/scripts/platform_hosts.py" "$PLATFORM")
+  NHOSTS=$(wc -l <<<"$HOSTS")
+  [[ -n "$NP" ]] || NP=$((NHOSTS * PPN))
+  [[ "$NP" =~ ^[1-9][0-9]*$ ]] || { echo "simulate.sh: -np must be a positive integer, got '$NP'" >&2; exit 2; }
+  if ((NP > NHOSTS * PPN)); then
+    echo "simulate.sh: $NP ranks do not fit on $NHOSTS hosts x $PPN ranks ($PLATFORM)" >&2
+    exit 2
+  fi
+  awk -v k="$PPN" '{for (i = 0; i < k; i++) print}' <<<"$HOSTS" | head -n "$NP" >"$HOSTFILE"
+fi
 
 OPTS=(--cfg=smpi/shared-malloc:global --cfg=smpi/privatization:dlopen)
 [[ -n "$SPEED" ]] && OPTS+=("--cfg=smpi/host-speed:$SPEED") ||

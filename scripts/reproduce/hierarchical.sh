@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Reproduces the hierarchical all-to-all experiments under SimGrid (see
+# docs/results/hierarchical.md for the discussion):
+#   - paper 002, Figs. 7-9: flat (auto = MVAPICH-PSM's size-based choice) vs leader vs
+#     send_aggregate vs recv_distribute on 64 nodes x 8 cores, 1 B to 8 KiB;
+#   - paper 000, section 4: clustered_factor (and its section 4 fill) vs linear on a
+#     6 x 4 Giganet-like cluster, for the node layouts of inputs/nodes/.
+#   scripts/reproduce/hierarchical.sh [--quick] [--out DIR]
+#     --quick   fewer sizes (a smoke run of a few minutes)
+#     --out D   where the JSON records go (default results/hierarchical)
+# Writes docs/results/hierarchical_tables.md and its PNG plots.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+source "$ROOT/scripts/lib.sh"
+QUICK=0
+OUT="$ROOT/results/hierarchical"
+while (($#)); do
+  case "$1" in
+    --quick) QUICK=1; shift ;;
+    --out) OUT="$2"; shift 2 ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "hierarchical.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+ensure_packages python3-matplotlib
+mkdir -p "$OUT"
+SIM="$ROOT/scripts/simulate.sh"
+"$SIM" -np 1 commbench --sizes 8 --reps 1 --algo native >/dev/null  # builds build-sim once
+export SIM_REBUILD=0
+
+if ((QUICK)); then
+  MC_SIZES=1,512,8K
+  UN_SIZES=4K,64K
+  LAYOUTS="regular_24 alternating_15"
+else
+  MC_SIZES=1,2,4,8,16,32,64,128,256,512,1K,2K,4K,8K
+  UN_SIZES=1K,4K,16K,64K,256K
+  LAYOUTS="regular_24 organ_pipe_18 alternating_15 random_seed1_15 random_seed2_11 random_seed3_13"
+fi
+
+echo "== paper 002: 64 x 8, validated at small sizes with real buffers"
+"$SIM" --platform cluster64x8 --ppn 8 commbench --sizes 1,64 --reps 1 \
+  --algo auto,leader,send_aggregate,recv_distribute | grep -E "^commbench|^validation"
+echo "== paper 002: 64 x 8, sizes $MC_SIZES (simulated payload)"
+"$SIM" --platform cluster64x8 --ppn 8 commbench --sizes "$MC_SIZES" --reps 1 \
+  --simulated-payload --algo auto,leader,send_aggregate,recv_distribute \
+  --json "$OUT/multicore_64x8.json" | grep -E "^commbench|^alltoall"
+
+for layout in $LAYOUTS; do
+  echo "== paper 000: 6 x 4, layout $layout"
+  "$SIM" --platform giganet6x4 --layout "$ROOT/inputs/nodes/$layout.nodes" commbench \
+    --sizes "$UN_SIZES" --reps 1 --algo linear,clustered_factor,clustered_factor_fill \
+    --json "$OUT/uneven_$layout.json" | grep -E "^commbench|^alltoall|^validation"
+done
+
+python3 "$ROOT/scripts/reproduce/hierarchical_report.py" "$OUT" \
+  "$ROOT/docs/results/hierarchical_tables.md"
