@@ -70,6 +70,17 @@ else
     --records 20000 --reps 7
 fi
 
+# schedgen (paper 003): the schedules of the Fig. 5 topologies, serial and validated.
+for topo in fig5a fig5b fig5c; do
+  echo
+  echo "== schedgen_$topo: schedgen inputs/topologies/$topo.topo"
+  if ! "$BUILD_DIR/apps/schedgen/schedgen" "inputs/topologies/$topo.topo" --table-phases 0 \
+      --json "results/schedgen_$topo.json"; then
+    echo "== schedgen_$topo FAILED"
+    status=1
+  fi
+done
+
 echo
 python3 scripts/summarize.py results > results/summary.txt || status=1
 cat results/summary.txt

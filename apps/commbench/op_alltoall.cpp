@@ -7,6 +7,7 @@
 #include "apps/common.hpp"
 #include "libcomm/alltoall.hpp"
 #include "libcomm/buffer.hpp"
+#include "libcomm/topology.hpp"
 #include "operation.hpp"
 
 namespace commbench {
@@ -15,6 +16,7 @@ namespace {
 using libcomm::AlltoallAlgo;
 
 std::string g_inter = "auto";  // --inter
+std::string g_topology;        // --topology
 
 class AlltoallOp : public Operation {
  public:
@@ -28,6 +30,13 @@ class AlltoallOp : public Operation {
     libcomm::require(!libcomm::is_hierarchical(opts_.inter_node),
                      "--inter: '" + g_inter +
                          "' is hierarchical; the inter-node step needs a regular algorithm");
+    if (!g_topology.empty()) {
+      try {
+        libcomm::attach_topology(comm_, libcomm::Topology::load(g_topology));
+      } catch (const libcomm::Error& e) {
+        throw libcomm::Error(std::string("--topology: ") + e.what());
+      }
+    }
   }
 
   std::vector<std::string> select(const std::string& list) const override {
@@ -110,6 +119,9 @@ const Registrar registrar(
                       "alltoall: regular algorithm for the inter-node step of leader / "
                       "send_aggregate / recv_distribute")
            ->capture_default_str();
+       app.add_option("--topology", g_topology,
+                      "alltoall: switch tree (inputs/topologies/*.topo) for tree_scheduled and "
+                      "tree_scheduled_barrier; default: one switch holding every rank");
      },
      [](std::ostream& os) {
        for (const auto& info : libcomm::alltoall_algorithms())

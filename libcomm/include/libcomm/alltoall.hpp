@@ -31,6 +31,9 @@ enum class AlltoallAlgo {
   Leader,               // gather to a leader per node, leaders' all-to-all, scatter (paper 002)
   SendAggregate,        // SA: intra-node exchange, then all-to-all per local rank (paper 002, s. 5)
   RecvDistribute,       // RD: all-to-all per local rank, then intra-node distribution (paper 002)
+  // Switch-tree topology (libcomm/topology.hpp, attach_topology; default: one switch).
+  TreeScheduled,         // contention-free phases with pairwise synchronisation (paper 003, s. 4-5)
+  TreeScheduledBarrier,  // the same phases separated by a barrier each (paper 003, s. 5)
 };
 
 struct AlltoallAlgoInfo {

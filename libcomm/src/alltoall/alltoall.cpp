@@ -34,6 +34,8 @@ const std::vector<AlltoallAlgoInfo>& alltoall_algorithms() {
       {AlltoallAlgo::Leader, "leader", "gather to one leader per node, all-to-all among leaders, scatter (paper 002, s. 5)"},
       {AlltoallAlgo::SendAggregate, "send_aggregate", "SA: intra-node exchange, then all-to-all among equal local ranks (paper 002, s. 5)"},
       {AlltoallAlgo::RecvDistribute, "recv_distribute", "RD: all-to-all among equal local ranks, then intra-node distribution (paper 002, s. 5)"},
+      {AlltoallAlgo::TreeScheduled, "tree_scheduled", "contention-free phases on the attached switch tree, pairwise synchronisation (paper 003, s. 4-5)"},
+      {AlltoallAlgo::TreeScheduledBarrier, "tree_scheduled_barrier", "tree_scheduled phases separated by a barrier each (paper 003, s. 5)"},
   };
   return all;
 }
@@ -215,6 +217,10 @@ AlltoallAlgo alltoall(const void* send, void* recv, std::size_t block_bytes, con
       if (choice.algo == AlltoallAlgo::RecvDistribute) detail::recv_distribute_alltoall(s, r, block_bytes, comm, opts);
       return choice.algo;
     }
+    case AlltoallAlgo::TreeScheduled:
+    case AlltoallAlgo::TreeScheduledBarrier:
+      if (block_bytes > 0) detail::tree_scheduled_alltoall(s, r, block_bytes, comm, choice.algo);
+      return choice.algo;
     case AlltoallAlgo::Auto:
       throw Error("alltoall: internal error, Auto was not resolved");
     default:

@@ -33,6 +33,9 @@ void send_aggregate_alltoall(const std::byte* send, std::byte* recv, std::size_t
                              const Comm& comm, const AlltoallOptions& opts);
 void recv_distribute_alltoall(const std::byte* send, std::byte* recv, std::size_t b,
                               const Comm& comm, const AlltoallOptions& opts);
+// Paper 003, sections 4-5 (tree_scheduled.cpp): the Comm's attached topology, else one switch.
+void tree_scheduled_alltoall(const std::byte* send, std::byte* recv, std::size_t b,
+                             const Comm& comm, AlltoallAlgo variant);
 // Rounds Bruck's algorithm takes for P ranks: ceil(log2 P).
 int bruck_rounds(int nprocs);
 

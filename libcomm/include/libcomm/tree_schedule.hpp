@@ -1,0 +1,120 @@
+// Contention-free all-to-all on an Ethernet switch tree (paper 003, sections 4 and 5).
+//
+//   schedule_tree_aapc      root identification (4.1), extended ring global scheduling
+//                           (4.2), global and local message assignment with the broadcast
+//                           and rotate patterns, the six steps of Fig. 4 (4.3): every
+//                           message of AAPC in |M0| x (|M| - |M0|) contention-free phases
+//   verify_contention_free  no two messages of a round share a directed edge of the tree
+//   plan_synchronisation    section 5: a synchronisation message from the earlier sender
+//                           to the later one for every pair of contending messages in
+//                           different phases, redundant ones removed (transitive reduction)
+//   execute_tree_aapc       runs one rank's part with those pairwise synchronisations, with
+//                           a barrier per phase, or with no separation at all
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "libcomm/schedule.hpp"
+#include "libcomm/topology.hpp"
+
+namespace libcomm {
+
+// The phase of every message, on machines (not ranks).
+struct TreeAapcSchedule {
+  int num_machines = 0;
+  int root = -1;                              // node id of the root switch (4.1)
+  std::vector<int> subtree_node;              // node next to the root for t0, t1, ...
+  std::vector<std::vector<int>> subtrees;     // t_{i,x}: machine numbers, t0 the largest
+  std::int64_t num_phases = 0;                // |M0| x (|M| - |M0|)
+  // group_start[i][j]: first phase of the |Mi| x |Mj| phases of t_i -> t_j (4.2); -1 for i == j.
+  std::vector<std::vector<std::int64_t>> group_start;
+  // phase_of[src * M + dst] for machines src != dst; -1 on the diagonal.
+  std::vector<std::int32_t> phase_of;
+  // subtree_of[m]: the subtree (0 .. k-1) of machine m; index_in_subtree[m]: its x in t_{i,x}.
+  std::vector<int> subtree_of, index_in_subtree;
+
+  std::int32_t phase(int src, int dst) const {
+    return phase_of[static_cast<std::size_t>(src) * static_cast<std::size_t>(num_machines) + dst];
+  }
+  bool is_global(int src, int dst) const { return subtree_of[src] != subtree_of[dst]; }
+
+  // The messages of every phase as (src, dst) machine pairs: messages[offset[p] ..
+  // offset[p + 1]) are the messages of phase p, in source order.
+  struct Phases {
+    std::vector<std::int64_t> offset;
+    std::vector<std::pair<int, int>> messages;
+  };
+  Phases phases() const;
+};
+
+// Schedules AAPC on the machines of `t` (section 4). Throws Error if the tree has fewer
+// than 3 machines (Topology already refuses those). Internal consistency (every message
+// placed exactly once by Fig. 4) is checked and reported as an Error.
+TreeAapcSchedule schedule_tree_aapc(const Topology& t);
+
+// The rank-level Schedule: round p holds the messages of phase p, rank r standing for
+// machine t.machine_of_rank()[r]; every rank's local copy sits in round 0. Exactly
+// num_phases rounds, ports = 1.
+Schedule tree_rank_schedule(const TreeAapcSchedule& s, const Topology& t);
+
+// True when no two messages of one round of `s` share a directed edge of `t` (ranks mapped
+// to machines by t.machine_of_rank()); problems name the round, both messages and the edge.
+VerifyResult verify_contention_free(const Schedule& s, const Topology& t);
+// The same on the machine-level phases (no Schedule needed; used for large trees).
+VerifyResult verify_contention_free(const TreeAapcSchedule& s, const Topology& t);
+
+// Section 5. Messages are identified by (round, sender): one send per rank and round.
+struct SyncMessage {
+  int from = 0;         // rank that sends the synchronisation, after its message of round `after`
+  int to = 0;           // rank that waits for it before its message of round `before`
+  std::int32_t after = 0;
+  std::int32_t before = 0;
+  bool operator==(const SyncMessage&) const = default;
+};
+
+struct SyncPlan {
+  // The remaining synchronisations, sorted by (before, to, after, from).
+  std::vector<SyncMessage> syncs;
+  // Pairs of messages in different rounds that share a directed edge (every such pair
+  // needs ordering before any reduction).
+  std::int64_t contending_pairs = 0;
+  // Of those, pairs that are consecutive users of some edge: the others follow from them.
+  std::int64_t consecutive_pairs = 0;
+  // Consecutive pairs whose two messages have the same sender: a rank's own sends run in
+  // round order, so no message is needed.
+  std::int64_t same_sender_pairs = 0;
+  // Dependences removed as redundant by the transitive reduction.
+  std::int64_t redundant = 0;
+};
+
+// Builds the synchronisation plan of a contention-free single-ported schedule on `t`.
+SyncPlan plan_synchronisation(const Schedule& s, const Topology& t);
+
+// How phases are kept apart at run time.
+enum class TreeSync {
+  Pairwise,  // section 5: point-to-point synchronisation messages, no barriers
+  Barrier,   // an MPI_Barrier after every phase
+  None,      // no separation: every rank sends its messages in phase order, back to back
+};
+
+// One rank's part of a tree schedule and of its synchronisation plan.
+struct TreeRankPlan {
+  RankPlan plan;
+  std::vector<std::vector<int>> wait_from;  // per round: ranks whose sync precedes my send
+  std::vector<std::vector<int>> notify;     // per round: ranks to sync after my send
+  TreeRankPlan() = default;
+  TreeRankPlan(const Schedule& s, const SyncPlan& sync, int rank);
+};
+
+// Runs the all-to-all for one rank (MPI_Alltoall semantics, blocks of block_bytes).
+// Data and synchronisation messages travel on `comm` (give libcomm's internal duplicate).
+void execute_tree_aapc(const TreeRankPlan& plan, const std::byte* send, std::byte* recv,
+                       std::size_t block_bytes, MPI_Comm comm, TreeSync mode);
+
+}  // namespace libcomm

@@ -1,0 +1,404 @@
+// Switch-tree model and its text format (paper 003, section 3).
+#include "libcomm/topology.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <unordered_map>
+
+#include "libcomm/comm.hpp"
+#include "libcomm/error.hpp"
+
+namespace libcomm {
+
+namespace {
+
+// Union-find over node ids: a link whose ends are already connected closes a cycle.
+struct Components {
+  std::vector<int> up;
+  explicit Components(int n) : up(static_cast<std::size_t>(n)) {
+    std::iota(up.begin(), up.end(), 0);
+  }
+  int find(int x) {
+    while (up[x] != x) x = up[x] = up[up[x]];
+    return x;
+  }
+  bool join(int a, int b) {
+    a = find(a), b = find(b);
+    if (a == b) return false;
+    up[b] = a;
+    return true;
+  }
+};
+
+// "n[0-3]" -> n0 n1 n2 n3; "s[2-4]x" -> s2x s3x s4x; other names as they are.
+std::vector<std::string> expand_name(const std::string& token, const std::string& where) {
+  const auto open = token.find('[');
+  if (open == std::string::npos) {
+    require(token.find(']') == std::string::npos, where + ": stray ']' in name '" + token + "'");
+    return {token};
+  }
+  const auto close = token.find(']', open);
+  const auto dash = token.find('-', open);
+  require(close != std::string::npos && dash != std::string::npos && dash < close,
+          where + ": bad range '" + token + "' (expected like n[0-7])");
+  auto number = [&](const std::string& t) {
+    require(!t.empty() && t.size() < 9 && std::all_of(t.begin(), t.end(), ::isdigit),
+            where + ": bad range bound '" + t + "' in '" + token + "'");
+    return std::stoi(t);
+  };
+  const int lo = number(token.substr(open + 1, dash - open - 1));
+  const int hi = number(token.substr(dash + 1, close - dash - 1));
+  require(lo <= hi, where + ": empty range '" + token + "'");
+  require(hi - lo < 1000000, where + ": range '" + token + "' is too long");
+  const std::string prefix = token.substr(0, open), suffix = token.substr(close + 1);
+  require(suffix.find('[') == std::string::npos, where + ": one range per name ('" + token + "')");
+  std::vector<std::string> out;
+  for (int i = lo; i <= hi; ++i) out.push_back(prefix + std::to_string(i) + suffix);
+  return out;
+}
+
+}  // namespace
+
+int Topology::find(std::string_view name) const {
+  for (int i = 0; i < num_nodes(); ++i)
+    if (names_[i] == name) return i;
+  return -1;
+}
+
+Topology Topology::parse(std::string_view text, const std::string& source) {
+  Topology t;
+  std::unordered_map<std::string, int> id;
+  std::vector<std::pair<int, int>> links;
+  std::vector<int> link_lines;
+  std::vector<int> first_link_line;  // per node: line of its first link (machines)
+  std::vector<int> ranks;
+  int ranks_line = 0;
+  Components comp(0);
+
+  std::istringstream in{std::string(text)};
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    const std::string where = source + ":" + std::to_string(lineno);
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    std::istringstream words(line);
+    std::string directive, token;
+    if (!(words >> directive)) continue;
+    std::vector<std::string> args;
+    while (words >> token)
+      for (auto& n : expand_name(token, where)) args.push_back(std::move(n));
+    auto node_of = [&](const std::string& name) {
+      const auto it = id.find(name);
+      require(it != id.end(), where + ": unknown node '" + name +
+                                  "' (declare it first with 'switch' or 'machine')");
+      return it->second;
+    };
+    if (directive == "switch" || directive == "machine") {
+      require(!args.empty(), where + ": '" + directive + "' needs at least one name");
+      for (const auto& name : args) {
+        if (const auto it = id.find(name); it != id.end())
+          throw Error(where + ": node '" + name + "' is already declared at line " +
+                      std::to_string(t.line_[it->second]));
+        id.emplace(name, t.num_nodes());
+        t.names_.push_back(name);
+        t.is_machine_.push_back(directive == "machine");
+        t.line_.push_back(lineno);
+        first_link_line.push_back(0);
+      }
+    } else if (directive == "link") {
+      require(args.size() >= 2, where + ": 'link A B [C ...]' needs at least two nodes");
+      if (static_cast<int>(comp.up.size()) < t.num_nodes()) {
+        // Nodes declared since the last link join the union-find as singletons.
+        for (int i = static_cast<int>(comp.up.size()); i < t.num_nodes(); ++i) comp.up.push_back(i);
+      }
+      const int a = node_of(args[0]);
+      for (std::size_t k = 1; k < args.size(); ++k) {
+        const int b = node_of(args[k]);
+        require(a != b, where + ": node '" + args[0] + "' linked to itself");
+        for (int end : {a, b}) {
+          if (!t.is_machine_[end]) continue;
+          require(first_link_line[end] == 0,
+                  where + ": machine '" + t.names_[end] + "' is not a leaf (it already has a link at line " +
+                      std::to_string(first_link_line[end]) + "); machines connect to exactly one switch");
+          first_link_line[end] = lineno;
+        }
+        require(comp.join(a, b), where + ": link " + args[0] + " -- " + args[k] +
+                                     " closes a cycle (the network must be a tree)");
+        links.emplace_back(a, b);
+        link_lines.push_back(lineno);
+      }
+    } else if (directive == "ranks") {
+      require(ranks_line == 0, where + ": second 'ranks' line (first at line " +
+                                   std::to_string(ranks_line) + ")");
+      ranks_line = lineno;
+      for (const auto& name : args) {
+        const int n = node_of(name);
+        require(t.is_machine_[n], where + ": 'ranks' lists '" + name + "', which is a switch");
+        ranks.push_back(n);
+      }
+    } else {
+      throw Error(where + ": unknown directive '" + directive +
+                  "' (expected switch, machine, link or ranks)");
+    }
+  }
+  require(t.num_nodes() > 0, source + ": no nodes declared");
+  t.adjacency_.assign(static_cast<std::size_t>(t.num_nodes()), {});
+  for (const auto& [a, b] : links) {
+    t.adjacency_[a].push_back(b);
+    t.adjacency_[b].push_back(a);
+  }
+  t.finish(source, link_lines);
+  if (ranks_line != 0) {
+    const std::string where = source + ":" + std::to_string(ranks_line);
+    require(static_cast<int>(ranks.size()) == t.num_machines(),
+            where + ": 'ranks' lists " + std::to_string(ranks.size()) + " machines, the tree has " +
+                std::to_string(t.num_machines()));
+    std::vector<int> m;
+    for (int n : ranks) m.push_back(t.machine_index_[n]);
+    std::vector<bool> seen(m.size(), false);
+    for (std::size_t r = 0; r < m.size(); ++r) {
+      require(!seen[m[r]], where + ": 'ranks' lists machine '" + t.names_[ranks[r]] + "' twice");
+      seen[m[r]] = true;
+    }
+    t.set_machine_of_rank(std::move(m));
+  }
+  return t;
+}
+
+Topology Topology::load(const std::string& path) {
+  std::ifstream in(path);
+  require(static_cast<bool>(in), "topology: cannot read '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse(ss.str(), path);
+}
+
+Topology Topology::from_links(std::vector<std::string> names, std::vector<bool> is_machine,
+                              const std::vector<std::pair<int, int>>& links) {
+  require(names.size() == is_machine.size(), "Topology::from_links: names and is_machine differ in length");
+  Topology t;
+  t.names_ = std::move(names);
+  t.is_machine_ = std::move(is_machine);
+  t.line_.assign(t.names_.size(), 0);
+  const int n = t.num_nodes();
+  require(n > 0, "Topology::from_links: no nodes");
+  Components comp(n);
+  std::vector<int> degree(static_cast<std::size_t>(n), 0);
+  t.adjacency_.assign(static_cast<std::size_t>(n), {});
+  for (const auto& [a, b] : links) {
+    require(a >= 0 && a < n && b >= 0 && b < n && a != b,
+            "Topology::from_links: bad link " + std::to_string(a) + " -- " + std::to_string(b));
+    require(comp.join(a, b), "Topology::from_links: link " + t.names_[a] + " -- " + t.names_[b] +
+                                 " closes a cycle");
+    for (int e : {a, b})
+      require(!t.is_machine_[e] || ++degree[e] == 1,
+              "Topology::from_links: machine '" + t.names_[e] + "' is not a leaf");
+    t.adjacency_[a].push_back(b);
+    t.adjacency_[b].push_back(a);
+  }
+  t.finish("Topology::from_links", std::vector<int>(links.size(), 0));
+  return t;
+}
+
+void Topology::finish(const std::string& source, const std::vector<int>& /*link_lines*/) {
+  const int n = num_nodes();
+  // Root the tree at node 0 (breadth first, no recursion: trees may be deep).
+  parent_.assign(static_cast<std::size_t>(n), -2);
+  depth_.assign(static_cast<std::size_t>(n), 0);
+  std::vector<int> order;
+  order.reserve(static_cast<std::size_t>(n));
+  parent_[0] = -1;
+  order.push_back(0);
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const int u = order[k];
+    for (int v : adjacency_[u])
+      if (parent_[v] == -2) {
+        parent_[v] = u;
+        depth_[v] = depth_[u] + 1;
+        order.push_back(v);
+      }
+  }
+  auto where = [&](int line) { return line > 0 ? source + ":" + std::to_string(line) : source; };
+  for (int v = 0; v < n; ++v)
+    if (parent_[v] == -2)
+      throw Error(where(line_[v]) + ": disconnected part: node '" + names_[v] +
+                  "' has no path to '" + names_[0] + "'");
+  machines_.clear();
+  machine_index_.assign(static_cast<std::size_t>(n), -1);
+  for (int v = 0; v < n; ++v)
+    if (is_machine_[v]) {
+      machine_index_[v] = static_cast<int>(machines_.size());
+      machines_.push_back(v);
+    }
+  if (num_machines() < 3) {
+    const int at = machines_.empty() ? 0 : line_[machines_.back()];
+    throw Error(where(at) + ": the tree has " +
+                std::to_string(num_machines()) +
+                " machine(s); at least 3 are needed (all-to-all on 1 or 2 machines needs no schedule)");
+  }
+  below_.assign(static_cast<std::size_t>(n), 0);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    if (is_machine_[*it]) ++below_[*it];
+    if (parent_[*it] >= 0) below_[parent_[*it]] += below_[*it];
+  }
+  std::vector<int> identity(static_cast<std::size_t>(num_machines()));
+  std::iota(identity.begin(), identity.end(), 0);
+  set_machine_of_rank(std::move(identity));
+}
+
+void Topology::set_machine_of_rank(std::vector<int> m) {
+  require(static_cast<int>(m.size()) == num_machines(),
+          "topology: rank mapping has " + std::to_string(m.size()) + " entries, the tree has " +
+              std::to_string(num_machines()) + " machines");
+  std::vector<int> inverse(m.size(), -1);
+  for (std::size_t r = 0; r < m.size(); ++r) {
+    require(m[r] >= 0 && m[r] < num_machines() && inverse[m[r]] < 0,
+            "topology: rank mapping is not a permutation of the machines (rank " +
+                std::to_string(r) + " -> machine " + std::to_string(m[r]) + ")");
+    inverse[m[r]] = static_cast<int>(r);
+  }
+  machine_of_rank_ = std::move(m);
+  rank_of_machine_ = std::move(inverse);
+}
+
+Topology Topology::single_switch(int machines) {
+  std::vector<std::string> names = {"s0"};
+  std::vector<bool> is_machine = {false};
+  std::vector<std::pair<int, int>> links;
+  for (int i = 0; i < machines; ++i) {
+    names.push_back("n" + std::to_string(i));
+    is_machine.push_back(true);
+    links.emplace_back(0, i + 1);
+  }
+  return from_links(std::move(names), std::move(is_machine), links);
+}
+
+Topology Topology::random(int machines, int switches, std::uint64_t seed, double chain_bias) {
+  require(switches >= 1, "Topology::random: needs at least one switch");
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> coin(0.0, 1.0);
+  std::vector<std::string> names;
+  std::vector<bool> is_machine;
+  std::vector<std::pair<int, int>> links;
+  for (int s = 0; s < switches; ++s) {
+    names.push_back("s" + std::to_string(s));
+    is_machine.push_back(false);
+    if (s > 0) {
+      // With probability chain_bias continue the chain (deep trees), else hang off any
+      // earlier switch (bushy trees).
+      const int to = coin(rng) < chain_bias ? s - 1
+                                            : static_cast<int>(rng() % static_cast<std::uint64_t>(s));
+      links.emplace_back(to, s);
+    }
+  }
+  for (int m = 0; m < machines; ++m) {
+    names.push_back("n" + std::to_string(m));
+    is_machine.push_back(true);
+    links.emplace_back(static_cast<int>(rng() % static_cast<std::uint64_t>(switches)), switches + m);
+  }
+  return from_links(std::move(names), std::move(is_machine), links);
+}
+
+std::string Topology::to_text() const {
+  std::ostringstream os;
+  os << "switch";
+  for (int v = 0; v < num_nodes(); ++v)
+    if (!is_machine_[v]) os << " " << names_[v];
+  os << "\nmachine";
+  for (int m : machines_) os << " " << names_[m];
+  os << "\n";
+  // Switches must be declared before machines in the output, so node ids may differ; the
+  // machine order (and therefore the default rank order) is kept.
+  for (int v = 1; v < num_nodes(); ++v) os << "link " << names_[parent_[v]] << " " << names_[v] << "\n";
+  bool identity = true;
+  for (int r = 0; r < num_machines(); ++r) identity &= machine_of_rank_[r] == r;
+  if (!identity) {
+    os << "ranks";
+    for (int m : machine_of_rank_) os << " " << names_[machines_[m]];
+    os << "\n";
+  }
+  return os.str();
+}
+
+int Topology::edge_id(int from, int to) const {
+  if (parent_.at(from) == to) return 2 * (from - 1);
+  if (parent_.at(to) == from) return 2 * (to - 1) + 1;
+  throw Error("topology: no link between '" + names_.at(from) + "' and '" + names_.at(to) + "'");
+}
+
+void Topology::path_edge_ids(int u, int v, std::vector<int>& out) const {
+  // Up from u, down to v: climb the deeper end until both meet at their common ancestor.
+  const std::size_t first_down = out.size();
+  std::vector<int> down;
+  while (u != v) {
+    if (depth_[u] >= depth_[v]) {
+      out.push_back(2 * (u - 1));  // u -> parent(u)
+      u = parent_[u];
+    } else {
+      down.push_back(2 * (v - 1) + 1);  // parent(v) -> v
+      v = parent_[v];
+    }
+  }
+  (void)first_down;
+  out.insert(out.end(), down.rbegin(), down.rend());
+}
+
+std::vector<Topology::Edge> Topology::path(int u, int v) const {
+  require(u >= 0 && u < num_nodes() && v >= 0 && v < num_nodes(), "topology: path: node out of range");
+  std::vector<Edge> up, down;
+  while (u != v) {
+    if (depth_[u] >= depth_[v]) {
+      up.push_back({u, parent_[u]});
+      u = parent_[u];
+    } else {
+      down.push_back({parent_[v], v});
+      v = parent_[v];
+    }
+  }
+  up.insert(up.end(), down.rbegin(), down.rend());
+  return up;
+}
+
+std::vector<Topology::Link> Topology::links() const {
+  std::vector<Link> out;
+  for (int v = 1; v < num_nodes(); ++v)
+    out.push_back({parent_[v], v, num_machines() - below_[v], below_[v]});
+  return out;
+}
+
+std::int64_t Topology::aapc_load() const {
+  std::int64_t best = 0;
+  for (const auto& l : links()) best = std::max(best, l.load());
+  return best;
+}
+
+std::vector<Topology::Link> Topology::bottleneck_links() const {
+  const std::int64_t load = aapc_load();
+  std::vector<Link> out;
+  for (const auto& l : links())
+    if (l.load() == load) out.push_back(l);
+  return out;
+}
+
+double Topology::peak_aggregate_throughput(double bandwidth) const {
+  const double m = num_machines();
+  return m * (m - 1) * bandwidth / static_cast<double>(aapc_load());
+}
+
+void attach_topology(const Comm& comm, Topology topology) {
+  require(topology.num_machines() == comm.size(),
+          "attach_topology: rank " + std::to_string(comm.rank()) + ": the topology has " +
+              std::to_string(topology.num_machines()) + " machines but the communicator has " +
+              std::to_string(comm.size()) + " ranks (one rank per machine)");
+  comm.attach("topology", std::make_shared<const Topology>(std::move(topology)));
+}
+
+std::shared_ptr<const Topology> attached_topology(const Comm& comm) {
+  return std::static_pointer_cast<const Topology>(comm.attachment("topology"));
+}
+
+}  // namespace libcomm

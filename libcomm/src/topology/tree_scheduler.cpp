@@ -1,0 +1,323 @@
+// AAPC phases on a switch tree (paper 003, section 4): root identification (4.1),
+// extended ring global scheduling (4.2) and the global and local message assignment of
+// Fig. 4 (4.3).
+#include <algorithm>
+#include <numeric>
+
+#include "libcomm/error.hpp"
+#include "libcomm/tree_schedule.hpp"
+
+namespace libcomm {
+
+namespace {
+
+// Machines on the `w` side of link (u, w).
+int machines_beyond(const Topology& t, int u, int w) {
+  return t.parent(w) == u ? t.machines_below(w) : t.num_machines() - t.machines_below(u);
+}
+
+int machine_branches(const Topology& t, int u) {
+  int n = 0;
+  for (int w : t.neighbours(u)) n += machines_beyond(t, u, w) > 0 ? 1 : 0;
+  return n;
+}
+
+// Section 4.1: start from a bottleneck link (u, v) with |Mu| >= |Mv|; while u has a single
+// branch with machines (besides v), move to that branch. The switch reached is the root.
+int walk_to_root(const Topology& t, int u, int v) {
+  for (;;) {
+    int branches = 0, next = -1;
+    for (int w : t.neighbours(u))
+      if (w != v && machines_beyond(t, u, w) > 0) ++branches, next = w;
+    require(!t.is_machine(u), "schedule_tree_aapc: internal error: root search reached machine '" +
+                                  t.name(u) + "'");
+    if (branches > 1) return u;
+    require(branches == 1, "schedule_tree_aapc: internal error: dead end at '" + t.name(u) + "'");
+    v = u;
+    u = next;
+  }
+}
+
+// The first bottleneck link (in Topology::links() order) decides. When its two sides hold
+// equally many machines (|Mu| = |Mv|) both ends lead to a valid root; the paper's example
+// (Fig. 1: link s0 -- s1 splits 3 | 3, root s1) takes the one with fewer subtrees, and so
+// do we (then the lower node id).
+int find_root(const Topology& t) {
+  const auto bottleneck = t.bottleneck_links().front();
+  if (bottleneck.machines_a != bottleneck.machines_b)
+    return bottleneck.machines_a > bottleneck.machines_b ? walk_to_root(t, bottleneck.a, bottleneck.b)
+                                                         : walk_to_root(t, bottleneck.b, bottleneck.a);
+  const int ra = walk_to_root(t, bottleneck.a, bottleneck.b);
+  const int rb = walk_to_root(t, bottleneck.b, bottleneck.a);
+  const int ba = machine_branches(t, ra), bb = machine_branches(t, rb);
+  if (ba != bb) return ba < bb ? ra : rb;
+  return std::min(ra, rb);
+}
+
+std::int64_t mod(std::int64_t a, std::int64_t m) { return ((a % m) + m) % m; }
+
+}  // namespace
+
+TreeAapcSchedule schedule_tree_aapc(const Topology& t) {
+  TreeAapcSchedule s;
+  const int M = t.num_machines();
+  require(M >= 3, "schedule_tree_aapc: needs at least 3 machines, got " + std::to_string(M));
+  s.num_machines = M;
+
+  // 4.1: the root and its subtrees t0, t1, ... in decreasing size (ties: the subtree
+  // holding the lower-numbered machine first). Machines of a subtree in listing order.
+  s.root = find_root(t);
+  struct Sub {
+    int node;
+    std::vector<int> machines;
+  };
+  std::vector<Sub> subs;
+  for (int w : t.neighbours(s.root)) {
+    if (machines_beyond(t, s.root, w) == 0) continue;
+    Sub sub{w, {}};
+    std::vector<std::pair<int, int>> stack = {{w, s.root}};
+    while (!stack.empty()) {
+      const auto [x, from] = stack.back();
+      stack.pop_back();
+      if (t.is_machine(x)) sub.machines.push_back(t.machine_index(x));
+      for (int y : t.neighbours(x))
+        if (y != from) stack.emplace_back(y, x);
+    }
+    std::sort(sub.machines.begin(), sub.machines.end());
+    subs.push_back(std::move(sub));
+  }
+  std::stable_sort(subs.begin(), subs.end(), [](const Sub& a, const Sub& b) {
+    if (a.machines.size() != b.machines.size()) return a.machines.size() > b.machines.size();
+    return a.machines.front() < b.machines.front();
+  });
+  const std::size_t k = subs.size();
+  std::vector<std::int64_t> size(k);
+  s.subtree_of.assign(static_cast<std::size_t>(M), -1);
+  s.index_in_subtree.assign(static_cast<std::size_t>(M), -1);
+  for (std::size_t i = 0; i < k; ++i) {
+    s.subtree_node.push_back(subs[i].node);
+    s.subtrees.push_back(subs[i].machines);
+    size[i] = static_cast<std::int64_t>(subs[i].machines.size());
+    for (std::size_t x = 0; x < subs[i].machines.size(); ++x) {
+      s.subtree_of[subs[i].machines[x]] = static_cast<int>(i);
+      s.index_in_subtree[subs[i].machines[x]] = static_cast<int>(x);
+    }
+  }
+  // Lemma 1: no subtree holds more than half of the machines.
+  require(k >= 2 && 2 * size[0] <= M,
+          "schedule_tree_aapc: internal error: root '" + t.name(s.root) + "' has a subtree of " +
+              std::to_string(size[0]) + " of " + std::to_string(M) + " machines");
+
+  // 4.2: extended ring scheduling. t_i -> t_j occupies |Mi| |Mj| consecutive phases from
+  //   j > i: |Mi| * sum_{l=i+1}^{j-1} |Ml|
+  //   i > j: T - |Mj| * sum_{l=j+1}^{i} |Ml|
+  const std::int64_t T = size[0] * (M - size[0]);
+  s.num_phases = T;
+  s.group_start.assign(k, std::vector<std::int64_t>(k, -1));
+  std::vector<std::int64_t> prefix(k + 1, 0);  // prefix[n] = |M0| + ... + |M(n-1)|
+  for (std::size_t n = 0; n < k; ++n) prefix[n + 1] = prefix[n] + size[n];
+  auto sum = [&](std::size_t from, std::size_t to) { return to < from ? 0 : prefix[to + 1] - prefix[from]; };
+  for (std::size_t i = 0; i < k; ++i)
+    for (std::size_t j = 0; j < k; ++j) {
+      if (i == j) continue;
+      s.group_start[i][j] = j > i ? size[i] * (j > i + 1 ? sum(i + 1, j - 1) : 0)
+                                  : T - size[j] * sum(j + 1, i);
+    }
+
+  // 4.3, Fig. 4.
+  s.phase_of.assign(static_cast<std::size_t>(M) * M, -1);
+  auto place = [&](int src, int dst, std::int64_t p) {
+    auto& slot = s.phase_of[static_cast<std::size_t>(src) * M + dst];
+    if (slot != -1 || p < 0 || p >= T)
+      throw Error("schedule_tree_aapc: internal error: message " + t.name(t.machine_node(src)) + " -> " +
+                  t.name(t.machine_node(dst)) + " placed twice or out of range");
+    slot = static_cast<std::int32_t>(p);
+  };
+  const auto& t0 = s.subtrees[0];
+  const std::int64_t M0 = size[0];
+  // Sender in t0 (index) and designated receiver in t0 (index) of every phase.
+  std::vector<std::int64_t> t0_sender(static_cast<std::size_t>(T), -1), t0_receiver(static_cast<std::size_t>(T), -1);
+
+  // Step 1: t0 -> tj. Receiver at phase p: t_{j, (p - T) mod |Mj|}. Senders: rotate pattern
+  // on the base sequence t0,0 .. t0,|M0|-1: repeated for lcm(|M0|, |Mj|) phases, then
+  // rotated once, and so on.
+  for (std::size_t j = 1; j < k; ++j) {
+    const std::int64_t Mj = size[j], start = s.group_start[0][j];
+    const std::int64_t lcm = M0 / std::gcd(M0, Mj) * Mj;
+    for (std::int64_t q = 0; q < M0 * Mj; ++q) {
+      const std::int64_t p = start + q;
+      const std::int64_t x = (q % M0 + q / lcm) % M0;
+      t0_sender[p] = x;
+      place(t0[x], s.subtrees[j][mod(p - T, Mj)], p);
+    }
+  }
+  // Step 2: t_i -> t0. Rounds of |M0| phases; in round r the t0 sender x maps to receiver
+  // (x + (r mod |M0|) + 1) mod |M0| (Table 3). Senders: broadcast pattern t_{i,0}, t_{i,1}, ...
+  for (std::size_t i = 1; i < k; ++i) {
+    const std::int64_t start = s.group_start[i][0];
+    for (std::int64_t q = 0; q < size[i] * M0; ++q) {
+      const std::int64_t p = start + q;
+      const std::int64_t r = p / M0;
+      t0_receiver[p] = (t0_sender[p] + r % M0 + 1) % M0;
+      place(s.subtrees[i][q / M0], t0[t0_receiver[p]], p);
+    }
+  }
+  // Step 3: local messages of t0 in the first |M0| (|M0| - 1) phases: t0,x -> t0,y where
+  // t0,x receives and t0,y sends a global message.
+  for (std::int64_t p = 0; p < M0 * (M0 - 1); ++p)
+    place(t0[t0_receiver[p]], t0[t0_sender[p]], p);
+  // Step 4: t_i -> t_j, i > j >= 1: broadcast, receivers t_{j,0}, t_{j,1}, ... per sender.
+  for (std::size_t i = 2; i < k; ++i)
+    for (std::size_t j = 1; j < i; ++j) {
+      const std::int64_t Mj = size[j], start = s.group_start[i][j];
+      for (std::int64_t q = 0; q < size[i] * Mj; ++q)
+        place(s.subtrees[i][q / Mj], s.subtrees[j][q % Mj], start + q);
+    }
+  // Step 5: local messages of t_i, i >= 1, in the phases of t_i -> t_{i-1}: at phase p the
+  // designated receiver of t_i is t_{i, (p - T) mod |Mi|}; t_{i,x} -> t_{i,y} goes in the
+  // first phase where t_{i,x} is the designated receiver and t_{i,y} the global sender.
+  for (std::size_t i = 1; i < k; ++i) {
+    const std::int64_t Mi = size[i], run = size[i - 1], start = s.group_start[i][i - 1];
+    const auto& ti = s.subtrees[i];
+    std::int64_t placed = 0;
+    for (std::int64_t q = 0; q < Mi * run; ++q) {
+      const std::int64_t p = start + q;
+      const std::int64_t y = q / run, x = mod(p - T, Mi);
+      if (x == y || s.phase_of[static_cast<std::size_t>(ti[x]) * M + ti[y]] != -1) continue;
+      place(ti[x], ti[y], p);
+      ++placed;
+    }
+    require(placed == Mi * (Mi - 1), "schedule_tree_aapc: internal error: step 5 placed " +
+                                         std::to_string(placed) + " of the local messages of t" +
+                                         std::to_string(i));
+  }
+  // Step 6: t_i -> t_j, 1 <= i < j: broadcast pattern.
+  for (std::size_t i = 1; i < k; ++i)
+    for (std::size_t j = i + 1; j < k; ++j) {
+      const std::int64_t Mj = size[j], start = s.group_start[i][j];
+      for (std::int64_t q = 0; q < size[i] * Mj; ++q)
+        place(s.subtrees[i][q / Mj], s.subtrees[j][q % Mj], start + q);
+    }
+
+  for (int a = 0; a < M; ++a)
+    for (int b = 0; b < M; ++b)
+      if ((a == b) != (s.phase(a, b) == -1))
+        throw Error("schedule_tree_aapc: internal error: message " + t.name(t.machine_node(a)) + " -> " +
+                    t.name(t.machine_node(b)) + " has no phase");
+  return s;
+}
+
+TreeAapcSchedule::Phases TreeAapcSchedule::phases() const {
+  Phases out;
+  out.offset.assign(static_cast<std::size_t>(num_phases) + 1, 0);
+  const std::size_t M = static_cast<std::size_t>(num_machines);
+  for (std::size_t i = 0; i < M * M; ++i)
+    if (phase_of[i] >= 0) ++out.offset[static_cast<std::size_t>(phase_of[i]) + 1];
+  for (std::size_t p = 0; p < static_cast<std::size_t>(num_phases); ++p) out.offset[p + 1] += out.offset[p];
+  out.messages.resize(static_cast<std::size_t>(out.offset.back()));
+  std::vector<std::int64_t> fill(out.offset.begin(), out.offset.end() - 1);
+  for (std::size_t a = 0; a < M; ++a)
+    for (std::size_t b = 0; b < M; ++b) {
+      const std::int32_t p = phase_of[a * M + b];
+      if (p >= 0) out.messages[static_cast<std::size_t>(fill[p]++)] = {static_cast<int>(a), static_cast<int>(b)};
+    }
+  return out;
+}
+
+Schedule tree_rank_schedule(const TreeAapcSchedule& s, const Topology& t) {
+  require(t.num_machines() == s.num_machines,
+          "tree_rank_schedule: the schedule is for " + std::to_string(s.num_machines) +
+              " machines, the topology has " + std::to_string(t.num_machines()));
+  Schedule out;
+  out.name = "tree_scheduled";
+  out.nprocs = s.num_machines;
+  out.ports = 1;
+  out.rounds.resize(static_cast<std::size_t>(s.num_phases));
+  const auto ph = s.phases();
+  for (std::size_t p = 0; p < out.rounds.size(); ++p) {
+    auto& tr = out.rounds[p].transfers;
+    if (p == 0)
+      for (int r = 0; r < out.nprocs; ++r) tr.push_back({r, r, aapc_block(r, r, out.nprocs)});
+    for (auto k = ph.offset[p]; k < ph.offset[p + 1]; ++k) {
+      const int src = t.rank_of_machine(ph.messages[k].first);
+      const int dst = t.rank_of_machine(ph.messages[k].second);
+      tr.push_back({src, dst, aapc_block(src, dst, out.nprocs)});
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Shared core of both verifiers: messages of a round given as machine pairs.
+class ContentionChecker {
+ public:
+  explicit ContentionChecker(const Topology& t)
+      : t_(t), stamp_(static_cast<std::size_t>(t.num_edge_ids()), -1),
+        user_(static_cast<std::size_t>(t.num_edge_ids()), {-1, -1}) {}
+
+  void check(std::int64_t round, int src_m, int dst_m, VerifyResult& res) {
+    if (src_m == dst_m) return;
+    path_.clear();
+    t_.path_edge_ids(t_.machine_node(src_m), t_.machine_node(dst_m), path_);
+    for (int e : path_) {
+      if (stamp_[e] == round) {
+        res.ok = false;
+        if (res.problems.size() < 32)
+          res.problems.push_back("round " + std::to_string(round) + ": " + name(src_m) + " -> " +
+                                 name(dst_m) + " and " + name(user_[e].first) + " -> " +
+                                 name(user_[e].second) + " share edge " + edge_name(e));
+      }
+      stamp_[e] = round;
+      user_[e] = {src_m, dst_m};
+    }
+  }
+
+ private:
+  std::string name(int m) const { return t_.name(t_.machine_node(m)); }
+  std::string edge_name(int e) const {
+    const int child = e / 2 + 1, par = t_.parent(child);
+    return e % 2 == 0 ? "(" + t_.name(child) + ", " + t_.name(par) + ")"
+                      : "(" + t_.name(par) + ", " + t_.name(child) + ")";
+  }
+  const Topology& t_;
+  std::vector<std::int64_t> stamp_;
+  std::vector<std::pair<int, int>> user_;
+  std::vector<int> path_;
+};
+
+}  // namespace
+
+VerifyResult verify_contention_free(const Schedule& s, const Topology& t) {
+  VerifyResult res;
+  if (s.nprocs != t.num_machines()) {
+    res.ok = false;
+    res.problems.push_back("schedule has " + std::to_string(s.nprocs) + " ranks, topology " +
+                           std::to_string(t.num_machines()) + " machines");
+    return res;
+  }
+  ContentionChecker check(t);
+  for (std::size_t r = 0; r < s.rounds.size(); ++r)
+    for (const auto& tr : s.rounds[r].transfers) {
+      if (tr.src < 0 || tr.src >= s.nprocs || tr.dst < 0 || tr.dst >= s.nprocs) {
+        res.ok = false;
+        res.problems.push_back("round " + std::to_string(r) + ": rank out of range");
+        continue;
+      }
+      check.check(static_cast<std::int64_t>(r), t.machine_of_rank()[tr.src],
+                  t.machine_of_rank()[tr.dst], res);
+    }
+  return res;
+}
+
+VerifyResult verify_contention_free(const TreeAapcSchedule& s, const Topology& t) {
+  VerifyResult res;
+  ContentionChecker check(t);
+  const auto ph = s.phases();
+  for (std::int64_t p = 0; p < s.num_phases; ++p)
+    for (auto k = ph.offset[p]; k < ph.offset[p + 1]; ++k)
+      check.check(p, ph.messages[k].first, ph.messages[k].second, res);
+  return res;
+}
+
+}  // namespace libcomm

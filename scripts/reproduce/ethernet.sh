@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Paper 003, section 6 under SimGrid: the three topologies of Fig. 5 (100 Mbit/s full
+# duplex) with tree_scheduled (pairwise synchronisation, and a barrier per phase),
+# linear (LAM), ring / ring_sendrecv / pairwise (MPICH), native and SimGrid's own
+# all-to-all algorithms, blocks of 8 KiB to 256 KiB. Writes results/ethernet/*.json and
+# docs/results/ethernet.md + ethernet_fig5*.png (completion time and aggregate throughput beside the peak
+# bound, the paper's numbers alongside).
+#   scripts/reproduce/ethernet.sh [--quick] [--topologies "fig5a fig5b fig5c"]
+#     --quick   2 sizes (64 KiB, 256 KiB), 1 repetition; tables and plots go to
+#               results/ethernet/ instead of docs/results/
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+QUICK=0
+TOPOS="fig5a fig5b fig5c"
+while (($#)); do
+  case "$1" in
+    --quick) QUICK=1; shift ;;
+    --topologies) TOPOS="$2"; shift 2 ;;
+    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "ethernet.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+BUILD="${BUILD_SG_DIR:-build-sg}"
+if [[ ! -x "$BUILD/apps/commbench/commbench" ]]; then
+  cmake -S . -B "$BUILD" -DLIBCOMM_SIMGRID=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$BUILD" -j2 --target commbench
+fi
+SIZES="8K,16K,32K,64K,128K,256K"
+REPS=2
+OUT=results/ethernet
+DOCS=docs/results
+((QUICK)) && SIZES="64K,256K" && REPS=1 && DOCS=$OUT
+mkdir -p "$OUT" inputs/platforms docs/results
+BUILTIN="basic_linear pair ring bruck ompi"
+# Time is simulated: no computation is injected between MPI calls.
+SMPI_CFG=(--cfg=smpi/simulate-computation:no --cfg=smpi/host-speed:1Gf)
+status=0
+for t in $TOPOS; do
+  topo=inputs/topologies/$t.topo
+  plat=inputs/platforms/ethernet_$t.xml
+  hosts=inputs/platforms/ethernet_$t.hosts
+  python3 scripts/reproduce/topo2platform.py "$topo" "$plat" --hostfile "$hosts"
+  np=$(wc -l < "$hosts")
+  run() {  # run NAME NP HOSTFILE EXTRA_SMPI_ARGS... -- COMMBENCH_ARGS...
+    local name="$1" n="$2" hf="$3"
+    shift 3
+    local smpi=()
+    while [[ "$1" != "--" ]]; do smpi+=("$1"); shift; done
+    shift
+    echo "== $name: smpirun -np $n ${smpi[*]} commbench $*"
+    if ! smpirun -np "$n" -platform "$plat" -hostfile "$hf" "${SMPI_CFG[@]}" "${smpi[@]}" \
+        "$BUILD/apps/commbench/commbench" "$@" --json "$OUT/$name.json" \
+        > "$OUT/$name.log" 2>&1; then
+      echo "== $name FAILED (see $OUT/$name.log)"
+      status=1
+    fi
+    grep -E "validation" "$OUT/$name.log" || true
+  }
+  # Effective bandwidth of the simulator: one 16 MiB exchange between the first and the
+  # last machine (both directions at once, full duplex), crossing the bottleneck.
+  printf '%s\n%s\n' "$(head -1 "$hosts")" "$(tail -1 "$hosts")" > "$OUT/${t}_pair.hosts"
+  run "${t}_p2p" 2 "$OUT/${t}_pair.hosts" -- --algo ring_sendrecv --sizes 16M --reps 1 --warmup 1
+  run "${t}_libcomm" "$np" "$hosts" -- --topology "$topo" --sizes "$SIZES" --reps "$REPS" \
+    --warmup 1 --algo tree_scheduled,tree_scheduled_barrier,linear,ring,ring_sendrecv,pairwise
+  for a in $BUILTIN; do
+    run "${t}_simgrid_$a" "$np" "$hosts" --cfg=smpi/alltoall:"$a" -- --algo native \
+      --sizes "$SIZES" --reps "$REPS" --warmup 1
+  done
+done
+python3 scripts/reproduce/ethernet_report.py "$OUT" > "$DOCS/ethernet.md" || status=1
+cat "$DOCS/ethernet.md"
+# PNG plots (matplotlib: the Debian python3-matplotlib is in /usr/bin/python3).
+for py in python3 /usr/bin/python3; do
+  if "$py" -c "import matplotlib" 2>/dev/null; then
+    "$py" scripts/reproduce/ethernet_plot.py "$OUT" "$DOCS" || status=1
+    break
+  fi
+done
+exit $status

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""PNG plots of the SimGrid Ethernet runs (aggregate throughput against block size, the
+peak bound and the paper's generated routine alongside), like Figs. 6-8 (b) of paper 003.
+
+    ethernet_plot.py RESULTS_DIR OUT_DIR      (needs matplotlib)
+"""
+import json
+import pathlib
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from ethernet_report import PAPER, load_of  # noqa: E402
+
+SHOW = ["tree_scheduled", "tree_scheduled_barrier", "linear", "ring", "ring_sendrecv", "pairwise", "native"]
+
+
+def main(folder, out):
+    folder, out = pathlib.Path(folder), pathlib.Path(out)
+    for topo in ("fig5a", "fig5b", "fig5c"):
+        lib = folder / f"{topo}_libcomm.json"
+        if not lib.exists():
+            continue
+        m, load = load_of(f"inputs/topologies/{topo}.topo")
+        rec = json.loads(lib.read_text())
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        sizes = sorted({r["block_bytes"] for r in rec["results"]})
+        for algo in SHOW:
+            pts = [(r["block_bytes"], m * (m - 1) * r["block_bytes"] * 8 / r["median_s"] / 1e6)
+                   for r in rec["results"] if r["algo"] == algo]
+            if pts:
+                ax.plot([p[0] // 1024 for p in pts], [p[1] for p in pts], marker="o", label=algo)
+        for path in sorted(folder.glob(f"{topo}_simgrid_*.json")):
+            r2 = json.loads(path.read_text())
+            pts = [(r["block_bytes"], m * (m - 1) * r["block_bytes"] * 8 / r["median_s"] / 1e6)
+                   for r in r2["results"]]
+            ax.plot([p[0] // 1024 for p in pts], [p[1] for p in pts], linestyle=":",
+                    label="simgrid:" + path.stem.split("_simgrid_")[1])
+        paper = PAPER[topo]
+        ks = sorted(paper)
+        ax.plot(ks, [m * (m - 1) * k * 1024 * 8 / (paper[k][2] / 1e3) / 1e6 for k in ks], "k--",
+                marker="s", label="paper: generated routine")
+        ax.axhline(m * (m - 1) * 100 / load, color="red", label="peak bound (100 Mbit/s)")
+        p2p = folder / f"{topo}_p2p.json"
+        if p2p.exists():
+            r = json.loads(p2p.read_text())["results"][0]
+            beff = r["block_bytes"] * 8 / r["median_s"] / 1e6
+            ax.axhline(m * (m - 1) * beff / load, color="red", linestyle="--",
+                       label=f"effective bound ({beff:.1f} Mbit/s links)")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks([s // 1024 for s in sizes], [f"{s // 1024}K" for s in sizes])
+        ax.set_xlabel("block size")
+        ax.set_ylabel("aggregate throughput (Mbit/s)")
+        ax.set_title(f"Paper 003 topology ({topo[-1]}), {m} machines, SimGrid")
+        ax.legend(fontsize=7, ncol=2)
+        fig.tight_layout()
+        fig.savefig(out / f"ethernet_{topo}.png", dpi=110)
+        print(f"wrote {out / f'ethernet_{topo}.png'}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
