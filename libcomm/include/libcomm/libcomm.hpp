@@ -1,10 +1,12 @@
 // Umbrella header of libcomm.
 #pragma once
 
+#include "libcomm/allgather.hpp"
 #include "libcomm/alltoall.hpp"
 #include "libcomm/comm.hpp"
 #include "libcomm/error.hpp"
 #include "libcomm/executor.hpp"
 #include "libcomm/hierarchical.hpp"
 #include "libcomm/node_map.hpp"
+#include "libcomm/reduce_scatter.hpp"
 #include "libcomm/schedule.hpp"
