@@ -47,6 +47,20 @@ else
     --sizes 0,8,1K,64K --reps 3
 fi
 
+# commbench --op allgather / --op reduce_scatter: all-to-all broadcast and reduction by
+# Hamiltonian cycles (paper 004), every algorithm beside the MPI library's collective.
+if ((QUICK)); then
+  run commbench_allgather_np$NP "$NP" "$BUILD_DIR/apps/commbench/commbench" --op allgather \
+    --sizes 8,1K,64K --reps 3
+  run commbench_reduce_scatter_np$NP "$NP" "$BUILD_DIR/apps/commbench/commbench" \
+    --op reduce_scatter --sizes 8,1K,64K --reps 3
+else
+  run commbench_allgather_np$NP "$NP" "$BUILD_DIR/apps/commbench/commbench" --op allgather \
+    --min 8 --max 1MiB --reps 7
+  run commbench_reduce_scatter_np$NP "$NP" "$BUILD_DIR/apps/commbench/commbench" \
+    --op reduce_scatter --min 8 --max 1MiB --reps 7
+fi
+
 echo
 python3 scripts/summarize.py results > results/summary.txt || status=1
 cat results/summary.txt

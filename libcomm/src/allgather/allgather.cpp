@@ -179,7 +179,10 @@ void check_allgather_args(const void* send, std::size_t send_bytes, void* recv,
     if (s < r + total && r < s + send_bytes) local = "send and recv buffers overlap";
   }
   using u64 = unsigned long long;
-  const u64 h = counts.size() == static_cast<std::size_t>(p) ? hash_counts(counts) : 0;
+  // The subblock partitioning (Fig. 20) depends on element_bytes: it must agree too.
+  const u64 h = counts.size() == static_cast<std::size_t>(p)
+                    ? hash_counts(counts) ^ (static_cast<u64>(opts.element_bytes) * 0x100000001b3ULL)
+                    : 0;
   const u64 mode = static_cast<u64>(algo) * 64 + static_cast<u64>(opts.order) * 8 +
                    static_cast<u64>(opts.reorder) * 2 + (opts.allow_fallback ? 1 : 0);
   std::array<u64, 5> v = {local.empty() ? 0ULL : static_cast<u64>(p - me), h, ~h, mode, ~mode};
