@@ -61,6 +61,16 @@ else
     --op reduce_scatter --min 8 --max 1MiB --reps 7
 fi
 
+# matvec and nbody: the mini-apps of paper 004 (y = A x, x^T A, A += y x^T in every layout of
+# s. 2; direct N-body with an allgather per step or the systolic ring), every algorithm.
+if ((QUICK)); then
+  run matvec_np$NP "$NP" "$BUILD_DIR/apps/matvec/matvec" --reps 3
+  run nbody_np$NP "$NP" "$BUILD_DIR/apps/nbody/nbody" --n 500 --steps 5
+else
+  run matvec_np$NP "$NP" "$BUILD_DIR/apps/matvec/matvec" --n 2000 --reps 11
+  run nbody_np$NP "$NP" "$BUILD_DIR/apps/nbody/nbody" --n 2000 --steps 10
+fi
+
 echo
 python3 scripts/summarize.py results > results/summary.txt || status=1
 cat results/summary.txt
