@@ -16,9 +16,12 @@ Routing:
               cube links, correcting the differing address bits from the lowest
               dimension up (e-cube routing, what the CM-200 router did for the send /
               gather of send_spread and the MPI library's own collectives).
-  neighbours  routes only between cube neighbours: a message to any other node is an
-              error in the simulation. For checking that an algorithm is purely
-              nearest-neighbour (ring --order gray, d_cycles, butterfly on 2^d).
+  neighbours  routes only between cube neighbours: a message to any other node aborts
+              the simulation ("no connecting path"). Only a program whose every message,
+              set-up included, goes to a cube neighbour can run on it; commbench cannot
+              (its communicator set-up and the native reference reach every rank), so
+              cycles.sh uses ecube, where the cycle algorithms still only use neighbour
+              links.
 """
 import argparse
 import sys
