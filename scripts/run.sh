@@ -68,7 +68,7 @@ if ((QUICK)); then
   run nbody_np$NP "$NP" "$BUILD_DIR/apps/nbody/nbody" --n 500 --steps 5
 else
   run matvec_np$NP "$NP" "$BUILD_DIR/apps/matvec/matvec" --n 2000 --reps 11
-  run nbody_np$NP "$NP" "$BUILD_DIR/apps/nbody/nbody" --n 2000 --steps 10
+  run nbody_np$NP "$NP" "$BUILD_DIR/apps/nbody/nbody" --n 2000 --steps 10 --reps 3
 fi
 
 echo

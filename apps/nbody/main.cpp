@@ -46,10 +46,15 @@ int run(int argc, char** argv) {
   Params prm;
   std::string algo_list = "all", order = "binary", json_path;
   double tol = 1e-9;
+  int reps = 1;
   app.add_option("--n", prm.n, "number of bodies")->capture_default_str();
   app.add_option("--steps", prm.steps, "leapfrog steps")->check(CLI::Range(1, 1000000))->capture_default_str();
   app.add_option("--dt", prm.dt, "time step")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--eps", prm.eps, "softening length")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--reps", reps, "simulations per algorithm, run round-robin (medians over all "
+                                 "their steps)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   app.add_option("--seed", prm.seed, "seed of the initial state")->capture_default_str();
   app.add_option("--algo", algo_list,
                  "native, auto, ring, d_cycles, d_cycles_im, send_spread, butterfly, systolic (comma "
@@ -124,7 +129,7 @@ int run(int argc, char** argv) {
     ref_drift = std::abs(kernels::total_energy(ref_bodies.data(), ref_vel.data(), prm.n, eps2) - e0) /
                 std::abs(e0);
     std::printf("nbody: %zu bodies, %d steps of dt %g, softening %g (seed %llu), %d ranks; time = "
-                "median over steps of the slowest rank; serial reference energy drift %.2e\n",
+                "median over steps (and --reps runs) of the slowest rank; serial reference energy drift %.2e\n",
                 prm.n, prm.steps, prm.dt, prm.eps, static_cast<unsigned long long>(prm.seed), p,
                 ref_drift);
     std::printf("%-12s %-12s %12s %10s %10s %14s %6s %10s %11s  %s\n", "algo", "ran", "step_ms",
@@ -142,74 +147,85 @@ int run(int argc, char** argv) {
     recv_counts[static_cast<std::size_t>(k)] = static_cast<int>(4 * sim.counts()[static_cast<std::size_t>(k)]);
     displs[static_cast<std::size_t>(k)] = static_cast<int>(4 * sim.offsets()[static_cast<std::size_t>(k)]);
   }
+  // Runs round-robin: repetition r runs every algorithm once, so load on the shared
+  // machine hits all of them alike. Every run is validated.
   for (const auto& c : choices) {
     Row row;
     row.algo = c.name;
-    if (!c.not_applicable.empty()) {
-      row.note = c.not_applicable;
-      if (rank == 0) std::printf("%-12s not run: %s\n", c.name.c_str(), c.not_applicable.c_str());
-      rows.push_back(row);
+    row.note = c.not_applicable;
+    row.run = c.not_applicable.empty();
+    row.pass = true;
+    rows.push_back(row);
+  }
+  std::vector<std::vector<double>> comm_t(rows.size()), comp_t(rows.size());
+  for (int rep = 0; rep < reps; ++rep)
+    for (std::size_t k = 0; k < choices.size(); ++k) {
+      const auto& c = choices[k];
+      Row& row = rows[k];
+      if (!row.run) continue;
+      MPI_Barrier(comm.mpi());
+      const auto phases = sim.run(c.systolic, c.algo, opts);
+      row.ran = sim.ran();
+      // Slowest rank per step; the medians are taken over all steps of all repetitions.
+      std::vector<double> local(3 * steps), worst(3 * steps);
+      for (std::size_t s = 0; s < steps; ++s) {
+        local[3 * s] = phases[s].comm + phases[s].compute;
+        local[3 * s + 1] = phases[s].comm;
+        local[3 * s + 2] = phases[s].compute;
+      }
+      MPI_Allreduce(local.data(), worst.data(), static_cast<int>(3 * steps), MPI_DOUBLE, MPI_MAX,
+                    comm.mpi());
+      for (std::size_t s = 0; s < steps; ++s) {
+        row.times.push_back(worst[3 * s]);
+        comm_t[k].push_back(worst[3 * s + 1]);
+        comp_t[k].push_back(worst[3 * s + 2]);
+      }
+      // Validation: final positions against the serial reference, on rank 0.
+      std::vector<double> final_bodies(rank == 0 ? 4 * prm.n : 0);
+      MPI_Gatherv(sim.bodies().data(), static_cast<int>(sim.bodies().size()), MPI_DOUBLE,
+                  final_bodies.data(), recv_counts.data(), displs.data(), MPI_DOUBLE, 0, comm.mpi());
+      std::vector<double> final_vel(rank == 0 ? 3 * prm.n : 0);
+      std::vector<int> vcounts(recv_counts), vdispls(displs);
+      for (std::size_t q = 0; q < vcounts.size(); ++q) {
+        vcounts[q] = vcounts[q] / 4 * 3;
+        vdispls[q] = vdispls[q] / 4 * 3;
+      }
+      MPI_Gatherv(sim.velocities().data(), static_cast<int>(sim.velocities().size()), MPI_DOUBLE,
+                  final_vel.data(), vcounts.data(), vdispls.data(), MPI_DOUBLE, 0, comm.mpi());
+      int pass = 0;
+      if (rank == 0) {
+        double err = 0;
+        bool nan = false;
+        for (std::size_t b = 0; b < prm.n; ++b) {
+          double d2 = 0;
+          for (int q = 0; q < 3; ++q) {
+            const double d = final_bodies[4 * b + q] - ref_bodies[4 * b + q];
+            d2 += d * d;
+          }
+          nan |= std::isnan(d2);
+          err = std::max(err, std::sqrt(d2));
+        }
+        row.error = (nan || std::isnan(row.error)) ? NAN : std::max(row.error, err);
+        row.drift = std::abs(kernels::total_energy(final_bodies.data(), final_vel.data(), prm.n, eps2) - e0) /
+                    std::abs(e0);
+        pass = !nan && err <= tol;
+      }
+      MPI_Bcast(&pass, 1, MPI_INT, 0, comm.mpi());
+      row.pass = row.pass && pass != 0;
+    }
+  const double pairs = static_cast<double>(prm.n) * static_cast<double>(prm.n - 1);
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    Row& row = rows[k];
+    if (!row.run) {
+      if (rank == 0) std::printf("%-12s not run: %s\n", row.algo.c_str(), row.note.c_str());
       continue;
     }
-    row.run = true;
-    MPI_Barrier(comm.mpi());
-    const auto phases = sim.run(c.systolic, c.algo, opts);
-    row.ran = sim.ran();
-    // Slowest rank per step, then the median over the steps.
-    std::vector<double> local(3 * steps), worst(3 * steps);
-    for (std::size_t s = 0; s < steps; ++s) {
-      local[3 * s] = phases[s].comm + phases[s].compute;
-      local[3 * s + 1] = phases[s].comm;
-      local[3 * s + 2] = phases[s].compute;
-    }
-    MPI_Allreduce(local.data(), worst.data(), static_cast<int>(3 * steps), MPI_DOUBLE, MPI_MAX, comm.mpi());
-    std::vector<double> total(steps), cm(steps), cp(steps);
-    for (std::size_t s = 0; s < steps; ++s) {
-      total[s] = worst[3 * s];
-      cm[s] = worst[3 * s + 1];
-      cp[s] = worst[3 * s + 2];
-    }
-    row.times = total;
-    row.median = apps::median(total);
-    row.comm = apps::median(cm);
-    row.compute = apps::median(cp);
-    const double pairs = static_cast<double>(prm.n) * static_cast<double>(prm.n - 1);
+    row.median = apps::median(row.times);
+    row.comm = apps::median(comm_t[k]);
+    row.compute = apps::median(comp_t[k]);
     row.rate = row.median > 0 ? pairs / row.median : 0;
-    if (c.name == "native") native_median = row.median;
+    if (row.algo == "native") native_median = row.median;
     if (native_median > 0) row.ratio = row.median / native_median;
-
-    // Validation: final positions against the serial reference, on rank 0.
-    std::vector<double> final_bodies(rank == 0 ? 4 * prm.n : 0);
-    MPI_Gatherv(sim.bodies().data(), static_cast<int>(sim.bodies().size()), MPI_DOUBLE,
-                final_bodies.data(), recv_counts.data(), displs.data(), MPI_DOUBLE, 0, comm.mpi());
-    std::vector<double> final_vel(rank == 0 ? 3 * prm.n : 0);
-    std::vector<int> vcounts(recv_counts), vdispls(displs);
-    for (std::size_t k = 0; k < vcounts.size(); ++k) {
-      vcounts[k] = vcounts[k] / 4 * 3;
-      vdispls[k] = vdispls[k] / 4 * 3;
-    }
-    MPI_Gatherv(sim.velocities().data(), static_cast<int>(sim.velocities().size()), MPI_DOUBLE,
-                final_vel.data(), vcounts.data(), vdispls.data(), MPI_DOUBLE, 0, comm.mpi());
-    int pass = 0;
-    if (rank == 0) {
-      double err = 0;
-      bool nan = false;
-      for (std::size_t b = 0; b < prm.n; ++b) {
-        double d2 = 0;
-        for (int k = 0; k < 3; ++k) {
-          const double d = final_bodies[4 * b + k] - ref_bodies[4 * b + k];
-          d2 += d * d;
-        }
-        nan |= std::isnan(d2);
-        err = std::max(err, std::sqrt(d2));
-      }
-      row.error = nan ? NAN : err;
-      row.drift = std::abs(kernels::total_energy(final_bodies.data(), final_vel.data(), prm.n, eps2) - e0) /
-                  std::abs(e0);
-      pass = !nan && err <= tol;
-    }
-    MPI_Bcast(&pass, 1, MPI_INT, 0, comm.mpi());
-    row.pass = pass != 0;
     failures += row.pass ? 0 : 1;
     if (rank == 0) {
       std::ostringstream ratio;
@@ -219,7 +235,6 @@ int run(int argc, char** argv) {
                   ratio.str().c_str(), row.error, row.drift, row.pass ? "PASS" : "FAIL");
       std::fflush(stdout);
     }
-    rows.push_back(row);
   }
   int ran = 0;
   for (const auto& r : rows) ran += r.run;
@@ -242,6 +257,7 @@ int run(int argc, char** argv) {
       j["dt"] = prm.dt;
       j["eps"] = prm.eps;
       j["seed"] = prm.seed;
+      j["reps"] = reps;
       j["tolerance"] = tol;
       j["reference_energy_drift"] = ref_drift;
       j["validation"] = ok ? "PASS" : "FAIL";
