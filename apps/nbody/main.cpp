@@ -5,6 +5,7 @@
 // See docs/apps/matvec_nbody.md.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -73,6 +74,10 @@ int run(int argc, char** argv) {
     throw;
   }
   libcomm::require(prm.n >= 1, "--n: need at least 1 body (got 0)");
+  // The validation gathers all bodies on rank 0 with int counts and displacements.
+  libcomm::require(prm.n <= static_cast<std::size_t>(INT_MAX / 4),
+                   "--n: at most " + std::to_string(INT_MAX / 4) + " bodies (got " +
+                       std::to_string(prm.n) + ")");
 
   libcomm::Comm comm(MPI_COMM_WORLD);
   const int rank = comm.rank(), p = comm.size();
