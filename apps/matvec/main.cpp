@@ -199,6 +199,8 @@ int run(int argc, char** argv) {
     } catch (const libcomm::Error& e) {
       throw libcomm::Error(std::string("--algo: ") + e.what());
     }
+  // The reference first: every ratio divides by its median.
+  std::stable_partition(algos.begin(), algos.end(), [](const AlgoPair& a) { return a.name == "native"; });
   libcomm::require(!ops.empty() && !layouts.empty() && !algos.empty(),
                    "--op, --layout and --algo need at least one name each");
   const kernels::Grid grid = grid_text.empty() ? kernels::square_grid(p, kernels::GridOrder::ColMajor)
