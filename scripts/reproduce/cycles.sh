@@ -8,10 +8,10 @@
 # writes PNG plots to docs/results/.
 #   scripts/reproduce/cycles.sh [--dmax D] [--sizes LIST] [--reps N] [--plots DIR]
 #     --dmax D      largest cube dimension, 1..8 (default 8: 256 simulated nodes)
-#     --sizes LIST  bytes per node (default 1K,2K: 128 and 256 64-bit words, the sizes of
-#                   Tables 18 and 6/15)
-#     --reps N      repetitions per algorithm and size (default 3; simulated time is
-#                   deterministic up to the measured local computation)
+#     --sizes LIST  bytes per node (default 2K: 256 64-bit words, the size of Tables 6
+#                   and 15)
+#     --reps N      repetitions of the runs with simulated computation (default 3, the
+#                   minimum is kept); the data-motion-only runs are deterministic
 #     --plots DIR   where the PNG plots go (default docs/results)
 #     --bandwidth BW, --latency LAT  of every one-way cube link (default 100MBps, 1us: a
 #                   256-word step is then bandwidth-bound, as on the CM-200, where the
@@ -21,7 +21,7 @@ set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
 cd "$LIBCOMM_ROOT"
 DMAX=8
-SIZES=1K,2K
+SIZES=2K
 REPS=3
 PLOTS=docs/results
 BW=100MBps
@@ -53,22 +53,24 @@ OUT=results/cycles
 mkdir -p "$OUT"
 rm -f "$OUT"/*.json
 status=0
-# sim NAME D ARGS...: one commbench run on the 2^D-node cube, JSON to $OUT/NAME.json.
+# sim NAME D COMPUTE ARGS...: one commbench run on the 2^D-node cube, JSON to
+# $OUT/NAME.json. COMPUTE = no: only the data motion is simulated (local work takes no
+# simulated time: deterministic). COMPUTE = yes: local computation (copies, the reordering
+# pass) is measured on this machine and injected as simulated time (smpi/host-speed =
+# the platform's host speed); bursts under 10 us are not simulated. bw-factor =
+# lat-factor = 1 everywhere: ideal cube links, not SMPI's default calibration of a TCP /
+# InfiniBand network (which makes 1 KiB messages 3x slower).
 sim() {
-  local name="$1" d="$2"
-  shift 2
+  local name="$1" d="$2" compute="$3"
+  shift 3
   local np=$((1 << d))
-  echo "== $name: smpirun -np $np (binary $d-cube) commbench $*"
-  # smpi/host-speed = the platform's host speed: simulated local computation (copies,
-  # reductions, the reordering pass) takes as long as it took on this machine; bursts
-  # under 10 us (bookkeeping between two messages, and the scheduler noise of a shared
-  # machine) are not simulated. bw-factor = lat-factor = 1: ideal cube links, not SMPI's
-  # default calibration of a TCP/InfiniBand network (which makes 1 KiB messages 3x slower).
+  local cfg=(--cfg=smpi/simulate-computation:no)
+  [[ $compute == yes ]] && cfg=(--cfg=smpi/host-speed:1Gf --cfg=smpi/cpu-threshold:1e-5)
+  echo "== $name: smpirun -np $np (binary $d-cube, computation simulated: $compute) commbench $*"
   if ! smpirun -np "$np" -platform "$OUT/cube_d$d.xml" -hostfile "$OUT/hosts_d$d.txt" \
-      --cfg=smpi/host-speed:1Gf --cfg=smpi/cpu-threshold:1e-5 \
-      --cfg=smpi/bw-factor:0:1 --cfg=smpi/lat-factor:0:1 --cfg=smpi/display-timing:no \
+      "${cfg[@]}" --cfg=smpi/bw-factor:0:1 --cfg=smpi/lat-factor:0:1 --cfg=smpi/display-timing:no \
       --log=root.thres:error --log=smpi_config.thres:error \
-      "$BUILD_DIR/apps/commbench/commbench" --sizes "$SIZES" --reps "$REPS" --warmup 1 \
+      "$BUILD_DIR/apps/commbench/commbench" --sizes "$SIZES" --warmup 1 \
       "$@" --json "$OUT/$name.json" >"$OUT/$name.log" 2>&1; then
     echo "== $name FAILED (log: $OUT/$name.log)"
     tail -5 "$OUT/$name.log"
@@ -80,14 +82,30 @@ sim() {
 for ((d = 1; d <= DMAX; ++d)); do
   python3 scripts/reproduce/hypercube_platform.py "$d" "$OUT/cube_d$d.xml" --hostfile "$OUT/hosts_d$d.txt" \
     --bandwidth "$BW" --latency "$LAT"
-  # Gray order: the single cycle is the cube's Gray-code path (nearest-neighbour shifts).
-  sim allgather_d${d}_direct "$d" --op allgather --order gray --reorder direct \
+done
+# 1. Data motion only (the paper's "AABC" / "no index and reorder" columns), one
+#    repetition: the simulation is deterministic. Gray order: the single cycle is the
+#    cube's Gray-code path (nearest-neighbour shifts).
+for ((d = 1; d <= DMAX; ++d)); do
+  sim allgather_d${d}_direct "$d" no --op allgather --order gray --reorder direct --reps 1 \
     --algo send_spread,ring,d_cycles,d_cycles_im
-  sim allgather_d${d}_staged "$d" --op allgather --order gray --reorder staged \
-    --algo send_spread,ring,d_cycles,d_cycles_im
-  sim reduce_scatter_d${d} "$d" --op reduce_scatter --order gray \
+  sim reduce_scatter_d${d} "$d" no --op reduce_scatter --order gray --reps 1 \
     --algo reduce_spread,ring,d_cycles
 done
+# 2. With the reordering pass (staged: receive in arrival order, reorder locally) and the
+#    local computation simulated; minimum over --reps runs. SMPI injects the wall-clock
+#    time between MPI calls: on a loaded machine that is mostly the simulator's own
+#    scheduling noise (docs/algorithms/broadcast_reduction.md), so trust this phase only
+#    on an idle machine.
+for ((d = 1; d <= DMAX; ++d)); do
+  sim allgather_d${d}_staged "$d" yes --op allgather --order gray --reorder staged --reps "$REPS" \
+    --algo send_spread,ring,d_cycles,d_cycles_im
+done
 
-python3 scripts/reproduce/cycles_tables.py "$OUT" "$PLOTS" | tee "$OUT/tables.txt"
+# The plots need matplotlib (Debian's python3-matplotlib, for the system interpreter).
+PY=python3
+if ! python3 -c 'import matplotlib' 2>/dev/null && /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+  PY=/usr/bin/python3
+fi
+"$PY" scripts/reproduce/cycles_tables.py "$OUT" "$PLOTS" | tee "$OUT/tables.txt"
 exit $status
