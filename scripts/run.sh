@@ -81,6 +81,30 @@ for topo in fig5a fig5b fig5c; do
   fi
 done
 
+# commbench --op allgather / --op reduce_scatter: all-to-all broadcast and reduction by
+# Hamiltonian cycles (paper 004), every algorithm beside the MPI library's collective.
+if ((QUICK)); then
+  run commbench_allgather_np$NP "$NP" "$BUILD_DIR/apps/commbench/commbench" --op allgather \
+    --sizes 8,1K,64K --reps 3
+  run commbench_reduce_scatter_np$NP "$NP" "$BUILD_DIR/apps/commbench/commbench" \
+    --op reduce_scatter --sizes 8,1K,64K --reps 3
+else
+  run commbench_allgather_np$NP "$NP" "$BUILD_DIR/apps/commbench/commbench" --op allgather \
+    --min 8 --max 1MiB --reps 7
+  run commbench_reduce_scatter_np$NP "$NP" "$BUILD_DIR/apps/commbench/commbench" \
+    --op reduce_scatter --min 8 --max 1MiB --reps 7
+fi
+
+# matvec and nbody: the mini-apps of paper 004 (y = A x, x^T A, A += y x^T in every layout of
+# s. 2; direct N-body with an allgather per step or the systolic ring), every algorithm.
+if ((QUICK)); then
+  run matvec_np$NP "$NP" "$BUILD_DIR/apps/matvec/matvec" --reps 3
+  run nbody_np$NP "$NP" "$BUILD_DIR/apps/nbody/nbody" --n 500 --steps 5
+else
+  run matvec_np$NP "$NP" "$BUILD_DIR/apps/matvec/matvec" --n 2000 --reps 11
+  run nbody_np$NP "$NP" "$BUILD_DIR/apps/nbody/nbody" --n 2000 --steps 10 --reps 3
+fi
+
 echo
 python3 scripts/summarize.py results > results/summary.txt || status=1
 cat results/summary.txt

@@ -37,6 +37,8 @@ def main(folder):
             algo = r["algo"] if r["ran"] == r["algo"] else f'{r["algo"]}->{r["ran"]}'
             if r.get("decomp") not in (None, r["algo"]):  # fft3d: slab/pencil rows
                 algo = f'{r["decomp"]}/{algo}'
+            if r.get("case"):  # programs with several cases per size (matvec: op layout grid)
+                algo = f'{r["case"]} {algo}'
             rows.append({
                 "program": rec["program"], "run": path.stem, "algorithm": algo,
                 "ranks": rec["ranks"], "size": r["block_bytes"],
@@ -45,12 +47,13 @@ def main(folder):
             failed |= r["validation"] == "FAIL"
     (folder / "summary.json").write_text(json.dumps(rows, indent=1) + "\n")
     print("SUMMARY (time = median of repeats, slowest rank; ratio = time / native, same run)")
-    head = f'{"program":<11}{"algorithm":<28}{"ranks":>5}  {"size":>9}{"time_us":>12}{"ratio":>8}  validation'
+    w = max([28] + [len(r["algorithm"]) + 1 for r in rows])
+    head = f'{"program":<11}{"algorithm":<{w}}{"ranks":>5}  {"size":>9}{"time_us":>12}{"ratio":>8}  validation'
     print(head)
     print("-" * len(head))
     for r in sorted(rows, key=lambda r: (r["run"], r["size"])):
         ratio = "" if r["ratio_to_native"] is None else f'{r["ratio_to_native"]:.2f}'
-        print(f'{r["program"]:<11}{r["algorithm"]:<28}{r["ranks"]:>5}  {fmt_size(r["size"]):>9}'
+        print(f'{r["program"]:<11}{r["algorithm"]:<{w}}{r["ranks"]:>5}  {fmt_size(r["size"]):>9}'
               f'{r["time_us"]:>12.1f}{ratio:>8}  {r["validation"]}')
     print(f'overall validation: {"FAIL" if failed or not rows else "PASS"} ({len(rows)} rows)')
     return 1 if failed or not rows else 0

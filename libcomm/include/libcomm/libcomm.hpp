@@ -1,6 +1,7 @@
 // Umbrella header of libcomm.
 #pragma once
 
+#include "libcomm/allgather.hpp"
 #include "libcomm/alltoall.hpp"
 #include "libcomm/alltoallv.hpp"
 #include "libcomm/buffer.hpp"
@@ -10,4 +11,5 @@
 #include "libcomm/executor.hpp"
 #include "libcomm/hierarchical.hpp"
 #include "libcomm/node_map.hpp"
+#include "libcomm/reduce_scatter.hpp"
 #include "libcomm/schedule.hpp"

@@ -1,0 +1,289 @@
+#include "distributed_matrix.hpp"
+
+#include <climits>
+#include <cstring>
+
+#include "kernels/dense.hpp"
+#include "libcomm/error.hpp"
+
+namespace matvec {
+namespace {
+
+struct LayoutInfo {
+  Layout layout;
+  std::string_view name;
+};
+constexpr LayoutInfo kLayouts[] = {{Layout::Rows, "rows"},
+                                   {Layout::Cols, "cols"},
+                                   {Layout::GridRowMajor, "grid_rowmajor"},
+                                   {Layout::GridColMajor, "grid_colmajor"}};
+struct OpInfo {
+  Op op;
+  std::string_view name;
+};
+constexpr OpInfo kOps[] = {{Op::MatVec, "matvec"}, {Op::VecMat, "vecmat"}, {Op::Rank1, "rank1"}};
+
+void check_mpi(int rc, const char* what) {
+  if (rc != MPI_SUCCESS) throw libcomm::Error(std::string("matvec: ") + what + " failed");
+}
+
+std::string rank_prefix(int rank) { return "matvec: rank " + std::to_string(rank) + ": "; }
+
+}  // namespace
+
+std::string_view layout_name(Layout l) {
+  for (const auto& i : kLayouts)
+    if (i.layout == l) return i.name;
+  return "?";
+}
+
+Layout layout_from_name(std::string_view name) {
+  std::string valid;
+  for (const auto& i : kLayouts) {
+    if (i.name == name) return i.layout;
+    valid += (valid.empty() ? "" : ", ") + std::string(i.name);
+  }
+  throw libcomm::Error("unknown layout '" + std::string(name) + "' (valid: " + valid + ", all)");
+}
+
+std::string_view op_name(Op o) {
+  for (const auto& i : kOps)
+    if (i.op == o) return i.name;
+  return "?";
+}
+
+Op op_from_name(std::string_view name) {
+  std::string valid;
+  for (const auto& i : kOps) {
+    if (i.name == name) return i.op;
+    valid += (valid.empty() ? "" : ", ") + std::string(i.name);
+  }
+  throw libcomm::Error("unknown operation '" + std::string(name) + "' (valid: " + valid + ", all)");
+}
+
+kernels::Grid layout_grid(Layout l, int p, const kernels::Grid& grid) {
+  switch (l) {
+    case Layout::Rows: return {p, 1, kernels::GridOrder::ColMajor};
+    case Layout::Cols: return {1, p, kernels::GridOrder::ColMajor};
+    case Layout::GridRowMajor: return {grid.rows, grid.cols, kernels::GridOrder::RowMajor};
+    case Layout::GridColMajor: return {grid.rows, grid.cols, kernels::GridOrder::ColMajor};
+  }
+  return grid;
+}
+
+AlgoPair algo_pair_from_name(std::string_view name) {
+  using libcomm::AllgatherAlgo;
+  using libcomm::ReduceScatterAlgo;
+  AlgoPair pair{std::string(name)};
+  if (name == "send_spread" || name == "butterfly") {  // tree alternatives of s. 5
+    pair.gather = libcomm::allgather_algo_from_name(name);
+    pair.reduce = ReduceScatterAlgo::ReduceSpread;
+  } else if (name == "d_cycles_im") {
+    pair.gather = AllgatherAlgo::DCyclesIndexMotion;
+    pair.reduce = ReduceScatterAlgo::DCycles;
+  } else if (name == "native" || name == "auto" || name == "ring" || name == "d_cycles") {
+    pair.gather = libcomm::allgather_algo_from_name(name);
+    pair.reduce = libcomm::reduce_scatter_algo_from_name(name);
+  } else {
+    std::string valid;
+    for (const auto& n : all_algo_names()) valid += n + ", ";
+    throw libcomm::Error("unknown algorithm '" + std::string(name) + "' (valid: " + valid +
+                         "auto, all)");
+  }
+  return pair;
+}
+
+std::vector<std::string> all_algo_names() {
+  return {"native", "ring", "d_cycles", "d_cycles_im", "send_spread", "butterfly"};
+}
+
+DistributedMatrix::DistributedMatrix(MPI_Comm world, std::size_t m, std::size_t n,
+                                     kernels::Grid grid, std::uint64_t seed)
+    : dist_(m, n, grid), seed_(seed) {
+  int p = 0;
+  MPI_Comm_rank(world, &rank_);
+  MPI_Comm_size(world, &p);
+  libcomm::require(grid.size() == p, rank_prefix(rank_) + "grid " + std::to_string(grid.rows) +
+                                         "x" + std::to_string(grid.cols) + " does not hold " +
+                                         std::to_string(p) + " ranks");
+  row_ = grid.row_of(rank_);
+  col_ = grid.col_of(rank_);
+  check_mpi(MPI_Comm_dup(world, &world_), "MPI_Comm_dup");
+  check_mpi(MPI_Comm_split(world, row_, col_, &row_mpi_), "MPI_Comm_split (node rows)");
+  check_mpi(MPI_Comm_split(world, col_, row_, &col_mpi_), "MPI_Comm_split (node columns)");
+  row_comm_ = std::make_unique<libcomm::Comm>(row_mpi_);
+  col_comm_ = std::make_unique<libcomm::Comm>(col_mpi_);
+  a_.resize(local_rows() * local_cols());
+  reset_block();
+  m_block_.resize(local_rows());
+  n_block_.resize(local_cols());
+  partial_.resize(std::max(local_rows(), local_cols()));
+  std::size_t m_max = 0, n_max = 0;
+  for (auto c : dist_.m_counts) m_max = std::max(m_max, c);
+  for (auto c : dist_.n_counts) n_max = std::max(n_max, c);
+  m_piece_.resize(m_max);
+  n_piece_.resize(n_max);
+}
+
+DistributedMatrix::~DistributedMatrix() {
+  row_comm_.reset();
+  col_comm_.reset();
+  MPI_Comm_free(&row_mpi_);
+  MPI_Comm_free(&col_mpi_);
+  MPI_Comm_free(&world_);
+}
+
+void DistributedMatrix::reset_block() {
+  kernels::fill_seeded_block(a_.data(), local_rows(), local_cols(), local_rows(), seed_, kMatrix,
+                             first_row(), first_col());
+}
+
+void DistributedMatrix::permute(const double* out, std::size_t out_count, int to, double* in,
+                                std::size_t in_count, int from) {
+  if (to == rank_ && from == rank_) {
+    if (in_count) std::memcpy(in, out, in_count * sizeof(double));
+    return;
+  }
+  libcomm::require(out_count <= INT_MAX && in_count <= INT_MAX,
+                   rank_prefix(rank_) + "a vector segment exceeds INT_MAX elements");
+  check_mpi(MPI_Sendrecv(out, static_cast<int>(out_count), MPI_DOUBLE, to, 0, in,
+                         static_cast<int>(in_count), MPI_DOUBLE, from, 0, world_, MPI_STATUS_IGNORE),
+            "MPI_Sendrecv (reordering)");
+}
+
+void DistributedMatrix::gather(const libcomm::Comm* sub, const AlgoPair& algo, const double* mine,
+                               const std::vector<std::size_t>& pieces, double* all, bool checked,
+                               libcomm::AllgatherOptions opt) {
+  if (sub->size() == 1) {  // a node row or column of one: nothing to broadcast
+    if (pieces[0]) std::memcpy(all, mine, pieces[0] * sizeof(double));
+    gather_ran_ = "-";
+    return;
+  }
+  std::size_t total = 0;
+  for (auto c : pieces) total += c;
+  opt.check_args = checked;
+  const auto me = static_cast<std::size_t>(sub->rank());
+  const auto ran = libcomm::allgatherv<double>(std::span<const double>(mine, pieces[me]),
+                                               std::span<double>(all, total), pieces, *sub,
+                                               algo.gather, opt);
+  gather_ran_ = std::string(libcomm::allgather_algo_name(ran));
+}
+
+void DistributedMatrix::reduce(const libcomm::Comm* sub, const AlgoPair& algo, const double* all,
+                               const std::vector<std::size_t>& pieces, double* mine, bool checked,
+                               libcomm::ReduceScatterOptions opt) {
+  if (sub->size() == 1) {
+    if (pieces[0]) std::memcpy(mine, all, pieces[0] * sizeof(double));
+    reduce_ran_ = "-";
+    return;
+  }
+  std::size_t total = 0;
+  for (auto c : pieces) total += c;
+  opt.check_args = checked;
+  const auto me = static_cast<std::size_t>(sub->rank());
+  const auto ran = libcomm::reduce_scatter<double>(std::span<const double>(all, total),
+                                                   std::span<double>(mine, pieces[me]), pieces,
+                                                   libcomm::ReduceOp::Sum, *sub, algo.reduce, opt);
+  reduce_ran_ = std::string(libcomm::reduce_scatter_algo_name(ran));
+}
+
+Phases DistributedMatrix::matvec(const AlgoPair& algo, const double* x_seg, double* y_seg,
+                                 bool checked, const libcomm::AllgatherOptions& gopt,
+                                 const libcomm::ReduceScatterOptions& ropt) {
+  const auto& g = dist_.grid;
+  const int qc = col_ * g.rows + row_;  // my column-major position
+  const int qr = row_ * g.cols + col_;  // my row-major position
+  Phases ph;
+  double t0 = MPI_Wtime();
+  // Reordering of x from row-major to column-major positions (identity for column-major
+  // labels): the column allgather needs N-segment qc here.
+  const double* x_piece = x_seg;
+  if (g.col_major_node(rank_) != rank_ || qc != rank_) {
+    permute(x_seg, n_segment(), g.col_major_node(rank_), n_piece_.data(),
+            dist_.n_counts[static_cast<std::size_t>(qc)], qc);
+    x_piece = n_piece_.data();
+  }
+  gather(col_comm_.get(), algo, x_piece, dist_.col_block_pieces(col_), n_block_.data(), checked, gopt);
+  double t1 = MPI_Wtime();
+  kernels::gemv(a_.data(), local_rows(), local_cols(), local_rows(), n_block_.data(), partial_.data());
+  double t2 = MPI_Wtime();
+  // Reduction within the node row leaves M-segment qr (row-major position) here; with
+  // column-major labels it belongs to rank qr: the reordering transposition of y.
+  const std::size_t piece = dist_.m_counts[static_cast<std::size_t>(qr)];
+  double* y_piece = (qr == rank_) ? y_seg : m_piece_.data();
+  reduce(row_comm_.get(), algo, partial_.data(), dist_.row_block_pieces(row_), y_piece, checked, ropt);
+  if (qr != rank_ || g.row_major_node(rank_) != rank_)
+    permute(y_piece, piece, qr, y_seg, m_segment(), g.row_major_node(rank_));
+  double t3 = MPI_Wtime();
+  ph.comm = (t1 - t0) + (t3 - t2);
+  ph.compute = t2 - t1;
+  return ph;
+}
+
+Phases DistributedMatrix::vecmat(const AlgoPair& algo, const double* v_seg, double* w_seg,
+                                 bool checked, const libcomm::AllgatherOptions& gopt,
+                                 const libcomm::ReduceScatterOptions& ropt) {
+  const auto& g = dist_.grid;
+  const int qc = col_ * g.rows + row_;
+  const int qr = row_ * g.cols + col_;
+  Phases ph;
+  double t0 = MPI_Wtime();
+  // v (length M) is broadcast within node rows: the row allgather needs M-segment qr here
+  // (the reordering happens for column-major labels).
+  const double* v_piece = v_seg;
+  if (g.row_major_node(rank_) != rank_ || qr != rank_) {
+    permute(v_seg, m_segment(), g.row_major_node(rank_), m_piece_.data(),
+            dist_.m_counts[static_cast<std::size_t>(qr)], qr);
+    v_piece = m_piece_.data();
+  }
+  gather(row_comm_.get(), algo, v_piece, dist_.row_block_pieces(row_), m_block_.data(), checked, gopt);
+  double t1 = MPI_Wtime();
+  kernels::gemv_transposed(a_.data(), local_rows(), local_cols(), local_rows(), m_block_.data(),
+                           partial_.data());
+  double t2 = MPI_Wtime();
+  // Reduction within the node column leaves N-segment qc here; it belongs to rank qc.
+  const std::size_t piece = dist_.n_counts[static_cast<std::size_t>(qc)];
+  double* w_piece = (qc == rank_) ? w_seg : n_piece_.data();
+  reduce(col_comm_.get(), algo, partial_.data(), dist_.col_block_pieces(col_), w_piece, checked, ropt);
+  if (qc != rank_ || g.col_major_node(rank_) != rank_)
+    permute(w_piece, piece, qc, w_seg, n_segment(), g.col_major_node(rank_));
+  double t3 = MPI_Wtime();
+  ph.comm = (t1 - t0) + (t3 - t2);
+  ph.compute = t2 - t1;
+  return ph;
+}
+
+Phases DistributedMatrix::rank1(const AlgoPair& algo, const double* y_seg, const double* x_seg,
+                                bool checked, const libcomm::AllgatherOptions& gopt) {
+  const auto& g = dist_.grid;
+  const int qc = col_ * g.rows + row_;
+  const int qr = row_ * g.cols + col_;
+  Phases ph;
+  double t0 = MPI_Wtime();
+  const double* y_piece = y_seg;
+  if (g.row_major_node(rank_) != rank_ || qr != rank_) {
+    permute(y_seg, m_segment(), g.row_major_node(rank_), m_piece_.data(),
+            dist_.m_counts[static_cast<std::size_t>(qr)], qr);
+    y_piece = m_piece_.data();
+  }
+  gather(row_comm_.get(), algo, y_piece, dist_.row_block_pieces(row_), m_block_.data(), checked, gopt);
+  const std::string row_ran = gather_ran_;
+  const double* x_piece = x_seg;
+  if (g.col_major_node(rank_) != rank_ || qc != rank_) {
+    permute(x_seg, n_segment(), g.col_major_node(rank_), n_piece_.data(),
+            dist_.n_counts[static_cast<std::size_t>(qc)], qc);
+    x_piece = n_piece_.data();
+  }
+  gather(col_comm_.get(), algo, x_piece, dist_.col_block_pieces(col_), n_block_.data(), checked, gopt);
+  if (gather_ran_ == "-") gather_ran_ = row_ran;
+  reduce_ran_ = "-";
+  double t1 = MPI_Wtime();
+  kernels::rank1_update(a_.data(), local_rows(), local_cols(), local_rows(), m_block_.data(),
+                        n_block_.data());
+  double t2 = MPI_Wtime();
+  ph.comm = t1 - t0;
+  ph.compute = t2 - t1;
+  return ph;
+}
+
+}  // namespace matvec

@@ -1,0 +1,240 @@
+// Dispatcher of the all-to-all broadcast: names, the Auto choice, the collective argument
+// check and shared helpers. The algorithms live one family per file next to this one.
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include "../core/mpi_bytes.hpp"
+#include "allgather_internal.hpp"
+
+namespace libcomm {
+
+const std::vector<AllgatherAlgoInfo>& allgather_algorithms() {
+  static const std::vector<AllgatherAlgoInfo> all = {
+      {AllgatherAlgo::Auto, "auto", "d_cycles when P is a power of two >= 4, else ring"},
+      {AllgatherAlgo::Native, "native", "the MPI library's MPI_Allgather(v) (reference)"},
+      {AllgatherAlgo::Ring, "ring", "single Hamiltonian cycle, P - 1 shifts, --order binary|gray (paper 004, s. 4.1)"},
+      {AllgatherAlgo::DCycles, "d_cycles", "d Hamiltonian cycles of a binary d-cube, d channels per step, index computation; P = 2^d (s. 4.2)"},
+      {AllgatherAlgo::DCyclesIndexMotion, "d_cycles_im", "d_cycles with the indices moved along with the data, then reordering (s. 6.1)"},
+      {AllgatherAlgo::SendSpread, "send_spread", "gather to rank 0, then broadcast (s. 5, alternative 3)"},
+      {AllgatherAlgo::Butterfly, "butterfly", "recursive doubling / rotated binomial trees, log P steps, any P (s. 5, alternative 4)"},
+  };
+  return all;
+}
+
+std::string_view allgather_algo_name(AllgatherAlgo a) {
+  for (const auto& info : allgather_algorithms())
+    if (info.algo == a) return info.name;
+  return "?";
+}
+
+AllgatherAlgo allgather_algo_from_name(std::string_view name) {
+  std::string valid;
+  for (const auto& info : allgather_algorithms()) {
+    if (info.name == name) return info.algo;
+    valid += (valid.empty() ? "" : ", ") + std::string(info.name);
+  }
+  throw Error("unknown allgather algorithm '" + std::string(name) + "' (valid: " + valid + ")");
+}
+
+AllgatherAlgo allgather_algo_from_env(AllgatherAlgo fallback) {
+  const char* v = std::getenv("LIBCOMM_ALLGATHER");
+  if (v == nullptr || *v == '\0') return fallback;
+  try {
+    return allgather_algo_from_name(v);
+  } catch (const Error& e) {
+    throw Error(std::string("LIBCOMM_ALLGATHER: ") + e.what());
+  }
+}
+
+std::string_view node_order_name(NodeOrder o) { return o == NodeOrder::Gray ? "gray" : "binary"; }
+
+NodeOrder node_order_from_name(std::string_view name) {
+  if (name == "binary") return NodeOrder::Binary;
+  if (name == "gray") return NodeOrder::Gray;
+  throw Error("unknown node order '" + std::string(name) + "' (valid: binary, gray)");
+}
+
+AllgatherChoice choose_allgather(AllgatherAlgo requested, int p, const AllgatherOptions& opts) {
+  const std::string ps = std::to_string(p);
+  const bool pow2 = cube::log2_exact(p) >= 0;
+  AllgatherChoice c{requested, "requested"};
+  switch (requested) {
+    case AllgatherAlgo::Auto:
+      if (pow2 && p >= 4) c = {AllgatherAlgo::DCycles, "auto: d_cycles, P = " + ps + " is a power of two"};
+      else c = {AllgatherAlgo::Ring, "auto: ring (P = " + ps + (pow2 ? " < 4)" : " is not a power of two)")};
+      break;
+    case AllgatherAlgo::DCycles:
+    case AllgatherAlgo::DCyclesIndexMotion:
+      if (pow2) break;
+      // s. 4.2: d cycles exist in a binary d-cube only. Every rank computes the same P, so
+      // every rank throws the same Error (no hang).
+      require(opts.allow_fallback, "allgather: " + std::string(allgather_algo_name(requested)) +
+                                       " needs a power-of-two number of ranks (a binary d-cube), P = " +
+                                       ps + "; use ring, butterfly or auto");
+      c = {AllgatherAlgo::Ring, std::string(allgather_algo_name(requested)) + " needs a power of two, P = " +
+                                    ps + ": ran ring instead (allow_fallback)"};
+      break;
+    default:
+      break;
+  }
+  // The Gray-code path of s. 4.1 is a Hamiltonian cycle only on 2^d nodes.
+  if (c.algo == AllgatherAlgo::Ring && opts.order == NodeOrder::Gray && !pow2)
+    throw Error("allgather: ring with order gray needs a power-of-two number of ranks (the "
+                "binary-reflected Gray code is a cycle only on 2^d nodes), P = " + ps);
+  return c;
+}
+
+namespace detail {
+
+Blocks::Blocks(std::span<const std::size_t> counts) : count(counts.begin(), counts.end()), displ(counts.size()) {
+  for (std::size_t r = 0; r < count.size(); ++r) {
+    displ[r] = total;
+    total += count[r];
+    max = std::max(max, count[r]);
+    if (count[r] != count[0]) equal = false;
+  }
+}
+
+void sendrecv_bytes(const std::byte* send, std::size_t send_n, int dst, std::byte* recv,
+                    std::size_t recv_n, int src, int tag, MPI_Comm comm) {
+  const MpiBytes s(send_n), r(recv_n);
+  check_mpi(MPI_Sendrecv(send, s.count(), s.type(), send_n ? dst : MPI_PROC_NULL, tag, recv,
+                         r.count(), r.type(), recv_n ? src : MPI_PROC_NULL, tag, comm,
+                         MPI_STATUS_IGNORE),
+            "MPI_Sendrecv");
+}
+
+void isend_bytes(const std::byte* buf, std::size_t n, int dst, int tag, MPI_Comm comm,
+                 std::vector<MPI_Request>& reqs) {
+  if (n == 0) return;
+  const MpiBytes m(n);
+  reqs.emplace_back();
+  check_mpi(MPI_Isend(buf, m.count(), m.type(), dst, tag, comm, &reqs.back()), "MPI_Isend");
+}
+
+void irecv_bytes(std::byte* buf, std::size_t n, int src, int tag, MPI_Comm comm,
+                 std::vector<MPI_Request>& reqs) {
+  if (n == 0) return;
+  const MpiBytes m(n);
+  reqs.emplace_back();
+  check_mpi(MPI_Irecv(buf, m.count(), m.type(), src, tag, comm, &reqs.back()), "MPI_Irecv");
+}
+
+void wait_all(std::vector<MPI_Request>& reqs) {
+  if (reqs.empty()) return;
+  check_mpi(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  reqs.clear();
+}
+
+int ring_position(NodeOrder order, int p, int rank) {
+  (void)p;
+  return order == NodeOrder::Gray ? static_cast<int>(cube::gray_inverse(static_cast<std::uint32_t>(rank))) : rank;
+}
+
+int ring_node(NodeOrder order, int p, int q) {
+  q = ((q % p) + p) % p;
+  return order == NodeOrder::Gray ? static_cast<int>(cube::gray(static_cast<std::uint32_t>(q))) : q;
+}
+
+}  // namespace detail
+
+namespace {
+
+std::uint64_t hash_counts(std::span<const std::size_t> counts) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (auto c : counts) {
+    h ^= static_cast<std::uint64_t>(c) + 0x9e3779b97f4a7c15ULL;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+void check_allgather_args(const void* send, std::size_t send_bytes, void* recv,
+                          std::span<const std::size_t> counts, const Comm& comm, AllgatherAlgo algo,
+                          const AllgatherOptions& opts) {
+  const int p = comm.size(), me = comm.rank();
+  std::string local;
+  std::size_t total = 0;
+  bool overflow = false;
+  for (auto c : counts) {
+    if (c > static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) - total) overflow = true;
+    total += c;
+  }
+  if (counts.size() != static_cast<std::size_t>(p)) {
+    local = "counts has " + std::to_string(counts.size()) + " entries, P = " + std::to_string(p);
+  } else if (overflow) {
+    local = "counts add up to more than the address space";
+  } else if (send_bytes != counts[static_cast<std::size_t>(me)]) {
+    local = "send_bytes " + std::to_string(send_bytes) + " differs from counts[" +
+            std::to_string(me) + "] = " + std::to_string(counts[static_cast<std::size_t>(me)]);
+  } else if (opts.element_bytes == 0) {
+    local = "element_bytes must be positive";
+  } else if ((send_bytes > 0 && send == nullptr) || (total > 0 && recv == nullptr)) {
+    local = std::string(send_bytes > 0 && send == nullptr ? "send" : "recv") + " buffer is null";
+  } else if (send_bytes > 0) {
+    const auto* s = static_cast<const std::byte*>(send);
+    const auto* r = static_cast<const std::byte*>(recv);
+    if (s < r + total && r < s + send_bytes) local = "send and recv buffers overlap";
+  }
+  using u64 = unsigned long long;
+  // The subblock partitioning (Fig. 20) depends on element_bytes: it must agree too.
+  const u64 h = counts.size() == static_cast<std::size_t>(p)
+                    ? hash_counts(counts) ^ (static_cast<u64>(opts.element_bytes) * 0x100000001b3ULL)
+                    : 0;
+  const u64 mode = static_cast<u64>(algo) * 64 + static_cast<u64>(opts.order) * 8 +
+                   static_cast<u64>(opts.reorder) * 2 + (opts.allow_fallback ? 1 : 0);
+  std::array<u64, 5> v = {local.empty() ? 0ULL : static_cast<u64>(p - me), h, ~h, mode, ~mode};
+  detail::check_mpi(MPI_Allreduce(MPI_IN_PLACE, v.data(), 5, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
+                                  comm.internal()),
+                    "MPI_Allreduce");
+  const std::string where = "allgather: rank " + std::to_string(me) + ": ";
+  if (!local.empty()) throw Error(where + local);
+  if (v[0] != 0)
+    throw Error(where + "rank " + std::to_string(p - static_cast<int>(v[0])) +
+                " reported an invalid argument (see its message)");
+  if (v[1] != ~v[2]) throw Error(where + "counts (block sizes) differ across ranks");
+  if (v[3] != ~v[4])
+    throw Error(where + "ranks asked for different algorithms or options (this rank: " +
+                std::string(allgather_algo_name(algo)) + ", order " +
+                std::string(node_order_name(opts.order)) + ")");
+}
+
+}  // namespace
+
+AllgatherAlgo allgatherv(const void* send, std::size_t send_bytes, void* recv,
+                         std::span<const std::size_t> counts, const Comm& comm, AllgatherAlgo algo,
+                         const AllgatherOptions& opts) {
+  if (opts.check_args) check_allgather_args(send, send_bytes, recv, counts, comm, algo, opts);
+  require(counts.size() == static_cast<std::size_t>(comm.size()),
+          "allgather: rank " + std::to_string(comm.rank()) + ": counts has " +
+              std::to_string(counts.size()) + " entries, P = " + std::to_string(comm.size()));
+  const AllgatherChoice choice = choose_allgather(algo, comm.size(), opts);
+  const detail::Blocks b(counts);
+  const auto* s = static_cast<const std::byte*>(send);
+  auto* r = static_cast<std::byte*>(recv);
+  if (b.total == 0 && choice.algo != AllgatherAlgo::Native) return choice.algo;
+  switch (choice.algo) {
+    case AllgatherAlgo::Native: detail::native_allgatherv(s, r, b, comm.mpi()); break;
+    case AllgatherAlgo::Ring: detail::ring_allgatherv(s, r, b, comm, opts.order, opts.reorder); break;
+    case AllgatherAlgo::DCycles:
+      detail::dcycles_allgatherv(s, r, b, comm, opts.reorder, false, opts.element_bytes);
+      break;
+    case AllgatherAlgo::DCyclesIndexMotion:
+      detail::dcycles_allgatherv(s, r, b, comm, Reorder::Staged, true, opts.element_bytes);
+      break;
+    case AllgatherAlgo::SendSpread: detail::send_spread_allgatherv(s, r, b, comm); break;
+    case AllgatherAlgo::Butterfly: detail::butterfly_allgatherv(s, r, b, comm); break;
+    case AllgatherAlgo::Auto: throw Error("allgather: internal error, Auto was not resolved");
+  }
+  return choice.algo;
+}
+
+AllgatherAlgo allgather(const void* send, void* recv, std::size_t block_bytes, const Comm& comm,
+                        AllgatherAlgo algo, const AllgatherOptions& opts) {
+  const std::vector<std::size_t> counts(static_cast<std::size_t>(comm.size()), block_bytes);
+  return allgatherv(send, block_bytes, recv, counts, comm, algo, opts);
+}
+
+}  // namespace libcomm

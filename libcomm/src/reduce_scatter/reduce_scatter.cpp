@@ -1,0 +1,245 @@
+// Dispatcher of the all-to-all reduction: names, the Auto choice, the local combiner
+// (typed functors for sum / max / min over double, float, complex double, int) and the
+// collective argument check.
+#include <algorithm>
+#include <array>
+#include <complex>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include "../core/mpi_bytes.hpp"
+#include "reduce_scatter_internal.hpp"
+
+namespace libcomm {
+
+std::size_t elem_size(ElemType t) {
+  switch (t) {
+    case ElemType::Double: return sizeof(double);
+    case ElemType::Float: return sizeof(float);
+    case ElemType::ComplexDouble: return sizeof(std::complex<double>);
+    case ElemType::Int: return sizeof(int);
+  }
+  return 1;
+}
+
+std::string_view elem_type_name(ElemType t) {
+  switch (t) {
+    case ElemType::Double: return "double";
+    case ElemType::Float: return "float";
+    case ElemType::ComplexDouble: return "complex";
+    case ElemType::Int: return "int";
+  }
+  return "?";
+}
+
+std::string_view reduce_op_name(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: return "sum";
+    case ReduceOp::Max: return "max";
+    case ReduceOp::Min: return "min";
+  }
+  return "?";
+}
+
+ReduceOp reduce_op_from_name(std::string_view name) {
+  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min})
+    if (reduce_op_name(op) == name) return op;
+  throw Error("unknown reduction '" + std::string(name) + "' (valid: sum, max, min)");
+}
+
+ElemType elem_type_from_name(std::string_view name) {
+  for (ElemType t : {ElemType::Double, ElemType::Float, ElemType::ComplexDouble, ElemType::Int})
+    if (elem_type_name(t) == name) return t;
+  throw Error("unknown element type '" + std::string(name) + "' (valid: double, float, complex, int)");
+}
+
+namespace {
+
+template <class T, class F>
+void combine(const void* in, void* inout, std::size_t n, F f) {
+  // memcpy-free typed loop: the buffers hold whole T (callers guarantee alignment of the
+  // element offsets; scratch and user buffers are T-aligned).
+  const T* a = static_cast<const T*>(in);
+  T* b = static_cast<T*>(inout);
+  for (std::size_t k = 0; k < n; ++k) b[k] = f(a[k], b[k]);
+}
+
+template <class T>
+void combine_op(const void* in, void* inout, std::size_t n, ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: combine<T>(in, inout, n, [](T x, T y) { return x + y; }); return;
+    case ReduceOp::Max:
+      if constexpr (std::is_same_v<T, std::complex<double>>) break;
+      else { combine<T>(in, inout, n, [](T x, T y) { return std::max(x, y); }); return; }
+    case ReduceOp::Min:
+      if constexpr (std::is_same_v<T, std::complex<double>>) break;
+      else { combine<T>(in, inout, n, [](T x, T y) { return std::min(x, y); }); return; }
+  }
+  throw Error("reduce_scatter: " + std::string(reduce_op_name(op)) +
+              " is not defined for complex numbers (no order); use sum");
+}
+
+}  // namespace
+
+void reduce_local(const void* in, void* inout, std::size_t n, ElemType type, ReduceOp op) {
+  switch (type) {
+    case ElemType::Double: combine_op<double>(in, inout, n, op); return;
+    case ElemType::Float: combine_op<float>(in, inout, n, op); return;
+    case ElemType::ComplexDouble: combine_op<std::complex<double>>(in, inout, n, op); return;
+    case ElemType::Int: combine_op<int>(in, inout, n, op); return;
+  }
+}
+
+const std::vector<ReduceScatterAlgoInfo>& reduce_scatter_algorithms() {
+  static const std::vector<ReduceScatterAlgoInfo> all = {
+      {ReduceScatterAlgo::Auto, "auto", "d_cycles when P is a power of two >= 4, else ring"},
+      {ReduceScatterAlgo::Native, "native", "the MPI library's MPI_Reduce_scatter (reference)"},
+      {ReduceScatterAlgo::Ring, "ring", "single Hamiltonian cycle, P - 1 shift-and-combine steps, --order binary|gray (paper 004, s. 4.1, Fig. 6)"},
+      {ReduceScatterAlgo::DCycles, "d_cycles", "d Hamiltonian cycles, reversed broadcast motion, xor translation per block; P = 2^d (s. 4.2.2, Figs. 12-19)"},
+      {ReduceScatterAlgo::ReduceSpread, "reduce_spread", "butterfly reduce-and-spread of the whole vector, then subselection (s. 5, Fig. 21), any P"},
+  };
+  return all;
+}
+
+std::string_view reduce_scatter_algo_name(ReduceScatterAlgo a) {
+  for (const auto& info : reduce_scatter_algorithms())
+    if (info.algo == a) return info.name;
+  return "?";
+}
+
+ReduceScatterAlgo reduce_scatter_algo_from_name(std::string_view name) {
+  std::string valid;
+  for (const auto& info : reduce_scatter_algorithms()) {
+    if (info.name == name) return info.algo;
+    valid += (valid.empty() ? "" : ", ") + std::string(info.name);
+  }
+  throw Error("unknown reduce_scatter algorithm '" + std::string(name) + "' (valid: " + valid + ")");
+}
+
+ReduceScatterAlgo reduce_scatter_algo_from_env(ReduceScatterAlgo fallback) {
+  const char* v = std::getenv("LIBCOMM_REDUCE_SCATTER");
+  if (v == nullptr || *v == '\0') return fallback;
+  try {
+    return reduce_scatter_algo_from_name(v);
+  } catch (const Error& e) {
+    throw Error(std::string("LIBCOMM_REDUCE_SCATTER: ") + e.what());
+  }
+}
+
+ReduceScatterChoice choose_reduce_scatter(ReduceScatterAlgo requested, int p,
+                                          const ReduceScatterOptions& opts) {
+  const std::string ps = std::to_string(p);
+  const bool pow2 = cube::log2_exact(p) >= 0;
+  ReduceScatterChoice c{requested, "requested"};
+  switch (requested) {
+    case ReduceScatterAlgo::Auto:
+      if (pow2 && p >= 4) c = {ReduceScatterAlgo::DCycles, "auto: d_cycles, P = " + ps + " is a power of two"};
+      else c = {ReduceScatterAlgo::Ring, "auto: ring (P = " + ps + (pow2 ? " < 4)" : " is not a power of two)")};
+      break;
+    case ReduceScatterAlgo::DCycles:
+      if (pow2) break;
+      require(opts.allow_fallback, "reduce_scatter: d_cycles needs a power-of-two number of ranks "
+                                   "(a binary d-cube), P = " + ps + "; use ring, reduce_spread or auto");
+      c = {ReduceScatterAlgo::Ring, "d_cycles needs a power of two, P = " + ps + ": ran ring instead (allow_fallback)"};
+      break;
+    default:
+      break;
+  }
+  if (c.algo == ReduceScatterAlgo::Ring && opts.order == NodeOrder::Gray && !pow2)
+    throw Error("reduce_scatter: ring with order gray needs a power-of-two number of ranks, P = " + ps);
+  return c;
+}
+
+namespace detail {
+
+ReduceBlocks::ReduceBlocks(std::span<const std::size_t> counts, ElemType t, ReduceOp o)
+    : count(counts.begin(), counts.end()), displ(counts.size()), type(t), op(o), es(elem_size(t)) {
+  for (std::size_t r = 0; r < count.size(); ++r) {
+    displ[r] = total;
+    total += count[r];
+    max = std::max(max, count[r]);
+  }
+}
+
+}  // namespace detail
+
+namespace {
+
+void check_reduce_scatter_args(const void* send, void* recv, std::span<const std::size_t> counts,
+                               ElemType type, ReduceOp op, const Comm& comm, ReduceScatterAlgo algo,
+                               const ReduceScatterOptions& opts) {
+  const int p = comm.size(), me = comm.rank();
+  std::string local;
+  const std::size_t es = elem_size(type);
+  std::size_t total = 0;
+  bool overflow = false;
+  const auto limit = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) / es;
+  for (auto c : counts) {
+    if (c > limit - total) overflow = true;
+    else total += c;
+  }
+  if (counts.size() != static_cast<std::size_t>(p)) {
+    local = "counts has " + std::to_string(counts.size()) + " entries, P = " + std::to_string(p);
+  } else if (overflow) {
+    local = "counts add up to more elements than the address space holds";
+  } else if (total > 0 && send == nullptr) {
+    local = "send buffer is null";
+  } else if (counts[static_cast<std::size_t>(me)] > 0 && recv == nullptr) {
+    local = "recv buffer is null";
+  } else if (counts[static_cast<std::size_t>(me)] > 0) {
+    const auto* s = static_cast<const std::byte*>(send);
+    const auto* r = static_cast<const std::byte*>(recv);
+    const std::size_t rn = counts[static_cast<std::size_t>(me)] * es;
+    if (s < r + rn && r < s + total * es) local = "send and recv buffers overlap";
+  }
+  if (local.empty() && type == ElemType::ComplexDouble && op != ReduceOp::Sum)
+    local = std::string(reduce_op_name(op)) + " is not defined for complex numbers (no order); use sum";
+  using u64 = unsigned long long;
+  u64 h = 1469598103934665603ULL;
+  for (auto c : counts) h = (h ^ (static_cast<u64>(c) + 0x9e3779b97f4a7c15ULL)) * 1099511628211ULL;
+  const u64 mode = static_cast<u64>(algo) * 1024 + static_cast<u64>(type) * 64 +
+                   static_cast<u64>(op) * 8 + static_cast<u64>(opts.order) * 2 + (opts.allow_fallback ? 1 : 0);
+  std::array<u64, 5> v = {local.empty() ? 0ULL : static_cast<u64>(p - me), h, ~h, mode, ~mode};
+  detail::check_mpi(MPI_Allreduce(MPI_IN_PLACE, v.data(), 5, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
+                                  comm.internal()),
+                    "MPI_Allreduce");
+  const std::string where = "reduce_scatter: rank " + std::to_string(me) + ": ";
+  if (!local.empty()) throw Error(where + local);
+  if (v[0] != 0)
+    throw Error(where + "rank " + std::to_string(p - static_cast<int>(v[0])) +
+                " reported an invalid argument (see its message)");
+  if (v[1] != ~v[2]) throw Error(where + "counts differ across ranks");
+  if (v[3] != ~v[4])
+    throw Error(where + "ranks asked for different algorithms, element types, operations or options "
+                "(this rank: " + std::string(reduce_scatter_algo_name(algo)) + ", " +
+                std::string(elem_type_name(type)) + ", " + std::string(reduce_op_name(op)) + ")");
+}
+
+}  // namespace
+
+ReduceScatterAlgo reduce_scatter(const void* send, void* recv, std::span<const std::size_t> counts,
+                                 ElemType type, ReduceOp op, const Comm& comm, ReduceScatterAlgo algo,
+                                 const ReduceScatterOptions& opts) {
+  if (opts.check_args) check_reduce_scatter_args(send, recv, counts, type, op, comm, algo, opts);
+  require(counts.size() == static_cast<std::size_t>(comm.size()),
+          "reduce_scatter: rank " + std::to_string(comm.rank()) + ": counts has " +
+              std::to_string(counts.size()) + " entries, P = " + std::to_string(comm.size()));
+  require(type != ElemType::ComplexDouble || op == ReduceOp::Sum,
+          "reduce_scatter: " + std::string(reduce_op_name(op)) + " is not defined for complex numbers");
+  const ReduceScatterChoice choice = choose_reduce_scatter(algo, comm.size(), opts);
+  const detail::ReduceBlocks b(counts, type, op);
+  const auto* s = static_cast<const std::byte*>(send);
+  auto* r = static_cast<std::byte*>(recv);
+  if (b.total == 0 && choice.algo != ReduceScatterAlgo::Native) return choice.algo;
+  switch (choice.algo) {
+    case ReduceScatterAlgo::Native: detail::native_reduce_scatter(s, r, b, comm.mpi()); break;
+    case ReduceScatterAlgo::Ring: detail::ring_reduce_scatter(s, r, b, comm, opts.order); break;
+    case ReduceScatterAlgo::DCycles: detail::dcycles_reduce_scatter(s, r, b, comm); break;
+    case ReduceScatterAlgo::ReduceSpread: detail::reduce_spread_reduce_scatter(s, r, b, comm); break;
+    case ReduceScatterAlgo::Auto: throw Error("reduce_scatter: internal error, Auto was not resolved");
+  }
+  return choice.algo;
+}
+
+}  // namespace libcomm

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Reproduces Tables 6, 15 and 18 of paper 004 (all-to-all broadcast and reduction by
+# Hamiltonian cycles) on a simulated binary d-cube: SimGrid platforms with d
+# bidirectional links per node (scripts/reproduce/hypercube_platform.py), d = 1..DMAX,
+# commbench built with SMPI. Prints the speed-up of ring and d_cycles over send_spread
+# (broadcast) and reduce_spread (reduction), with and without the reordering pass, the
+# data motion rate per node, and the d_cycles / ring ratio with reordering at d = DMAX;
+# writes PNG plots to docs/results/.
+#   scripts/reproduce/cycles.sh [--dmax D] [--sizes LIST] [--reps N] [--plots DIR]
+#     --dmax D      largest cube dimension, 1..8 (default 8: 256 simulated nodes)
+#     --sizes LIST  bytes per node (default 2K: 256 64-bit words, the size of Tables 6
+#                   and 15)
+#     --reps N      repetitions of the runs with simulated computation (default 3, the
+#                   minimum is kept); the data-motion-only runs are deterministic
+#     --plots DIR   where the PNG plots go (default docs/results)
+#     --bandwidth BW, --latency LAT  of every one-way cube link (default 100MBps, 1us: a
+#                   256-word step is then bandwidth-bound, as on the CM-200, where the
+#                   per-step overhead was 24 us against 1.5 ms of transfer, s. 6.1)
+# Records: results/cycles/*.json; tables: results/cycles/tables.txt.
+set -euo pipefail
+source "$(dirname "$0")/../lib.sh"
+cd "$LIBCOMM_ROOT"
+DMAX=8
+SIZES=2K
+REPS=3
+PLOTS=docs/results
+BW=100MBps
+LAT=1us
+while (($#)); do
+  case "$1" in
+    --dmax) DMAX="$2"; shift 2 ;;
+    --sizes) SIZES="$2"; shift 2 ;;
+    --reps) REPS="$2"; shift 2 ;;
+    --plots) PLOTS="$2"; shift 2 ;;
+    --bandwidth) BW="$2"; shift 2 ;;
+    --latency) LAT="$2"; shift 2 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "cycles.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+[[ "$DMAX" =~ ^[1-8]$ ]] || { echo "cycles.sh: --dmax must be 1..8, got '$DMAX'" >&2; exit 2; }
+
+ensure_packages "${LIBCOMM_PACKAGES[@]}" libsimgrid-dev python3-matplotlib
+BUILD_DIR="${SIMGRID_BUILD_DIR:-build-simgrid}"
+echo "== building commbench with SimGrid (SMPI) in $BUILD_DIR"
+mkdir -p "$BUILD_DIR"
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DLIBCOMM_SIMGRID=ON >"$BUILD_DIR/configure.log" 2>&1 ||
+  { cat "$BUILD_DIR/configure.log"; exit 1; }
+cmake --build "$BUILD_DIR" -j2 --target commbench >"$BUILD_DIR/build.log" 2>&1 ||
+  { tail -30 "$BUILD_DIR/build.log"; exit 1; }
+
+OUT=results/cycles
+mkdir -p "$OUT"
+rm -f "$OUT"/*.json
+status=0
+# sim NAME D COMPUTE ARGS...: one commbench run on the 2^D-node cube, JSON to
+# $OUT/NAME.json. COMPUTE = no: only the data motion is simulated (local work takes no
+# simulated time: deterministic). COMPUTE = yes: local computation (copies, the reordering
+# pass) is measured on this machine and injected as simulated time (smpi/host-speed =
+# the platform's host speed); bursts under 10 us are not simulated. bw-factor =
+# lat-factor = 1 everywhere: ideal cube links, not SMPI's default calibration of a TCP /
+# InfiniBand network (which makes 1 KiB messages 3x slower).
+sim() {
+  local name="$1" d="$2" compute="$3"
+  shift 3
+  local np=$((1 << d))
+  local cfg=(--cfg=smpi/simulate-computation:no)
+  [[ $compute == yes ]] && cfg=(--cfg=smpi/host-speed:1Gf --cfg=smpi/cpu-threshold:1e-5)
+  echo "== $name: smpirun -np $np (binary $d-cube, computation simulated: $compute) commbench $*"
+  if ! smpirun -np "$np" -platform "$OUT/cube_d$d.xml" -hostfile "$OUT/hosts_d$d.txt" \
+      "${cfg[@]}" --cfg=smpi/bw-factor:0:1 --cfg=smpi/lat-factor:0:1 --cfg=smpi/display-timing:no \
+      --log=root.thres:error --log=smpi_config.thres:error \
+      "$BUILD_DIR/apps/commbench/commbench" --sizes "$SIZES" --warmup 1 \
+      "$@" --json "$OUT/$name.json" >"$OUT/$name.log" 2>&1; then
+    echo "== $name FAILED (log: $OUT/$name.log)"
+    tail -5 "$OUT/$name.log"
+    status=1
+  fi
+  grep -E "^validation" "$OUT/$name.log" || true
+}
+
+for ((d = 1; d <= DMAX; ++d)); do
+  python3 scripts/reproduce/hypercube_platform.py "$d" "$OUT/cube_d$d.xml" --hostfile "$OUT/hosts_d$d.txt" \
+    --bandwidth "$BW" --latency "$LAT"
+done
+# 1. Data motion only (the paper's "AABC" / "no index and reorder" columns), one
+#    repetition: the simulation is deterministic. Gray order: the single cycle is the
+#    cube's Gray-code path (nearest-neighbour shifts).
+for ((d = 1; d <= DMAX; ++d)); do
+  sim allgather_d${d}_direct "$d" no --op allgather --order gray --reorder direct --reps 1 \
+    --algo send_spread,ring,d_cycles,d_cycles_im
+  sim reduce_scatter_d${d} "$d" no --op reduce_scatter --order gray --reps 1 \
+    --algo reduce_spread,ring,d_cycles
+done
+# 2. With the reordering pass (staged: receive in arrival order, reorder locally) and the
+#    local computation simulated; minimum over --reps runs. SMPI injects the wall-clock
+#    time between MPI calls: on a loaded machine that is mostly the simulator's own
+#    scheduling noise (docs/algorithms/broadcast_reduction.md), so trust this phase only
+#    on an idle machine.
+for ((d = 1; d <= DMAX; ++d)); do
+  sim allgather_d${d}_staged "$d" yes --op allgather --order gray --reorder staged --reps "$REPS" \
+    --algo send_spread,ring,d_cycles,d_cycles_im
+done
+
+# The plots need matplotlib (Debian's python3-matplotlib, for the system interpreter).
+PY=python3
+if ! python3 -c 'import matplotlib' 2>/dev/null && /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+  PY=/usr/bin/python3
+fi
+"$PY" scripts/reproduce/cycles_tables.py "$OUT" "$PLOTS" | tee "$OUT/tables.txt"
+exit $status
