@@ -42,3 +42,14 @@ configure_and_build() {
     { cat "$dir/configure.log"; return 1; }
   cmake --build "$dir" -j "$(nproc)"
 }
+
+# Prints a Python interpreter that can import matplotlib: the PATH one if it can, else
+# Debian's /usr/bin/python3 (python3-matplotlib installs for the system interpreter only),
+# else the PATH one (the report scripts then skip their plots and say so).
+plot_python() {
+  if ! python3 -c 'import matplotlib' 2>/dev/null && /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+    echo /usr/bin/python3
+  else
+    echo python3
+  fi
+}

@@ -103,9 +103,6 @@ for ((d = 1; d <= DMAX; ++d)); do
 done
 
 # The plots need matplotlib (Debian's python3-matplotlib, for the system interpreter).
-PY=python3
-if ! python3 -c 'import matplotlib' 2>/dev/null && /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
-  PY=/usr/bin/python3
-fi
+PY="$(plot_python)"
 "$PY" scripts/reproduce/cycles_tables.py "$OUT" "$PLOTS" | tee "$OUT/tables.txt"
 exit $status

@@ -11,7 +11,8 @@
 #               the paper's full system but SimGrid needs hours for the flat algorithms
 #               there on this machine: 261,632 concurrent flows per call)
 #     --out D   where the JSON records go (default results/hierarchical)
-# Writes docs/results/hierarchical_tables.md and its PNG plots.
+# A full run writes docs/results/hierarchical_tables.md, its PNG plots and a copy of the
+# JSON records in docs/results/hierarchical/; --quick writes its tables into --out only.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 source "$ROOT/scripts/lib.sh"
@@ -58,5 +59,11 @@ for layout in $LAYOUTS; do
     --json "$OUT/uneven_$layout.json" | grep -E "^commbench|^alltoall|^validation"
 done
 
-python3 "$ROOT/scripts/reproduce/hierarchical_report.py" "$OUT" \
-  "$ROOT/docs/results/hierarchical_tables.md"
+if ((QUICK)); then
+  "$(plot_python)" "$ROOT/scripts/reproduce/hierarchical_report.py" "$OUT" "$OUT/hierarchical_tables.md"
+else
+  mkdir -p "$ROOT/docs/results/hierarchical"
+  cp "$OUT"/*.json "$ROOT/docs/results/hierarchical/"
+  "$(plot_python)" "$ROOT/scripts/reproduce/hierarchical_report.py" "$ROOT/docs/results/hierarchical" \
+    "$ROOT/docs/results/hierarchical_tables.md"
+fi
