@@ -94,6 +94,72 @@ void unpack_side(const VectorSide& s, void* buf, const int* counts, const int* d
     libcomm_mpi::scatter_elements(s.base + s.displs[r], buf, displs[r], counts[r], type, l);
 }
 
+// A regular exchange (alltoall, allgather) as libcomm sees it: `block` bytes per block,
+// `send_blocks` blocks going out (P for alltoall, 1 for allgather) and P coming in.
+// Dense buffers are used as they are; MPI_IN_PLACE input and non-contiguous layouts go
+// through staging buffers.
+struct RegularExchange {
+  RegularExchange(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
+                  MPI_Datatype rtype)
+      : sendbuf(sbuf), sendcount(scount), sendtype(stype), recvbuf(rbuf), recvcount(rcount),
+        recvtype(rtype) {}
+  const void* sendbuf;
+  int sendcount;
+  MPI_Datatype sendtype;
+  void* recvbuf;
+  int recvcount;
+  MPI_Datatype recvtype;
+
+  std::optional<Layout> rl, sl;
+  std::size_t block = 0;
+  const std::byte* send = nullptr;
+  std::byte* recv = nullptr;
+  std::int64_t recv_elements = 0;
+
+  bool in_place() const { return sendbuf == MPI_IN_PLACE; }
+
+  // Why MPI, not libcomm, must handle the call, or nullptr.
+  const char* invalid() {
+    rl = libcomm_mpi::layout_of(recvtype);
+    sl = in_place() ? rl : libcomm_mpi::layout_of(sendtype);
+    if (!rl || !sl || recvcount < 0 || (!in_place() && sendcount < 0)) return kBadArguments;
+    block = static_cast<std::size_t>(recvcount) * rl->size;
+    if (!in_place() && static_cast<std::size_t>(sendcount) * sl->size != block)
+      return "send and receive blocks differ in size: MPI reports it";
+    return nullptr;
+  }
+
+  // Sets send and recv. With MPI_IN_PLACE the outgoing blocks start at block
+  // `in_place_block` of recvbuf.
+  void stage(int p, int send_blocks, std::int64_t in_place_block, Explanation& why) {
+    const auto out = static_cast<std::int64_t>(send_blocks);
+    if (in_place() || !sl->dense) {
+      auto* staged = libcomm_mpi::staging(0, block * static_cast<std::size_t>(send_blocks));
+      if (in_place())
+        libcomm_mpi::gather_elements(recvbuf, in_place_block * recvcount, out * recvcount, recvtype,
+                                     *rl, staged);
+      else
+        libcomm_mpi::gather_elements(sendbuf, 0, out * sendcount, sendtype, *sl, staged);
+      send = staged;
+      why.note(in_place() ? "MPI_IN_PLACE: input copied first" : "sendtype non-contiguous: packed");
+    } else {
+      send = libcomm_mpi::dense_at(sendbuf, *sl, 0);
+    }
+    recv_elements = static_cast<std::int64_t>(recvcount) * p;
+    if (rl->dense) {
+      recv = libcomm_mpi::dense_at(recvbuf, *rl, 0);
+    } else {
+      recv = libcomm_mpi::staging(1, block * static_cast<std::size_t>(p));
+      why.note("recvtype non-contiguous: unpacked");
+    }
+  }
+
+  // After the exchange: unpacks a staged receive buffer into the user's.
+  void finish() const {
+    if (!rl->dense) libcomm_mpi::scatter_elements(recv, recvbuf, 0, recv_elements, recvtype, *rl);
+  }
+};
+
 // The reductions libcomm implements; nullopt sends the call to PMPI.
 std::optional<libcomm::ElemType> elem_type_of(MPI_Datatype t) {
   if (t == MPI_DOUBLE) return libcomm::ElemType::Double;
@@ -157,40 +223,18 @@ extern "C" int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sen
   if (InsideWrapper::active()) return pmpi();
   const InsideWrapper inside;
   return libcomm_mpi::intercept("MPI_Alltoall", comm, pmpi, [&](const Call& call) {
-    const bool in_place = sendbuf == MPI_IN_PLACE;
-    const auto rl = libcomm_mpi::layout_of(recvtype);
-    const auto sl = in_place ? rl : libcomm_mpi::layout_of(sendtype);
-    if (!rl || !sl || recvcount < 0 || (!in_place && sendcount < 0))
-      return call.fallback(pmpi, kBadArguments);
-    const std::size_t block = static_cast<std::size_t>(recvcount) * rl->size;
-    if (!in_place && static_cast<std::size_t>(sendcount) * sl->size != block)
-      return call.fallback(pmpi, "send and receive blocks differ in size: MPI reports it");
+    RegularExchange x(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+    if (const char* why = x.invalid()) return call.fallback(pmpi, why);
     const libcomm::Comm& c = call.comm();
-    const std::int64_t p = c.size();
     libcomm::AlltoallOptions opts;
     opts.check_args = libcomm_mpi::check_args();
     const auto requested = libcomm::alltoall_algo_from_env();
-    const auto choice = libcomm::choose_alltoall(requested, block, c.size(), opts);
+    const auto choice = libcomm::choose_alltoall(requested, x.block, c.size(), opts);
     Explanation why(libcomm::alltoall_algo_name(requested), choice.reason);
-
-    const std::byte* send = nullptr;
-    if (in_place || !sl->dense) {
-      auto* staged = libcomm_mpi::staging(0, block * static_cast<std::size_t>(p));
-      if (in_place)
-        libcomm_mpi::gather_elements(recvbuf, 0, recvcount * p, recvtype, *rl, staged);
-      else
-        libcomm_mpi::gather_elements(sendbuf, 0, sendcount * p, sendtype, *sl, staged);
-      send = staged;
-      why.note(in_place ? "MPI_IN_PLACE: input copied first" : "sendtype non-contiguous: packed");
-    } else {
-      send = libcomm_mpi::dense_at(sendbuf, *sl, 0);
-    }
-    std::byte* recv = rl->dense ? libcomm_mpi::dense_at(recvbuf, *rl, 0)
-                                : libcomm_mpi::staging(1, block * static_cast<std::size_t>(p));
-    if (!rl->dense) why.note("recvtype non-contiguous: unpacked");
+    x.stage(c.size(), c.size(), 0, why);
     call.route(libcomm::alltoall_algo_name(choice.algo), why.text);
-    libcomm::alltoall(send, recv, block, c, requested, opts);
-    if (!rl->dense) libcomm_mpi::scatter_elements(recv, recvbuf, 0, recvcount * p, recvtype, *rl);
+    libcomm::alltoall(x.send, x.recv, x.block, c, requested, opts);
+    x.finish();
     return MPI_SUCCESS;
   });
 }
@@ -250,42 +294,19 @@ extern "C" int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype se
   if (InsideWrapper::active()) return pmpi();
   const InsideWrapper inside;
   return libcomm_mpi::intercept("MPI_Allgather", comm, pmpi, [&](const Call& call) {
-    const bool in_place = sendbuf == MPI_IN_PLACE;
-    const auto rl = libcomm_mpi::layout_of(recvtype);
-    const auto sl = in_place ? rl : libcomm_mpi::layout_of(sendtype);
-    if (!rl || !sl || recvcount < 0 || (!in_place && sendcount < 0))
-      return call.fallback(pmpi, kBadArguments);
-    const std::size_t block = static_cast<std::size_t>(recvcount) * rl->size;
-    if (!in_place && static_cast<std::size_t>(sendcount) * sl->size != block)
-      return call.fallback(pmpi, "send and receive blocks differ in size: MPI reports it");
+    RegularExchange x(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+    if (const char* why = x.invalid()) return call.fallback(pmpi, why);
     const libcomm::Comm& c = call.comm();
-    const std::int64_t p = c.size();
     libcomm::AllgatherOptions opts;
     opts.check_args = libcomm_mpi::check_args();
     opts.allow_fallback = true;
     const auto requested = libcomm::allgather_algo_from_env();
     const auto choice = libcomm::choose_allgather(requested, c.size(), opts);
     Explanation why(libcomm::allgather_algo_name(requested), choice.reason);
-
-    const std::byte* send = nullptr;
-    if (in_place || !sl->dense) {  // in place: this rank's block is already in recvbuf
-      auto* staged = libcomm_mpi::staging(0, block);
-      if (in_place)
-        libcomm_mpi::gather_elements(recvbuf, static_cast<std::int64_t>(recvcount) * c.rank(),
-                                     recvcount, recvtype, *rl, staged);
-      else
-        libcomm_mpi::gather_elements(sendbuf, 0, sendcount, sendtype, *sl, staged);
-      send = staged;
-      why.note(in_place ? "MPI_IN_PLACE: own block copied first" : "sendtype non-contiguous: packed");
-    } else {
-      send = libcomm_mpi::dense_at(sendbuf, *sl, 0);
-    }
-    std::byte* recv = rl->dense ? libcomm_mpi::dense_at(recvbuf, *rl, 0)
-                                : libcomm_mpi::staging(1, block * static_cast<std::size_t>(p));
-    if (!rl->dense) why.note("recvtype non-contiguous: unpacked");
+    x.stage(c.size(), 1, c.rank(), why);  // in place: this rank's block is in recvbuf
     call.route(libcomm::allgather_algo_name(choice.algo), why.text);
-    libcomm::allgather(send, recv, block, c, requested, opts);
-    if (!rl->dense) libcomm_mpi::scatter_elements(recv, recvbuf, 0, recvcount * p, recvtype, *rl);
+    libcomm::allgather(x.send, x.recv, x.block, c, requested, opts);
+    x.finish();
     return MPI_SUCCESS;
   });
 }
@@ -360,7 +381,8 @@ extern "C" int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int 
     int p = 0;
     PMPI_Comm_size(comm, &p);
     if (recvcounts == nullptr || any_negative(recvcounts, p)) return call.fallback(pmpi, kBadArguments);
-    const std::vector<std::size_t> counts(recvcounts, recvcounts + p);
+    std::vector<std::size_t> counts(static_cast<std::size_t>(p));
+    for (std::size_t r = 0; r < counts.size(); ++r) counts[r] = static_cast<std::size_t>(recvcounts[r]);
     return reduce_scatter_common(call, pmpi, sendbuf, recvbuf, counts, datatype, op);
   });
 }
