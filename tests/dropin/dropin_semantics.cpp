@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -461,29 +462,30 @@ int main(int argc, char** argv) {
 
   // Every algorithm through the environment variable, as a user would select it. The
   // names are those of libcomm (commbench --list); some need P of a given form and
-  // then run their documented fallback.
-  for (const char* a : {"auto", "native", "linear", "ring", "ring_sendrecv", "pairwise", "factor",
-                        "factor_grouped", "bruck", "clustered_factor", "leader", "send_aggregate",
-                        "recv_distribute", "tree_scheduled"}) {
-    set_algo("LIBCOMM_ALLTOALL", a);
-    alltoall_cases(MPI_COMM_WORLD, a);
+  // then run their documented fallback. --quick (the LD_PRELOAD runs, which test the
+  // loading rather than the algorithms) keeps auto and one explicit algorithm per op.
+  const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+  const auto algos = [quick](std::vector<const char*> all) {
+    return quick ? std::vector<const char*>{all[0], all[2]} : all;
+  };
+  const std::vector<std::pair<const char*, std::vector<const char*>>> ops = {
+      {"LIBCOMM_ALLTOALL",
+       algos({"auto", "native", "factor", "linear", "ring", "ring_sendrecv", "pairwise",
+              "factor_grouped", "bruck", "clustered_factor", "leader", "send_aggregate",
+              "recv_distribute", "tree_scheduled"})},
+      {"LIBCOMM_ALLTOALLV", algos({"auto", "native", "four_stage", "direct", "two_stage"})},
+      {"LIBCOMM_ALLGATHER", algos({"auto", "native", "d_cycles", "ring", "send_spread", "butterfly"})},
+      {"LIBCOMM_REDUCE_SCATTER", algos({"auto", "native", "d_cycles", "ring", "reduce_spread"})},
+  };
+  const std::vector<void (*)(MPI_Comm, const std::string&)> cases = {
+      alltoall_cases, alltoallv_cases, allgather_cases, reduce_scatter_cases};
+  for (std::size_t k = 0; k < ops.size(); ++k) {
+    for (const char* a : ops[k].second) {
+      set_algo(ops[k].first, a);
+      cases[k](MPI_COMM_WORLD, a);
+    }
+    unsetenv(ops[k].first);
   }
-  unsetenv("LIBCOMM_ALLTOALL");
-  for (const char* a : {"auto", "native", "direct", "two_stage", "four_stage"}) {
-    set_algo("LIBCOMM_ALLTOALLV", a);
-    alltoallv_cases(MPI_COMM_WORLD, a);
-  }
-  unsetenv("LIBCOMM_ALLTOALLV");
-  for (const char* a : {"auto", "native", "ring", "d_cycles", "send_spread", "butterfly"}) {
-    set_algo("LIBCOMM_ALLGATHER", a);
-    allgather_cases(MPI_COMM_WORLD, a);
-  }
-  unsetenv("LIBCOMM_ALLGATHER");
-  for (const char* a : {"auto", "native", "ring", "d_cycles", "reduce_spread"}) {
-    set_algo("LIBCOMM_REDUCE_SCATTER", a);
-    reduce_scatter_cases(MPI_COMM_WORLD, a);
-  }
-  unsetenv("LIBCOMM_REDUCE_SCATTER");
   intercomm_case(MPI_COMM_WORLD);
   error_cases(MPI_COMM_WORLD);
 
