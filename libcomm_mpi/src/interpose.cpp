@@ -42,12 +42,6 @@ struct Explanation {
   void note(const char* what) { text += std::string("; ") + what; }
 };
 
-std::int64_t sum(const std::vector<std::int64_t>& v, std::size_t end) {
-  std::int64_t s = 0;
-  for (std::size_t k = 0; k < end; ++k) s += v[k];
-  return s;
-}
-
 bool any_negative(const int* values, int n) {
   for (int k = 0; k < n; ++k)
     if (values[k] < 0) return true;
@@ -344,8 +338,11 @@ extern "C" int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype s
     // libcomm places the blocks back to back in rank order: the user's buffer serves when
     // the displacements say the same, otherwise a staging buffer is copied out after.
     auto recv = describe_side(recvbuf, recvcounts, displs, *rl, p, false, 1);
-    for (int r = 0; r < p && !recv.staged; ++r)
-      recv.staged = recv.displs[static_cast<std::size_t>(r)] != sum(recv.counts, static_cast<std::size_t>(r));
+    std::int64_t packed_at = 0;
+    for (std::size_t r = 0; r < recv.counts.size() && !recv.staged; ++r) {
+      recv.staged = recv.displs[r] != packed_at;
+      packed_at += recv.counts[r];
+    }
     if (recv.staged) {
       recv = describe_side(recvbuf, recvcounts, displs, *rl, p, true, 1);
       why.note("blocks not packed in rank order or non-contiguous type: staged");

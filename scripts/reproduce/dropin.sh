@@ -69,9 +69,9 @@ median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+
   echo
   printf '%-10s %-22s %12s %12s %8s %12s %8s\n' program case "plain MPI" preload ratio "no check" ratio
   for decomp in slab pencil; do
-    a=$(for r in $(seq 0 $((ROUNDS - 1))); do awk -v d=$decomp '$1 == d {print $5}' "$tmp/fft3d.0.$r"; done | median)
-    b=$(for r in $(seq 0 $((ROUNDS - 1))); do awk -v d=$decomp '$1 == d {print $5}' "$tmp/fft3d.1.$r"; done | median)
-    c=$(for r in $(seq 0 $((ROUNDS - 1))); do awk -v d=$decomp '$1 == d {print $5}' "$tmp/fft3d.2.$r"; done | median)
+    a=$(for r in $(seq 0 $((ROUNDS - 1))); do awk -v d=$decomp '$1 == d && $NF == "PASS" {print $5}' "$tmp/fft3d.0.$r"; done | median)
+    b=$(for r in $(seq 0 $((ROUNDS - 1))); do awk -v d=$decomp '$1 == d && $NF == "PASS" {print $5}' "$tmp/fft3d.1.$r"; done | median)
+    c=$(for r in $(seq 0 $((ROUNDS - 1))); do awk -v d=$decomp '$1 == d && $NF == "PASS" {print $5}' "$tmp/fft3d.2.$r"; done | median)
     printf '%-10s %-22s %12.3f %12.3f %8.2f %12.3f %8.2f\n' fft3d "$decomp fwd_ms" "$a" "$b" \
       "$(echo "$b / $a" | bc -l)" "$c" "$(echo "$c / $a" | bc -l)"
   done
