@@ -57,6 +57,19 @@ for ((r = 0; r < ROUNDS; ++r)); do
 done
 
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+# over_rounds <program> <config 0|1|2> <awk program printing one time>: median over rounds
+over_rounds() {
+  for ((r = 0; r < ROUNDS; ++r)); do awk "$3" "$tmp/$1.$2.$r"; done | median
+}
+# row <program> <case> <awk program>: one table line, plain / preloaded / preloaded without check
+row() {
+  local a b c
+  a=$(over_rounds "$1" 0 "$3")
+  b=$(over_rounds "$1" 1 "$3")
+  c=$(over_rounds "$1" 2 "$3")
+  printf '%-10s %-22s %12.3f %12.3f %8.2f %12.3f %8.2f\n' "$1" "$2" "$a" "$b" \
+    "$(echo "$b / $a" | bc -l)" "$c" "$(echo "$c / $a" | bc -l)"
+}
 {
   echo "drop-in library: $NP ranks, $ROUNDS alternating rounds, $(date -u +%Y-%m-%d) on $(nproc) cores (shared, loaded)"
   echo "commands:"
@@ -69,18 +82,11 @@ median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+
   echo
   printf '%-10s %-22s %12s %12s %8s %12s %8s\n' program case "plain MPI" preload ratio "no check" ratio
   for decomp in slab pencil; do
-    a=$(for r in $(seq 0 $((ROUNDS - 1))); do awk -v d=$decomp '$1 == d && $NF == "PASS" {print $5}' "$tmp/fft3d.0.$r"; done | median)
-    b=$(for r in $(seq 0 $((ROUNDS - 1))); do awk -v d=$decomp '$1 == d && $NF == "PASS" {print $5}' "$tmp/fft3d.1.$r"; done | median)
-    c=$(for r in $(seq 0 $((ROUNDS - 1))); do awk -v d=$decomp '$1 == d && $NF == "PASS" {print $5}' "$tmp/fft3d.2.$r"; done | median)
-    printf '%-10s %-22s %12.3f %12.3f %8.2f %12.3f %8.2f\n' fft3d "$decomp fwd_ms" "$a" "$b" \
-      "$(echo "$b / $a" | bc -l)" "$c" "$(echo "$c / $a" | bc -l)"
+    row fft3d "$decomp fwd_ms" "\$1 == \"$decomp\" && \$NF == \"PASS\" {print \$5}"
   done
   for size in $(awk '$1 == "alltoall" && $2 == "native" {print $4 "_" $5}' "$tmp/commbench.0.0"); do
-    a=$(for r in $(seq 0 $((ROUNDS - 1))); do awk -v s=$size '$1 == "alltoall" && $2 == "native" && $4 "_" $5 == s {print $6}' "$tmp/commbench.0.$r"; done | median)
-    b=$(for r in $(seq 0 $((ROUNDS - 1))); do awk -v s=$size '$1 == "alltoall" && $2 == "native" && $4 "_" $5 == s {print $6}' "$tmp/commbench.1.$r"; done | median)
-    c=$(for r in $(seq 0 $((ROUNDS - 1))); do awk -v s=$size '$1 == "alltoall" && $2 == "native" && $4 "_" $5 == s {print $6}' "$tmp/commbench.2.$r"; done | median)
-    printf '%-10s %-22s %12.2f %12.2f %8.2f %12.2f %8.2f\n' commbench "MPI_Alltoall ${size/_/ } us" "$a" "$b" \
-      "$(echo "$b / $a" | bc -l)" "$c" "$(echo "$c / $a" | bc -l)"
+    row commbench "MPI_Alltoall ${size/_/ } us" \
+      "\$1 == \"alltoall\" && \$2 == \"native\" && \$4 \"_\" \$5 == \"$size\" {print \$6}"
   done
   echo "fft3d: forward transform ms; commbench: MPI_Alltoall us; medians over rounds of each run's median"
   echo "ratio = preloaded / plain MPI (below 1: libcomm's choice was faster than the MPI library's collective)"
