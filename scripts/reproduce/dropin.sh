@@ -49,6 +49,7 @@ run() {  # run <tag> <round> <preload 0|1> <program> <args...>
   grep -q "validation: PASS" "$tmp/$tag.$preload.$round" ||
     { cat "$tmp/$tag.$preload.$round"; echo "dropin.sh: $tag run failed validation" >&2; exit 1; }
 }
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((r = 0; r < ROUNDS; ++r)); do
   for preload in 0 1 2; do
     run fft3d "$r" "$preload" "$FFT" "${FFT_ARGS[@]}"
@@ -91,4 +92,5 @@ row() {
   echo "fft3d: forward transform ms; commbench: MPI_Alltoall us; medians over rounds of each run's median"
   echo "ratio = preloaded / plain MPI (below 1: libcomm's choice was faster than the MPI library's collective)"
   echo "no check = preloaded with LIBCOMM_CHECK_ARGS=0 (no argument-check allreduce per call)"
+  echo "load average before: $LOAD_BEFORE, after: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$OUT"
