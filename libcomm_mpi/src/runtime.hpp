@@ -1,0 +1,94 @@
+// The machinery every intercepted collective shares: the re-entry guard, libcomm's Comm
+// for each user communicator, the environment settings, the verbose log and the
+// translation of C++ exceptions into MPI error codes.
+#pragma once
+
+#include <mpi.h>
+
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "libcomm/comm.hpp"
+#include "libcomm/error.hpp"
+
+namespace libcomm_mpi {
+
+// Set while an intercepted call runs on this thread. libcomm itself calls MPI_Alltoall,
+// MPI_Allgather, ... (its `native` algorithms, the argument checks, the node-map
+// discovery); those calls land in this library again and must go straight to PMPI.
+class InsideWrapper {
+ public:
+  InsideWrapper() { ++depth(); }
+  ~InsideWrapper() { --depth(); }
+  InsideWrapper(const InsideWrapper&) = delete;
+  InsideWrapper& operator=(const InsideWrapper&) = delete;
+  static bool active() { return depth() > 0; }
+
+ private:
+  static int& depth();
+};
+
+// LIBCOMM_VERBOSE=1: log each route once per (operation, communicator size, route).
+bool verbose();
+// LIBCOMM_CHECK_ARGS=0 turns off libcomm's collective argument check (one small
+// allreduce per call); on by default so that ranks that disagree get an error, not a hang.
+bool check_args();
+
+// One intercepted call: where it goes and why.
+class Call {
+ public:
+  Call(std::string_view op, MPI_Comm comm) : op_(op), comm_(comm) {}
+  std::string_view op() const { return op_; }
+  MPI_Comm mpi() const { return comm_; }
+
+  // libcomm's Comm for the user's communicator: built on first use (collectively, like
+  // the MPI call itself) and freed when the user frees the communicator or finalizes.
+  const libcomm::Comm& comm() const;
+
+  // Records that libcomm runs `algorithm`; `why` is the choice's reason. Verbose mode
+  // logs it on rank 0 of the communicator.
+  void route(std::string_view algorithm, std::string_view why) const;
+  // Records a fallback to the MPI library's own collective, then runs it.
+  template <class Pmpi>
+  int fallback(const Pmpi& pmpi, std::string_view why) const {
+    route("pmpi", why);
+    return pmpi();
+  }
+  // Prints "libcomm_mpi: OP: what" on stderr and raises `error_class` through the
+  // communicator's error handler (fatal by default; returned with MPI_ERRORS_RETURN).
+  int raise(int error_class, std::string_view what) const noexcept;
+
+ private:
+  std::string_view op_;
+  MPI_Comm comm_;
+};
+
+// Why a call on `comm` must go to the MPI library whatever its arguments (MPI not
+// initialized, MPI_COMM_NULL, an inter-communicator), or nullptr when libcomm may run it.
+const char* comm_fallback_reason(MPI_Comm comm);
+
+// Runs one intercepted collective: `pmpi` (the MPI library's collective) when
+// comm_fallback_reason says so, else `body(call)`. A libcomm::Error (bad arguments,
+// ranks that disagree) becomes MPI_ERR_ARG, bad_alloc MPI_ERR_NO_MEM and anything else
+// MPI_ERR_INTERN, raised through the communicator's error handler as MPI does. No C++
+// exception crosses the C interface.
+template <class Pmpi, class Body>
+int intercept(std::string_view op, MPI_Comm comm, const Pmpi& pmpi, const Body& body) noexcept {
+  const Call call(op, comm);
+  try {
+    if (const char* why = comm_fallback_reason(comm)) return call.fallback(pmpi, why);
+    return body(call);
+  } catch (const libcomm::Error& e) {
+    return call.raise(MPI_ERR_ARG, e.what());
+  } catch (const std::bad_alloc&) {
+    return call.raise(MPI_ERR_NO_MEM, "out of memory");
+  } catch (const std::exception& e) {
+    return call.raise(MPI_ERR_INTERN, e.what());
+  } catch (...) {
+    return call.raise(MPI_ERR_INTERN, "unknown exception");
+  }
+}
+
+}  // namespace libcomm_mpi
