@@ -243,7 +243,9 @@ def check_pairs(plan):
         return seen
 
     pairs = []
-    for l in plan["links"]:
+    machines = set(order)
+    # Switch--switch links first: `check --max-links K` then covers the trunks.
+    for l in sorted(plan["links"], key=lambda l: (l["a"] in machines or l["b"] in machines)):
         cut = {l["a"], l["b"]}
         da, db = side(l["a"], cut), side(l["b"], cut)
         ma = min((m for m in order if m in da), key=lambda m: (da[m], order.index(m)))

@@ -140,6 +140,7 @@ class Translation(unittest.TestCase):
         # measured between a machine of s1 (n8) and one of s2 (n16), 3 links apart.
         self.assertEqual(rows["s1--s2"], ["lc-n8", "lc-n16", "3"])
         self.assertEqual(rows["s0--n0"], ["lc-n1", "lc-n0", "2"])
+        self.assertEqual([r.split()[0] for r in out[:3]], ["s0--s1", "s1--s2", "s2--s3"])
 
 
 if __name__ == "__main__":
