@@ -68,7 +68,7 @@ cmd_down() {
   done
   # Deleting a namespace deletes its veth ends and their peers; the root link goes with
   # the first switch, but delete it explicitly if it survived.
-  if ip link show "$PREFIX-host" >/dev/null 2>&1; then ip link del "$PREFIX-host"; fi
+  if ip link show "$PREFIX-host" >/dev/null 2>&1; then ip link del "$PREFIX-host" 2>/dev/null || true; fi
   rm -rf "$STATE_DIR"
   echo "testbed: down ($n namespaces named $PREFIX-* removed)"
 }

@@ -7,7 +7,9 @@
 #   scripts/reproduce/testbed_ethernet.sh [--rate 10mbit] [--sizes 8K,...] [--reps 1]
 #                                         [--topologies "fig5a fig5b fig5c"] [--no-check]
 # The links run at --rate instead of the paper's 100 Mbit/s so that the 2 cores are not
-# the bottleneck; times scale with 100 Mbit/s / rate, fractions of the bound do not.
+# the bottleneck; times scale with 100 Mbit/s / rate, fractions of the bound do not. The
+# report covers every topology run so far (results/testbed/fig5?_RATE.json), so the
+# topologies may be run one by one at different rates.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 RATE=10mbit
@@ -38,7 +40,7 @@ for t in $TOPOS; do
   $TB down >/dev/null
   $TB up "$t" --rate "$RATE" > "$OUT/${t}_up.log"
   if ((CHECK)); then
-    $TB check > "$OUT/${t}_check.log" 2>&1 || { echo "== $t: link check FAILED (see $OUT/${t}_check.log)"; status=1; }
+    $TB check --max-links 3 > "$OUT/${t}_check.log" 2>&1 || { echo "== $t: link check FAILED (see $OUT/${t}_check.log)"; status=1; }
     grep -E "^check:" "$OUT/${t}_check.log" | tail -1
   fi
   echo "== $t: commbench at $RATE, sizes $SIZES"
@@ -48,6 +50,7 @@ for t in $TOPOS; do
   grep -E "validation|testbed:" "$OUT/${t}_$RATE.log" || true
 done
 $TB down
-python3 scripts/reproduce/testbed_report.py "$OUT" "$RATE" > docs/results/testbed_ethernet.md || status=1
-/usr/bin/python3 scripts/reproduce/testbed_plot.py "$OUT" "$RATE" docs/results || status=1
+# The report takes every topology's latest run, whatever its rate (fig5a may need a lower one).
+python3 scripts/reproduce/testbed_report.py "$OUT" > docs/results/testbed_ethernet.md || status=1
+/usr/bin/python3 scripts/reproduce/testbed_plot.py "$OUT" docs/results || status=1
 exit $status

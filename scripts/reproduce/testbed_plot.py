@@ -3,7 +3,7 @@
 fraction of the peak bound against block size per algorithm, with the paper's three
 routines and SimGrid's tree_scheduled alongside (fractions compare across link rates).
 
-    testbed_plot.py RESULTS_DIR RATE OUT_DIR      (needs matplotlib: /usr/bin/python3)
+    testbed_plot.py RESULTS_DIR OUT_DIR      (needs matplotlib: /usr/bin/python3)
 """
 import json
 import pathlib
@@ -16,15 +16,15 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from ethernet_report import PAPER, load_of  # noqa: E402
-from testbed_report import ALGOS, rate_mbit, simgrid_fractions  # noqa: E402
+from testbed_report import ALGOS, latest_run, rate_mbit, simgrid_fractions  # noqa: E402
 
 
-def main(folder, rate, out):
+def main(folder, out):
     folder, out = pathlib.Path(folder), pathlib.Path(out)
     sim = simgrid_fractions(pathlib.Path("docs/results/ethernet.md"))
     for topo in ("fig5a", "fig5b", "fig5c"):
-        path = folder / f"{topo}_{rate}.json"
-        if not path.exists():
+        path, rate = latest_run(folder, topo)
+        if path is None:
             continue
         m, load = load_of(f"inputs/topologies/{topo}.topo")
         bound = m * (m - 1) * rate_mbit(rate) / load
@@ -58,4 +58,4 @@ def main(folder, rate, out):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], sys.argv[3])
+    main(sys.argv[1], sys.argv[2])
