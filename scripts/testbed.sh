@@ -8,10 +8,10 @@
 #         and direction (default 0; needs the kernel's netem qdisc);
 #         Q: queue of each link end (default 64kb); SPEC: K, A,B,C or a .nodes file
 #         (ranks on each machine, rank order; default 1); --dry-run prints the commands
-#     run [-np N] [--build DIR] -- PROGRAM ARGS...
+#     run [-np N] [--timeout S] [--build DIR] -- PROGRAM ARGS...
 #         Open MPI over TCP across the machines (default N: every slot); PROGRAM is an app
 #         name built in build/ (commbench, fft3d, ...) or a path. Prints the CPU and link
-#         load of the run afterwards.
+#         load of the run afterwards. --timeout: abort the job after S seconds.
 #     check [--size S] [--tolerance F] [--max-links K] [--build DIR]
 #         per link (switch--switch links first, at most K): latency, ping-pong and
 #         bidirectional rate between two machines on either side (apps/linkcheck);
@@ -152,6 +152,7 @@ launch() {
     --mca plm_rsh_agent "$HERE/ns-agent.sh" --mca plm_rsh_no_tree_spawn 1 \
     --mca oob_tcp_if_include "$subnet" --mca btl_tcp_if_include "$subnet" \
     --mca btl tcp,vader,self --mca btl_vader_single_copy_mechanism none \
+    --mca mpi_preconnect_mpi 1 \
     "$@"
 }
 
@@ -163,10 +164,11 @@ program_path() {  # app name or path -> executable
 }
 
 cmd_run() {
-  local np="" build="$LIBCOMM_ROOT/build"
+  local np="" build="$LIBCOMM_ROOT/build" limit=()
   while (($#)); do
     case "$1" in
       -np|--np) np="$2"; shift 2 ;;
+      --timeout) limit=(--timeout "$2"); shift 2 ;;
       --build) build="$2"; shift 2 ;;
       --) shift; break ;;
       *) break ;;
@@ -185,7 +187,7 @@ cmd_run() {
   ((np <= slots)) || die "run: -np $np but the testbed has $slots rank slots (up --ranks-per-machine)"
   python3 "$HERE/monitor.py" snapshot "$STATE" > "$STATE_DIR/before.json"
   local rc=0
-  launch "$STATE_DIR/hostfile" "$np" "$program" "$@" || rc=$?
+  launch "$STATE_DIR/hostfile" "$np" "${limit[@]}" "$program" "$@" || rc=$?
   python3 "$HERE/monitor.py" report "$STATE" "$STATE_DIR/before.json" | sed 's/^/testbed: /'
   return $rc
 }

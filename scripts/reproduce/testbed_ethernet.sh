@@ -5,7 +5,7 @@
 # native, validated; the CPU and link load of every run is logged. Writes
 # results/testbed/*.json|log and docs/results/testbed_ethernet.md + PNG plots.
 #   scripts/reproduce/testbed_ethernet.sh [--rate 10mbit] [--sizes 8K,...] [--reps 1]
-#                                         [--topologies "fig5a fig5b fig5c"] [--no-check]
+#                                         [--topologies "fig1 fig5a fig5b fig5c"] [--no-check]
 # The links run at --rate instead of the paper's 100 Mbit/s so that the 2 cores are not
 # the bottleneck; times scale with 100 Mbit/s / rate, fractions of the bound do not. The
 # report covers every topology run so far (results/testbed/fig5?_RATE.json), so the
@@ -44,7 +44,7 @@ for t in $TOPOS; do
     grep -E "^check:" "$OUT/${t}_check.log" | tail -1
   fi
   echo "== $t: commbench at $RATE, sizes $SIZES"
-  $TB run -- commbench --topology "inputs/topologies/$t.topo" --sizes "$SIZES" --reps "$REPS" \
+  $TB run --timeout 1800 -- commbench --topology "inputs/topologies/$t.topo" --sizes "$SIZES" --reps "$REPS" \
     --warmup 1 --algo tree_scheduled,tree_scheduled_barrier,linear,ring,pairwise \
     --json "$OUT/${t}_$RATE.json" > "$OUT/${t}_$RATE.log" 2>&1 || status=1
   grep -E "validation|testbed:" "$OUT/${t}_$RATE.log" || true

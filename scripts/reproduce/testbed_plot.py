@@ -16,13 +16,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from ethernet_report import PAPER, load_of  # noqa: E402
-from testbed_report import ALGOS, latest_run, rate_mbit, simgrid_fractions  # noqa: E402
+from testbed_report import ALGOS, TOPOLOGIES, latest_run, rate_mbit, simgrid_fractions  # noqa: E402
 
 
 def main(folder, out):
     folder, out = pathlib.Path(folder), pathlib.Path(out)
     sim = simgrid_fractions(pathlib.Path("docs/results/ethernet.md"))
-    for topo in ("fig5a", "fig5b", "fig5c"):
+    for topo in TOPOLOGIES:
         path, rate = latest_run(folder, topo)
         if path is None:
             continue
@@ -36,7 +36,7 @@ def main(folder, out):
                          for r in res if r["algo"] == algo)
             if pts:
                 ax.plot(*zip(*pts), marker="o", label=f"testbed: {algo}")
-        for i, name in enumerate(("LAM", "MPICH", "generated")):
+        for i, name in enumerate(("LAM", "MPICH", "generated") if topo in PAPER else ()):
             ks = sorted(PAPER[topo])
             ax.plot(ks, [m * (m - 1) * k * 1024 * 8 / (PAPER[topo][k][i] / 1e3) / 1e6 / pbound for k in ks],
                     "k" + ("--", ":", "-.")[i], marker="s", markersize=3, label=f"paper: {name}")
@@ -50,7 +50,7 @@ def main(folder, out):
         ax.set_ylim(0, 1.1)
         ax.set_xlabel("block size (KiB)")
         ax.set_ylabel("aggregate throughput / peak bound")
-        ax.set_title(f"Paper 003 topology ({topo[-1]}), {m} machines, emulated links of {rate}")
+        ax.set_title(f"Paper 003 {topo}, {m} machines, emulated links of {rate}")
         ax.legend(fontsize=7, ncol=2)
         fig.tight_layout()
         fig.savefig(out / f"testbed_ethernet_{topo}.png", dpi=110)

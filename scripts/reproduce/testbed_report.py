@@ -17,6 +17,7 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from ethernet_report import KIB, PAPER, load_of  # noqa: E402
 
+TOPOLOGIES = ("fig1", "fig5a", "fig5b", "fig5c")
 ALGOS = ["tree_scheduled", "tree_scheduled_barrier", "linear", "ring", "pairwise", "native"]
 
 
@@ -72,7 +73,7 @@ def main(folder):
           "throughput = |M|(|M|-1) x block x 8 / time; bound = |M|(|M|-1) x rate / load (the "
           "paper's peak aggregate throughput). The paper measured at 100 Mbit/s, so its and "
           "SimGrid's numbers are compared as fractions of their bound.\n")
-    for topo in ("fig5a", "fig5b", "fig5c"):
+    for topo in TOPOLOGIES:
         path, rate = latest_run(folder, topo)
         if path is None:
             continue
@@ -84,7 +85,7 @@ def main(folder):
         bound = m * (m - 1) * r / load
         algos = [a for a in ALGOS if any(k[0] == a for k in rows)]
         sizes = sorted({b for (_, b) in rows})
-        print(f"## Topology ({topo[-1]}): {m} machines, AAPC load {load}, bound {bound:.1f} Mbit/s "
+        print(f"## {'Fig. 1' if topo == 'fig1' else f'Fig. 5 ({topo[-1]})'}: {m} machines, AAPC load {load}, bound {bound:.1f} Mbit/s "
               f"at {rate}\n")
         print("| block | " + " | ".join(algos) + " | paper LAM / MPICH / ours | SimGrid tree_scheduled / linear |")
         print("|---|" + "---|" * (len(algos) + 2))
@@ -98,7 +99,7 @@ def main(folder):
                 thr = m * (m - 1) * b * 8 / x["median_s"] / 1e6
                 ran = f" ({x['ran']})" if x.get("ran", a) != a else ""
                 cells.append(f"{x['median_s']:.2f} s / {thr:.1f} / **{thr / bound:.0%}**{ran}")
-            paper = PAPER[topo].get(b // KIB)
+            paper = PAPER.get(topo, {}).get(b // KIB)
             pbound = m * (m - 1) * 100.0 / load
             pc = " / ".join(f"{m * (m - 1) * b * 8 / (t / 1e3) / 1e6 / pbound:.0%}" for t in paper) if paper else ""
             s = sim.get(topo, {})

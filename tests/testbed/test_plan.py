@@ -143,5 +143,28 @@ class Translation(unittest.TestCase):
         self.assertEqual([r.split()[0] for r in out[:3]], ["s0--s1", "s1--s2", "s2--s3"])
 
 
+class Script(unittest.TestCase):
+    """scripts/testbed.sh without privileges: --dry-run and argument errors."""
+    SH = os.path.join(ROOT, "scripts", "testbed.sh")
+
+    def run_sh(self, *args):
+        return subprocess.run(["bash", self.SH, *args], capture_output=True, text=True)
+
+    def test_dry_run_prints_the_plan(self):
+        r = self.run_sh("--prefix", "tb", "--net", "10.9", "up", "star3", "--rate", "5mbit", "--dry-run")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        _, want, _, _ = plan(os.path.join(TOPOS, "star3.topo"), "--prefix", "tb", "--net", "10.9",
+                             "--rate", "5mbit")
+        self.assertEqual(r.stdout.splitlines(), want)
+
+    def test_errors(self):
+        for args, msg in ((["up"], "no topology given"), (["up", "nosuch"], "no topology file"),
+                          (["up", "star3", "--bogus"], "unknown option '--bogus'"),
+                          (["frobnicate"], "unknown command 'frobnicate'")):
+            r = self.run_sh(*args)
+            self.assertEqual(r.returncode, 2, args)
+            self.assertIn(msg, r.stderr, args)
+
+
 if __name__ == "__main__":
     unittest.main()
