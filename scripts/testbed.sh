@@ -54,7 +54,7 @@ our_namespaces() {
     if [[ -f "$STATE" ]]; then
       python3 -c 'import json,sys
 p=json.load(open(sys.argv[1]))
-for n in p["switches"]+p["machines"]: print(n["namespace"])' "$STATE"
+for n in p["switches"]+p["machines"]: print(n["namespace"])' "$STATE" 2>/dev/null || true
     fi
   } | sort -u
 }
@@ -143,6 +143,9 @@ cmd_status() {
 }
 
 # mpirun across the namespaces: HOSTFILE NP PROGRAM ARGS...
+# Open MPI believes every namespace is a machine of its own with free cores, so it would
+# let waiting ranks spin; mpi_yield_when_idle gives the few real cores back to the ranks
+# (and the kernel's forwarding) that have work.
 launch() {
   local hostfile="$1" np="$2"
   shift 2
@@ -152,7 +155,7 @@ launch() {
     --mca plm_rsh_agent "$HERE/ns-agent.sh" --mca plm_rsh_no_tree_spawn 1 \
     --mca oob_tcp_if_include "$subnet" --mca btl_tcp_if_include "$subnet" \
     --mca btl tcp,vader,self --mca btl_vader_single_copy_mechanism none \
-    --mca mpi_preconnect_mpi 1 \
+    --mca mpi_yield_when_idle 1 \
     "$@"
 }
 
