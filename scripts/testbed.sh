@@ -2,12 +2,15 @@
 # An emulated switched cluster on this machine (issue 9): one network namespace per
 # machine, one bridge per switch, a veth pair with tc rate limits on both ends per link.
 #   scripts/testbed.sh [--prefix P] [--net 10.X] COMMAND ...
-#     up TOPOLOGY [--rate R] [--delay D] [--queue Q] [--ranks-per-machine SPEC] [--dry-run]
+#     up TOPOLOGY [--rate R] [--delay D] [--queue Q] [--ranks-per-machine SPEC] [--tcp CC]
+#        [--dry-run]
 #         TOPOLOGY: a .topo file (inputs/topologies/, or a bare name such as fig5a);
 #         R: link rate per direction (tc syntax, default 10mbit); D: added delay per link
 #         and direction (default 0; needs the kernel's netem qdisc);
 #         Q: queue of each link end (default 64kb); SPEC: K, A,B,C or a .nodes file
-#         (ranks on each machine, rank order; default 1); --dry-run prints the commands
+#         (ranks on each machine, rank order; default 1); CC: the machines' TCP congestion
+#         control (default: the host's; a namespace may only pick one of the host's
+#         net.ipv4.tcp_allowed_congestion_control); --dry-run prints the commands
 #     run [-np N] [--timeout S] [--build DIR] -- PROGRAM ARGS...
 #         Open MPI over TCP across the machines (default N: every slot); PROGRAM is an app
 #         name built in build/ (commbench, fft3d, ...) or a path. Prints the CPU and link
@@ -28,7 +31,7 @@ PREFIX="${LIBCOMM_TESTBED_PREFIX:-lc}"
 NET="${LIBCOMM_TESTBED_NET:-10.147}"
 
 die() { echo "testbed: error: $*" >&2; exit 2; }
-usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while (($#)); do
   case "$1" in
@@ -86,7 +89,7 @@ cmd_up() {
   local topo="" dry=0 args=()
   while (($#)); do
     case "$1" in
-      --rate|--delay|--queue|--ranks-per-machine) args+=("$1" "$2"); shift 2 ;;
+      --rate|--delay|--queue|--ranks-per-machine|--tcp) args+=("$1" "$2"); shift 2 ;;
       --dry-run) dry=1; shift ;;
       -*) die "up: unknown option '$1'" ;;
       *) [[ -z "$topo" ]] || die "up: more than one topology ('$topo', '$1')"; topo="$1"; shift ;;

@@ -6,6 +6,7 @@
 # results/testbed/*.json|log and docs/results/testbed_ethernet.md + PNG plots.
 #   scripts/reproduce/testbed_ethernet.sh [--rate 10mbit] [--sizes 8K,...] [--reps 1]
 #                                         [--topologies "fig1 fig5a fig5b fig5c"] [--no-check]
+#                                         [--tcp CC]  (TCP congestion control, see testbed.sh)
 # The links run at --rate instead of the paper's 100 Mbit/s so that the 2 cores are not
 # the bottleneck; times scale with 100 Mbit/s / rate, fractions of the bound do not. The
 # report covers every topology run so far (results/testbed/fig5?_RATE.json), so the
@@ -17,14 +18,16 @@ SIZES="8K,16K,32K,64K,128K,256K"
 REPS=1
 TOPOS="fig5a fig5b fig5c"
 CHECK=1
+UP_EXTRA=()
 while (($#)); do
   case "$1" in
     --rate) RATE="$2"; shift 2 ;;
     --sizes) SIZES="$2"; shift 2 ;;
     --reps) REPS="$2"; shift 2 ;;
     --topologies) TOPOS="$2"; shift 2 ;;
+    --tcp) UP_EXTRA=(--tcp "$2"); shift 2 ;;
     --no-check) CHECK=0; shift ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "testbed_ethernet.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -38,7 +41,7 @@ trap '$TB down >/dev/null' EXIT
 status=0
 for t in $TOPOS; do
   $TB down >/dev/null
-  $TB up "$t" --rate "$RATE" > "$OUT/${t}_up.log"
+  $TB up "$t" --rate "$RATE" "${UP_EXTRA[@]}" > "$OUT/${t}_up.log"
   if ((CHECK)); then
     $TB check --max-links 3 > "$OUT/${t}_check.log" 2>&1 || { echo "== $t: link check FAILED (see $OUT/${t}_check.log)"; status=1; }
     grep -E "^check:" "$OUT/${t}_check.log" | tail -1

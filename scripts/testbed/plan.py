@@ -2,7 +2,7 @@
 """Translates a switch tree (inputs/topologies/*.topo) into the Linux commands that build
 it as an emulated packet network on one machine (issue 9), and back down.
 
-    plan.py up TOPO [--rate 10mbit] [--delay 0] [--queue 64kb] [--ranks-per-machine SPEC]
+    plan.py up TOPO [--rate 10mbit] [--delay 0] [--queue 64kb] [--ranks-per-machine SPEC] [--tcp CC]
                     [--prefix lc] [--net 10.147] [--state FILE]
     plan.py hostfile STATE              one "NAMESPACE slots=K" line per machine, rank order
     plan.py describe STATE              what is up, for `testbed.sh status`
@@ -169,6 +169,8 @@ def build_plan(a):
         raise PlanError(f"--prefix {a.prefix!r}: 1-6 lower-case letters or digits, starting with a letter")
     if not re.fullmatch(r"10\.\d{1,3}", a.net) or int(a.net.split(".")[1]) > 255:
         raise PlanError(f"--net {a.net!r}: the first two octets of a 10.x.0.0/16 range, e.g. 10.147")
+    if a.tcp is not None and not re.fullmatch(r"[a-z0-9_]+", a.tcp):
+        raise PlanError(f"--tcp {a.tcp!r}: a congestion control name such as reno")
     if len(machines) > 254 * 254:
         raise PlanError("too many machines for one /16")
     slots = parse_ranks_per_machine(a.ranks_per_machine, len(machines))
@@ -185,6 +187,8 @@ def build_plan(a):
     for m in ranks:
         cmds += [f"ip netns add {ns[m]}",
                  f"ip -n {ns[m]} link set lo up"]
+        if a.tcp:  # the machine's TCP congestion control (default: the host's)
+            cmds.append(f"ip netns exec {ns[m]} sysctl -qw net.ipv4.tcp_congestion_control={a.tcp}")
     for a_, b_ in links:
         # A switch--machine link: the switch end is a bridge port named after the machine.
         s, o = (a_, b_) if a_ in switches else (b_, a_)
@@ -209,7 +213,7 @@ def build_plan(a):
              f"ip addr add {a.net}.0.1/16 dev {host}",
              f"ip link set {host} up"]
     plan = {
-        "topology": a.topology, "rate": a.rate, "delay": a.delay, "queue": a.queue,
+        "topology": a.topology, "tcp": a.tcp or "host default", "rate": a.rate, "delay": a.delay, "queue": a.queue,
         "prefix": p, "net": a.net, "subnet": f"{a.net}.0.0/16", "host_if": host,
         "host_address": f"{a.net}.0.1",
         "switches": [{"name": s, "namespace": ns[s]} for s in switches],
@@ -263,6 +267,7 @@ def main():
     up.add_argument("--delay", default="0")
     up.add_argument("--queue", default="64kb", help="tbf queue (switch port buffer)")
     up.add_argument("--ranks-per-machine", default=None)
+    up.add_argument("--tcp", default=None, help="TCP congestion control of the machines")
     up.add_argument("--prefix", default="lc")
     up.add_argument("--net", default="10.147")
     up.add_argument("--state", default=None)
@@ -293,6 +298,7 @@ def main():
                 print(f"topology {plan['topology']}: {len(plan['switches'])} switches, "
                       f"{len(ms)} machines, {sum(m['slots'] for m in ms)} rank slots; "
                       f"links {plan['rate']}, delay {plan['delay']}, queue {plan['queue']}, "
+                      f"TCP {plan.get('tcp', 'host default')}, "
                       f"subnet {plan['subnet']}")
                 for m in ms:
                     print(f"  machine {m['name']:8} namespace {m['namespace']:10} "

@@ -102,6 +102,15 @@ class Translation(unittest.TestCase):
         rc, _, err, p = plan(os.path.join(TOPOS, "star3.topo"), "--ranks-per-machine", nodes, state=True)
         self.assertEqual([m["slots"] for m in p["machines"]], [2, 3, 4])
 
+    def test_tcp_congestion_control_per_machine(self):
+        rc, cmds, err, _ = plan(os.path.join(TOPOS, "fig1.topo"), "--tcp", "reno")
+        self.assertEqual(rc, 0, err)
+        cc = [c for c in cmds if "tcp_congestion_control" in c]
+        self.assertEqual(cc, [f"ip netns exec lc-n{i} sysctl -qw net.ipv4.tcp_congestion_control=reno"
+                              for i in range(6)])
+        rc, cmds, err, _ = plan(os.path.join(TOPOS, "fig1.topo"))
+        self.assertFalse(any("tcp_congestion_control" in c for c in cmds))
+
     def test_delay_adds_netem_above_tbf(self):
         rc, cmds, err, _ = plan(os.path.join(TOPOS, "star3.topo"), "--delay", "50us")
         self.assertEqual(rc, 0, err)
@@ -118,6 +127,7 @@ class Translation(unittest.TestCase):
             ("switch s\nmachine a b c\nlink s a b c\n", ["--ranks-per-machine", "1,2"], "need 3 positive counts"),
             ("switch s\nmachine a b c\nlink s a b c\n", ["--prefix", "Bad-"], "--prefix"),
             ("switch s\nmachine a b c\nlink s a b c\n", ["--net", "192.168"], "--net"),
+            ("switch s\nmachine a b c\nlink s a b c\n", ["--tcp", "c;rm"], "--tcp"),
             ("switch s\nmachine averyverylongname b c\nlink s averyverylongname b c\n", [], "longer than 15"),
         ]
         for text, args, msg in cases:
