@@ -113,7 +113,7 @@ def main(folder):
         if check.exists():
             verdict = [l for l in check.read_text().splitlines() if l.startswith("check:")]
             if verdict:
-                print(f"- link check before the run: {verdict[-1]}")
+                print(f"- latest link check on this topology (`testbed.sh check`): {verdict[-1]}")
         print()
     print(f"validation: {'PASS' if ok else 'FAIL'}")
     return 0 if ok else 1
