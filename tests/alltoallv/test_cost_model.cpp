@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "../unit/error_helpers.hpp"
 #include "kernels/traffic.hpp"
 #include "libcomm/cost_model.hpp"
-#include "../unit/error_helpers.hpp"
 
 namespace {
 

@@ -51,12 +51,12 @@ LineFit fit_line_relative(std::span<const double> x, std::span<const double> y);
 // median of `reps` timings (each timing averages several round trips). Every rank gets
 // the same result. Times come from MPI_Wtime (simulated time under SimGrid).
 struct FlatCalibration {
-  FlatPlatform platform;           // name "calibrated"; td = tc + td as in the presets
-  LineFit transfer, copy;          // seconds against bytes
-  std::vector<double> sizes;       // bytes
-  std::vector<double> one_way_s;   // median one-way time per size
-  std::vector<double> copy_s;      // median memcpy time per size
-  int peer = 1;                    // rank that answered the ping-pong
+  FlatPlatform platform;          // name "calibrated"; td = tc + td as in the presets
+  LineFit transfer, copy;         // seconds against bytes
+  std::vector<double> sizes;      // bytes
+  std::vector<double> one_way_s;  // median one-way time per size
+  std::vector<double> copy_s;     // median memcpy time per size
+  int peer = 1;                   // rank that answered the ping-pong
 };
 FlatCalibration calibrate_flat_platform(MPI_Comm comm, std::span<const std::size_t> sizes,
                                         int reps);

@@ -14,7 +14,8 @@
 
 namespace libcomm {
 
-void save_flat_platform(const FlatPlatform& f, const std::string& path, const std::string& comment) {
+void save_flat_platform(const FlatPlatform& f, const std::string& path,
+                        const std::string& comment) {
   std::ofstream out(path);
   require(static_cast<bool>(out), "cannot write the platform file '" + path + "'");
   std::istringstream lines(comment);
@@ -113,8 +114,10 @@ FlatCalibration calibrate_flat_platform(MPI_Comm comm, std::span<const std::size
   int me = 0, p = 0;
   MPI_Comm_rank(comm, &me);
   MPI_Comm_size(comm, &p);
-  require(p >= 2, "calibration needs at least 2 ranks (a ping-pong between rank 0 and the "
-                  "last rank), got " + std::to_string(p));
+  require(p >= 2,
+          "calibration needs at least 2 ranks (a ping-pong between rank 0 and the "
+          "last rank), got " +
+              std::to_string(p));
   require(reps >= 1, "calibration: reps must be at least 1, got " + std::to_string(reps));
   require(sizes.size() >= 2, "calibration needs at least 2 message sizes to fit a line");
   for (std::size_t s : sizes)
