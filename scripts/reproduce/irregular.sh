@@ -61,12 +61,7 @@ done
 
 ensure_packages "${LIBCOMM_PACKAGES[@]}" libsimgrid-dev
 BUILD="${SIMGRID_BUILD_DIR:-build-sim}"
-echo "== building commbench with SimGrid (SMPI) in $BUILD"
-mkdir -p "$BUILD"
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DLIBCOMM_SIMGRID=ON >"$BUILD/configure.log" 2>&1 ||
-  { cat "$BUILD/configure.log"; exit 1; }
-cmake --build "$BUILD" -j2 --target commbench >"$BUILD/build.log" 2>&1 ||
-  { tail -30 "$BUILD/build.log"; exit 1; }
+build_simgrid_target "$BUILD" commbench || exit 1
 
 mkdir -p "$OUT" "$DOCS"
 rm -f "$OUT"/*.json "$OUT"/*.log
