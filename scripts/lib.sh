@@ -53,3 +53,15 @@ plot_python() {
     echo python3
   fi
 }
+
+# build_simgrid_target BUILD_DIR TARGET: configures the SimGrid variant
+# (-DLIBCOMM_SIMGRID=ON) in BUILD_DIR and builds only TARGET (logs in BUILD_DIR).
+build_simgrid_target() {
+  local dir="$1" target="$2"
+  echo "== building $target with SimGrid (SMPI) in $dir"
+  mkdir -p "$dir"
+  cmake -S "$LIBCOMM_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DLIBCOMM_SIMGRID=ON \
+    >"$dir/configure.log" 2>&1 || { cat "$dir/configure.log"; return 1; }
+  cmake --build "$dir" -j2 --target "$target" >"$dir/build.log" 2>&1 ||
+    { tail -30 "$dir/build.log"; return 1; }
+}

@@ -54,6 +54,55 @@ std::vector<std::size_t> size_range(std::size_t lo, std::size_t hi) {
   return sizes;
 }
 
+std::vector<std::size_t> size_list(const std::string& text) {
+  std::vector<std::size_t> sizes;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) sizes.push_back(apps::parse_size(item, "--sizes"));
+  libcomm::require(!sizes.empty(), "--sizes: empty list");
+  return sizes;
+}
+
+// commbench --calibrate FILE: the flat model's parameters of this machine (paper 001,
+// s. 2), printed point by point beside the fitted line, and saved for --predict file:FILE.
+int calibrate(const std::string& sizes_text, int reps, const std::string& path) {
+  const auto sizes = size_list(sizes_text);
+  int p = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  if (p < 2)
+    throw libcomm::Error("--calibrate needs at least 2 ranks (a ping-pong between rank 0 and "
+                         "the last rank); run it with mpiexec -n 2 or more");
+  const auto cal = libcomm::calibrate_flat_platform(MPI_COMM_WORLD, sizes, reps);
+  if (!apps::is_root()) return 0;
+  const auto& f = cal.platform;
+  std::cout << "commbench --calibrate: flat model of paper 001 s. 2 on this machine\n"
+            << "ping-pong rank 0 <-> rank " << cal.peer << " of " << p << "; memcpy on rank 0; "
+            << "each point the median of " << reps << " timings\n\n"
+            << std::setw(11) << "bytes" << std::setw(15) << "one_way_us" << std::setw(12)
+            << "fit_us" << std::setw(13) << "copy_us" << std::setw(12) << "fit_us" << "\n";
+  for (std::size_t k = 0; k < cal.sizes.size(); ++k) {
+    const double m = cal.sizes[k];
+    std::cout << std::setw(11) << static_cast<std::size_t>(m) << std::fixed << std::setprecision(3)
+              << std::setw(15) << cal.one_way_s[k] * 1e6 << std::setw(12)
+              << (cal.transfer.intercept + cal.transfer.slope * m) * 1e6 << std::setw(13)
+              << cal.copy_s[k] * 1e6 << std::setw(12)
+              << (cal.copy.intercept + cal.copy.slope * m) * 1e6 << "\n";
+  }
+  std::ostringstream summary;
+  summary << std::setprecision(4) << "Ts = " << f.ts_us << " us, tc + td = " << f.tc_td_us
+          << " us/byte, tm = " << f.tm_us << " us/byte\nfit residual (rms, relative): "
+          << "transfer " << cal.transfer.rms_relative * 100 << " %, copy "
+          << cal.copy.rms_relative * 100 << " %";
+  std::cout << "\n" << summary.str() << "\n";
+  libcomm::save_flat_platform(
+      f, path,
+      "libcomm flat platform (paper 001 s. 2), measured by commbench --calibrate on " +
+          std::to_string(p) + " ranks\n" + summary.str());
+  std::cout << "written to " << path << " (use: commbench --op alltoallv --predict file:" << path
+            << ")\n";
+  return 0;
+}
+
 int run(int argc, char** argv) {
   CLI::App app{
       "commbench: time libcomm collective algorithms against the MPI library's own collective.\n"
@@ -90,6 +139,12 @@ int run(int argc, char** argv) {
                "fail instead of running the documented fallback when an algorithm does not apply "
                "(e.g. pairwise on P not a power of two)");
   app.add_flag("--list", list, "list the operations and their algorithms, and exit");
+  std::string calibrate_path;
+  app.add_option("--calibrate", calibrate_path,
+                 "measure the flat model's Ts, tc + td (ping-pong rank 0 <-> last rank) and tm "
+                 "(local copy) on this machine (paper 001 s. 2), print them with the fit "
+                 "residuals, write them to this file for --predict file:PATH, and exit; sizes "
+                 "from --sizes (default 0,1K,4K,16K,64K,256K,1M), medians of --reps");
   bool simulated = false;
   app.add_flag("--simulated-payload", simulated,
                "SimGrid builds only: payload buffers shared by all simulated ranks, so large "
@@ -111,15 +166,16 @@ int run(int argc, char** argv) {
     return 0;
   }
 
+  if (!calibrate_path.empty())
+    return calibrate(sizes_list.empty() ? "0,1K,4K,16K,64K,256K,1M" : sizes_list, reps,
+                     calibrate_path);
+
   libcomm::set_simulated_payload(simulated);
   std::vector<std::size_t> sizes;
   if (sizes_list.empty()) {
     sizes = size_range(apps::parse_size(min_s, "--min"), apps::parse_size(max_s, "--max"));
   } else {
-    std::stringstream ss(sizes_list);
-    std::string item;
-    while (std::getline(ss, item, ',')) sizes.push_back(apps::parse_size(item, "--sizes"));
-    libcomm::require(!sizes.empty(), "--sizes: empty list");
+    sizes = size_list(sizes_list);
   }
 
   const libcomm::Comm comm(MPI_COMM_WORLD, nodes);

@@ -25,7 +25,7 @@ std::string g_pattern = "pattern1", g_modes = "b,n1,n2";
 std::size_t g_elem = 48;
 std::uint64_t g_seed = 1;
 std::int64_t g_small = 8;
-std::string g_predict;  // --predict PLATFORM
+std::string g_predict;  // --predict PLATFORM or file:PATH
 
 bool is_square(int p) {
   int q = 0;
@@ -205,7 +205,8 @@ const Registrar registrar(
        app.add_option(
            "--predict", g_predict,
            "alltoallv: also print the flat model's prediction (paper 001 s. 2, Theorem 2 "
-           "method) for a Table 1 platform: CM5, SP2, T3D, T3E, Myrinet");
+           "method) for a Table 1 platform (CM5, SP2, T3D, T3E, Myrinet) or for "
+           "file:PATH, a platform measured by commbench --calibrate PATH");
        app.add_option("--seed", g_seed, "alltoallv: seed of the random pattern choices")
            ->capture_default_str();
        app.add_option("--small", g_small,

@@ -42,12 +42,7 @@ done
 
 ensure_packages "${LIBCOMM_PACKAGES[@]}" libsimgrid-dev python3-matplotlib
 BUILD_DIR="${SIMGRID_BUILD_DIR:-build-simgrid}"
-echo "== building commbench with SimGrid (SMPI) in $BUILD_DIR"
-mkdir -p "$BUILD_DIR"
-cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DLIBCOMM_SIMGRID=ON >"$BUILD_DIR/configure.log" 2>&1 ||
-  { cat "$BUILD_DIR/configure.log"; exit 1; }
-cmake --build "$BUILD_DIR" -j2 --target commbench >"$BUILD_DIR/build.log" 2>&1 ||
-  { tail -30 "$BUILD_DIR/build.log"; exit 1; }
+build_simgrid_target "$BUILD_DIR" commbench || exit 1
 
 OUT=results/cycles
 mkdir -p "$OUT"

@@ -2,8 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
 #include <vector>
 
+#include "../unit/error_helpers.hpp"
 #include "kernels/traffic.hpp"
 #include "libcomm/cost_model.hpp"
 
@@ -74,6 +78,51 @@ TEST(FlatModel, PredictionsFollowTheStartUpCountsAndBoundTheorem2) {
     EXPECT_LE(a4d, libcomm::four_stage_theorem2_us(sp2, p, static_cast<double>(lmax) * 22) + 1e-6)
         << p;
   }
+}
+
+// The calibration's fit: exact data give the line back with zero residual; a point off
+// the line by 10 % shows up in the residual; weights 1/y^2 keep the small-size intercept
+// accurate beside a point a million times larger.
+TEST(FlatModel, RelativeLeastSquaresFit) {
+  const std::vector<double> x = {0, 1024, 65536, 1048576};
+  std::vector<double> y;
+  for (double m : x) y.push_back(2e-6 + m * 3e-10);
+  auto fit = libcomm::fit_line_relative(x, y);
+  EXPECT_NEAR(fit.intercept, 2e-6, 1e-12);
+  EXPECT_NEAR(fit.slope, 3e-10, 1e-16);
+  EXPECT_NEAR(fit.rms_relative, 0, 1e-9);
+  y[1] *= 1.1;
+  fit = libcomm::fit_line_relative(x, y);
+  EXPECT_GT(fit.rms_relative, 0.01);
+  EXPECT_LT(fit.rms_relative, 0.1);
+  EXPECT_NEAR(fit.intercept, 2e-6, 0.2e-6);
+  EXPECT_THROW(libcomm::fit_line_relative(std::vector<double>{5, 5}, std::vector<double>{1, 2}),
+               libcomm::Error);
+}
+
+// A calibrated platform survives the file round trip and is found by --predict's
+// "file:PATH"; bad files are refused naming the file, line and key.
+TEST(FlatModel, PlatformFileRoundTripAndErrors) {
+  const std::string path = ::testing::TempDir() + "libcomm_flat_platform.txt";
+  libcomm::FlatPlatform f{"calibrated", 1.25, 0.000375, 0.0001};
+  libcomm::save_flat_platform(f, path, "test platform\nsecond comment line");
+  const auto g = libcomm::flat_platform_from_name("file:" + path);
+  EXPECT_EQ(g.name, "calibrated");
+  EXPECT_DOUBLE_EQ(g.ts_us, 1.25);
+  EXPECT_DOUBLE_EQ(g.tc_td_us, 0.000375);
+  EXPECT_DOUBLE_EQ(g.tm_us, 0.0001);
+  using libcomm::testing::contains;
+  auto load_error = [&](const std::string& text) {
+    std::ofstream(path) << text;
+    return libcomm::testing::error_of([&] { libcomm::load_flat_platform(path); });
+  };
+  EXPECT_TRUE(contains(load_error("ts_us = 1\ntc_td_us = -2\n"), ":2: tc_td_us"));
+  EXPECT_TRUE(contains(load_error("ts_us = 1\ntc_td_us = nan\n"), "tc_td_us"));
+  EXPECT_TRUE(contains(load_error("ts_us = 1\nbandwidth = 3\n"), "unknown key 'bandwidth'"));
+  EXPECT_TRUE(contains(load_error("ts_us = 1\n"), "required"));
+  EXPECT_TRUE(contains(load_error("ts_us 1\n"), "key = value"));
+  std::remove(path.c_str());
+  EXPECT_THROW(libcomm::flat_platform_from_name("file:/nonexistent/platform.txt"), libcomm::Error);
 }
 
 }  // namespace

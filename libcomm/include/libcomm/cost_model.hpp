@@ -26,8 +26,40 @@ struct FlatPlatform {
 
 // Table 1: CM5, SP2, T3D, T3E, Myrinet.
 const std::vector<FlatPlatform>& flat_platforms();
-// Throws Error naming the value and listing the valid names.
+// A Table 1 name, or "file:PATH" for a platform written by save_flat_platform (e.g. by
+// commbench --calibrate). Throws Error naming the value and listing the valid names.
 FlatPlatform flat_platform_from_name(std::string_view name);
+
+// Platform files: "key = value" lines (name, ts_us, tc_td_us, tm_us), '#' comments.
+// load_flat_platform throws Error naming the file and line of a missing, unknown,
+// negative or non-finite value.
+void save_flat_platform(const FlatPlatform& f, const std::string& path, const std::string& comment);
+FlatPlatform load_flat_platform(const std::string& path);
+
+// Weighted least squares y = intercept + slope x with weights 1 / y^2, so that every
+// point counts by its relative error (a 0-byte and a 1 MiB time alike);
+// rms_relative = sqrt(mean(((y - fit) / y)^2)). Points with y <= 0 get weight 1.
+struct LineFit {
+  double intercept = 0, slope = 0, rms_relative = 0;
+};
+LineFit fit_line_relative(std::span<const double> x, std::span<const double> y);
+
+// Measures the flat model's parameters on the machine it runs on (collective over comm,
+// at least 2 ranks; throws Error otherwise). Ts and tc + td: fit of the one-way time of a
+// ping-pong between rank 0 and the last rank (the two most likely on different nodes)
+// against the message size; tm: fit of a local memcpy on rank 0. Each point is the
+// median of `reps` timings (each timing averages several round trips). Every rank gets
+// the same result. Times come from MPI_Wtime (simulated time under SimGrid).
+struct FlatCalibration {
+  FlatPlatform platform;          // name "calibrated"; td = tc + td as in the presets
+  LineFit transfer, copy;         // seconds against bytes
+  std::vector<double> sizes;      // bytes
+  std::vector<double> one_way_s;  // median one-way time per size
+  std::vector<double> copy_s;     // median memcpy time per size
+  int peer = 1;                   // rank that answered the ping-pong
+};
+FlatCalibration calibrate_flat_platform(MPI_Comm comm, std::span<const std::size_t> sizes,
+                                        int reps);
 
 // Eq. 1 and 2: a regular all-to-all of m-byte messages among P nodes.
 double flat_block_time_us(const FlatPlatform& f, int nprocs, double m_bytes);

@@ -5,7 +5,8 @@
 // router splits every held run into the send buckets (sBUF) of the stage's partners; a
 // bucket is a stream of [24-byte run header][run elements]... and travels as one message.
 // Receivers do not know message sizes in advance (they depend on other ranks' counts), so
-// a message is matched with MPI_Mprobe / MPI_Improbe and received with MPI_Mrecv into rBUF.
+// a message is matched with MPI_Mprobe / MPI_Improbe and received with MPI_Mrecv into rBUF
+// (under SimGrid, which lacks them, differently: see Probed).
 //   Blocking (b):  per step of the schedule: Isend, probe + receive, wait for the send.
 //   n1:            per stage: post every send, receive in arrival order, wait for the
 //                  sends, then distribute everything into the next stage's buckets.
@@ -17,6 +18,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <string>
 
 #include "../core/mpi_bytes.hpp"
 #include "alltoallv_internal.hpp"
@@ -36,6 +38,63 @@ std::vector<StageStep> rank_steps(const Schedule& stage, int me) {
 namespace {
 
 constexpr int kStageTagBase = 7400;
+
+// A message seen by a probe, then received into a buffer of its size: matched probes
+// (MPI_Mprobe / MPI_Improbe + MPI_Mrecv). SimGrid's SMPI (3.32) implements none of the
+// three, and its blocking MPI_Probe is a polling loop that injects simulated time at each
+// turn (distorting the timings, and slow at 100 ranks). So in a SimGrid build a blocking
+// probe does nothing and the receive takes the message into a buffer of
+// kSimulatedReceiveCap bytes (allocated, never touched beyond the message), with the same
+// explicit source and tag; a non-blocking probe is a plain MPI_Iprobe. Equivalent here:
+// one thread per rank, and MPI's non-overtaking order makes the receive take the very
+// message the probe saw.
+#ifdef LIBCOMM_SIMGRID
+constexpr int kSimulatedReceiveCap = 1 << 28;
+#endif
+struct Probed {
+  MPI_Status status{};
+  int src = MPI_PROC_NULL, tag = 0;
+#ifndef LIBCOMM_SIMGRID
+  MPI_Message msg = MPI_MESSAGE_NULL;
+#endif
+  // Waits for a message from `src` with `tag` (block) or looks once; true if one is there.
+  bool probe(int from, int with_tag, MPI_Comm comm, bool block) {
+    src = from, tag = with_tag;
+    int flag = 1;
+#ifdef LIBCOMM_SIMGRID
+    if (!block) check_mpi(MPI_Iprobe(src, tag, comm, &flag, &status), "MPI_Iprobe");
+#else
+    if (block)
+      check_mpi(MPI_Mprobe(src, tag, comm, &msg, &status), "MPI_Mprobe");
+    else
+      check_mpi(MPI_Improbe(src, tag, comm, &flag, &msg, &status), "MPI_Improbe");
+#endif
+    return flag != 0;
+  }
+  // Receives the probed message into `in`, which ends up holding exactly its bytes.
+  template <class Buffer>
+  void receive(Buffer& in, MPI_Comm comm) {
+#ifdef LIBCOMM_SIMGRID
+    in.resize(kSimulatedReceiveCap);
+    MPI_Status got;
+    const int rc = MPI_Recv(in.data(), kSimulatedReceiveCap, MPI_BYTE, src, tag, comm, &got);
+    if (rc != MPI_SUCCESS)
+      throw Error("alltoallv: a message from rank " + std::to_string(src) +
+                  " exceeds the SimGrid build's receive cap of " +
+                  std::to_string(kSimulatedReceiveCap) + " bytes (kSimulatedReceiveCap)");
+    int n = 0;
+    check_mpi(MPI_Get_count(&got, MPI_BYTE, &n), "MPI_Get_count");
+    in.resize(static_cast<std::size_t>(n));
+#else
+    (void)comm;
+    MPI_Count n = 0;
+    check_mpi(MPI_Get_elements_x(&status, MPI_BYTE, &n), "MPI_Get_elements_x");
+    in.resize(static_cast<std::size_t>(n));
+    const MpiBytes t(static_cast<std::size_t>(n));
+    check_mpi(MPI_Mrecv(in.data(), t.count(), t.type(), &msg, MPI_STATUS_IGNORE), "MPI_Mrecv");
+#endif
+  }
+};
 
 // A growable byte buffer that does not zero what it grows (sBUF buckets, rBUF messages).
 class ByteBuf {
@@ -328,13 +387,9 @@ class Engine {
     on_message(in, prev_sends);
   }
 
-  void receive_matched(MPI_Message& msg, MPI_Status& status, std::vector<MPI_Request>* prev_sends) {
-    MPI_Count bytes = 0;
-    check_mpi(MPI_Get_elements_x(&status, MPI_BYTE, &bytes), "MPI_Get_elements_x");
+  void receive_matched(Probed& probed, std::vector<MPI_Request>* prev_sends) {
     ByteBuf& in = take_inbox();
-    in.resize(static_cast<std::size_t>(bytes));
-    const MpiBytes t(static_cast<std::size_t>(bytes));
-    check_mpi(MPI_Mrecv(in.data(), t.count(), t.type(), &msg, MPI_STATUS_IGNORE), "MPI_Mrecv");
+    probed.receive(in, mc_);
     on_message(in, prev_sends);
   }
 
@@ -356,10 +411,9 @@ class Engine {
       if (step.send_to >= 0 && step.send_to != me_) req = post_send(s, step.send_to);
       if (step.send_to == me_) keep_own(s, nullptr);
       if (step.recv_from >= 0 && step.recv_from != me_) {
-        MPI_Message msg;
-        MPI_Status status;
-        check_mpi(MPI_Mprobe(step.recv_from, kStageTagBase + s, mc_, &msg, &status), "MPI_Mprobe");
-        receive_matched(msg, status, nullptr);
+        Probed probed;
+        probed.probe(step.recv_from, kStageTagBase + s, mc_, true);
+        receive_matched(probed, nullptr);
       }
       check_mpi(MPI_Wait(&req, MPI_STATUS_IGNORE), "MPI_Wait");
     }
@@ -380,13 +434,9 @@ class Engine {
     while (!pending.empty()) {
       bool got = false;
       for (std::size_t k = 0; k < pending.size();) {
-        int flag = 0;
-        MPI_Message msg;
-        MPI_Status status;
-        check_mpi(MPI_Improbe(pending[k], kStageTagBase + s, mc_, &flag, &msg, &status),
-                  "MPI_Improbe");
-        if (flag) {
-          receive_matched(msg, status, &prev_sends);
+        Probed probed;
+        if (probed.probe(pending[k], kStageTagBase + s, mc_, false)) {
+          receive_matched(probed, &prev_sends);
           pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(k));
           got = true;
         } else {
@@ -394,10 +444,9 @@ class Engine {
         }
       }
       if (!got && !pending.empty()) {
-        MPI_Message msg;
-        MPI_Status status;
-        check_mpi(MPI_Mprobe(pending.front(), kStageTagBase + s, mc_, &msg, &status), "MPI_Mprobe");
-        receive_matched(msg, status, &prev_sends);
+        Probed probed;
+        probed.probe(pending.front(), kStageTagBase + s, mc_, true);
+        receive_matched(probed, &prev_sends);
         pending.erase(pending.begin());
       }
     }

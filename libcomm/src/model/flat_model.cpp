@@ -15,12 +15,14 @@ const std::vector<FlatPlatform>& flat_platforms() {
 }
 
 FlatPlatform flat_platform_from_name(std::string_view name) {
+  if (name.starts_with("file:")) return load_flat_platform(std::string(name.substr(5)));
   std::string valid;
   for (const auto& f : flat_platforms()) {
     if (f.name == name) return f;
     valid += (valid.empty() ? "" : ", ") + f.name;
   }
-  throw Error("unknown platform '" + std::string(name) + "' (valid: " + valid + ")");
+  throw Error("unknown platform '" + std::string(name) + "' (valid: " + valid +
+              ", or file:PATH written by commbench --calibrate)");
 }
 
 double flat_block_time_us(const FlatPlatform& f, int p, double m) {
