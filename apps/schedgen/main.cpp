@@ -255,8 +255,7 @@ int run(int argc, char** argv) {
   libcomm::SyncPlan sync;
   if (!no_sync) {
     t0 = Clock::now();
-    const libcomm::Schedule rs = libcomm::tree_rank_schedule(s, t);
-    sync = libcomm::plan_synchronisation(rs, t);
+    sync = libcomm::plan_synchronisation(s, t);
     t_sync = seconds_since(t0);
     std::cout << "\nsynchronisation (section 5): " << sync.contending_pairs
               << " contending message pairs in different phases; " << sync.consecutive_pairs
@@ -264,7 +263,7 @@ int run(int argc, char** argv) {
               << sync.redundant << " redundant: " << sync.syncs.size() << " synchronisation messages\n";
     if (!emit_path.empty()) {
       t0 = Clock::now();
-      emit_cpp(emit_path, function, source, t, rs, sync);
+      emit_cpp(emit_path, function, source, t, libcomm::tree_rank_schedule(s, t), sync);
       t_emit = seconds_since(t0);
       std::cout << "wrote " << emit_path << " (function " << function << ")\n";
     }
