@@ -204,88 +204,73 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
   require(in_list.size() < static_cast<std::size_t>(std::numeric_limits<Id>::max()),
           "plan_synchronisation: too many dependences (" + std::to_string(in_list.size()) + ")");
 
-  // Outgoing dependences (the transpose; targets ascending), with their place in in_list.
-  std::vector<std::int64_t> out_start(n + 1, 0);
-  for (Id x : in_list) ++out_start[static_cast<std::size_t>(x) + 1];
-  for (std::size_t m = 0; m < n; ++m) out_start[m + 1] += out_start[m];
-  std::vector<Id> out_list(in_list.size()), out_in(in_list.size());
-  {
-    std::vector<std::int64_t> fill(out_start.begin(), out_start.end() - 1);
-    for (std::size_t m = 0; m < n; ++m)
-      for (auto j = in_start[m]; j < in_start[m + 1]; ++j) {
-        const auto k = fill[in_list[j]]++;
-        out_list[k] = static_cast<Id>(m);
-        out_in[k] = static_cast<Id>(j);
-      }
-  }
-
-  // Transitive reduction. For message u with dependences u -> v_1 .. v_k, v_i is redundant
-  // when some path of two or more edges reaches v_i. Per rank the search keeps the
-  // earliest chain position it has expanded from and the earliest position reached other
-  // than by one of u's direct dependences; v_i is redundant when that position of its
-  // sender's chain is at or before v_i.
+  // Transitive reduction. For message v with dependences u_1 .. u_k -> v, u_i -> v is
+  // redundant when u_i reaches another predecessor of v. A backward search from v's
+  // predecessors finds the messages that reach v by two or more edges. Per rank it keeps
+  // the latest chain position expanded (everything before it, down to the earliest u_i,
+  // is expanded too) and the latest position that reaches v by two or more edges; u_i is
+  // redundant when that position of its sender's chain is at or after u_i.
   struct ChainState {
     std::int64_t search = -1;
-    Id expanded = 0;  // positions from here to the end of the chain have been expanded
-    Id reached = 0;   // earliest position reached by a path of two or more edges
-    Id target = 0;    // earliest position of a dependence of u that needs a search
+    Id expanded = 0;  // positions up to here (down to the window) have been expanded
+    Id reached = 0;   // latest position reaching v by two or more edges
+    Id target = 0;    // latest position of a u_i that needs the search
   };
-  constexpr Id kNone = std::numeric_limits<Id>::max();
   std::vector<ChainState> state(static_cast<std::size_t>(R));
-  std::vector<std::pair<Id, Id>> ranges;  // chain positions [first, last) to expand
+  std::vector<std::pair<Id, Id>> ranges;  // chain positions [first, last] to expand, downwards
   std::int64_t search = 0;
-  for (std::size_t u = 0; u < n; ++u) {
-    const auto first = out_start[u], last = out_start[u + 1];
-    std::int32_t limit = -1;
-    for (auto k = first; k < last; ++k)
-      if (phase[out_list[k]] - phase[u] >= 2 && !redundant[out_in[k]]) limit = std::max(limit, phase[out_list[k]]);
-    if (limit < 0) continue;  // dependences between adjacent phases are never implied
+  for (std::size_t v = 0; v < n; ++v) {
+    const auto first = in_start[v], last = in_start[v + 1];
+    std::int32_t floor = std::numeric_limits<std::int32_t>::max();  // earliest phase of interest
+    for (auto j = first; j < last; ++j)
+      if (!redundant[j] && phase[v] - phase[in_list[j]] >= 2) floor = std::min(floor, phase[in_list[j]]);
+    if (floor == std::numeric_limits<std::int32_t>::max()) continue;  // adjacent phases: never implied
     ++search;
     auto chain_state = [&](int r) -> ChainState& {
       ChainState& c = state[r];
-      if (c.search != search) c = {search, chain_start[r + 1], chain_start[r + 1], kNone};
+      if (c.search != search) c = {search, chain_start[r] - 1, chain_start[r] - 1, chain_start[r] - 1};
       return c;
     };
-    int pending = 0;  // ranks whose earliest target is not reached yet
-    for (auto k = first; k < last; ++k) {
-      const Id v = out_list[k];
-      if (phase[v] - phase[u] < 2 || redundant[out_in[k]]) continue;
-      ChainState& c = chain_state(pm.src[v]);
-      if (c.target == kNone) ++pending;
-      c.target = std::min(c.target, pos[v]);
+    int pending = 0;  // ranks whose latest u_i is not reached yet
+    for (auto j = first; j < last; ++j) {
+      const Id u = in_list[j];
+      if (redundant[j] || phase[v] - phase[u] < 2) continue;
+      ChainState& c = chain_state(pm.src[u]);
+      if (c.target < chain_start[pm.src[u]]) ++pending;
+      c.target = std::max(c.target, pos[u]);
     }
-    // A message reached by a path: remember how far its chain is reached and queue the
-    // part of the chain not expanded yet. `direct`: by u's own dependence, so only the
-    // chain after it counts as reached by two or more edges.
+    // A message found to reach v: remember how far its chain reaches v and queue the part
+    // of the chain not expanded yet. `direct`: a predecessor of v itself, so only the chain
+    // before it reaches v by two or more edges.
     auto visit = [&](Id m, bool direct) {
-      if (phase[m] > limit) return;
+      if (phase[m] < floor) return;
       ChainState& c = chain_state(pm.src[m]);
-      const Id p = pos[m], reach = direct ? p + 1 : p;
-      if (reach < c.reached) {
-        if (c.target != kNone && c.reached > c.target && reach <= c.target) --pending;
+      const Id p = pos[m], reach = direct ? p - 1 : p;
+      if (reach > c.reached) {
+        if (c.target >= chain_start[pm.src[m]] && c.reached < c.target && reach >= c.target) --pending;
         c.reached = reach;
       }
-      if (p < c.expanded) {
-        ranges.emplace_back(p, c.expanded);
+      if (p > c.expanded) {
+        ranges.emplace_back(c.expanded + 1, p);
         c.expanded = p;
       }
     };
     ranges.clear();
-    for (auto k = first; k < last; ++k) visit(out_list[k], true);
-    if (pos[u] + 1 < chain_start[pm.src[u] + 1]) visit(chain[pos[u] + 1], false);
+    for (auto j = first; j < last; ++j) visit(in_list[j], true);
+    if (pos[v] > chain_start[pm.src[v]]) visit(chain[pos[v] - 1], true);
     while (!ranges.empty() && pending > 0) {
-      const auto [from, to] = ranges.back();
+      const auto [low, high] = ranges.back();
       ranges.pop_back();
-      for (Id i = from; i < to && pending > 0; ++i) {
+      for (Id i = high; i >= low && pending > 0; --i) {
         const Id x = chain[i];
-        if (phase[x] > limit) break;
-        for (auto k = out_start[x]; k < out_start[x + 1]; ++k) visit(out_list[k], false);
+        if (phase[x] < floor) break;
+        for (auto j = in_start[x]; j < in_start[x + 1]; ++j) visit(in_list[j], false);
       }
     }
-    for (auto k = first; k < last; ++k) {
-      const Id v = out_list[k];
-      if (phase[v] - phase[u] >= 2 && !redundant[out_in[k]] && state[pm.src[v]].reached <= pos[v]) {
-        redundant[out_in[k]] = 1;
+    for (auto j = first; j < last; ++j) {
+      const Id u = in_list[j];
+      if (!redundant[j] && phase[v] - phase[u] >= 2 && state[pm.src[u]].reached >= pos[u]) {
+        redundant[j] = 1;
         ++plan.redundant;
       }
     }
