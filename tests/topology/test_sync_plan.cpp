@@ -99,10 +99,11 @@ void check_plan(const Topology& t, const std::string& what) {
   const auto reach = closure(msgs, plan.syncs, -1);
   for (std::size_t i = 0; i < msgs.size(); ++i)
     for (std::size_t j = 0; j < msgs.size(); ++j)
-      if (msgs[i].round < msgs[j].round && contend(msgs[i], msgs[j]))
+      if (msgs[i].round < msgs[j].round && contend(msgs[i], msgs[j])) {
         ASSERT_TRUE(reach[i][j]) << what << ": round " << msgs[i].round << " " << msgs[i].src << "->"
                                  << msgs[i].dst << " is not ordered before round " << msgs[j].round
                                  << " " << msgs[j].src << "->" << msgs[j].dst;
+      }
   // Minimal: dropping any kept synchronisation loses an ordering.
   for (std::size_t k = 0; k < plan.syncs.size(); ++k) {
     const auto without = closure(msgs, plan.syncs, static_cast<int>(k));
