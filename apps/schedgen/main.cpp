@@ -8,7 +8,9 @@
 //
 // A serial tool: it does not initialise MPI.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -26,6 +28,26 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// --time N: wall-clock and CPU seconds of `f`, medians of N runs. CPU time is shown beside
+// wall time because a shared, oversubscribed machine stretches wall time by waiting.
+struct Timing {
+  double wall = 0, cpu = 0;
+};
+template <class F>
+Timing median_time(int runs, F&& f) {
+  std::vector<double> wall, cpu;
+  for (int r = 0; r < runs; ++r) {
+    const auto w0 = Clock::now();
+    const std::clock_t c0 = std::clock();
+    f();
+    cpu.push_back(static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC);
+    wall.push_back(seconds_since(w0));
+  }
+  std::sort(wall.begin(), wall.end());
+  std::sort(cpu.begin(), cpu.end());
+  return {wall[wall.size() / 2], cpu[cpu.size() / 2]};
 }
 
 // "t1,0" style name of machine m (the paper's t_{i,x}) and its own name.
@@ -195,6 +217,7 @@ int run(int argc, char** argv) {
   double chain = 0.5, bandwidth = 100.0;
   std::int64_t table_phases = 64;
   bool no_sync = false, machine_names = false;
+  int time_runs = 0;
   app.add_option("topology", topo_path, "topology file (inputs/topologies/*.topo)");
   app.add_option("--random", random_machines, "instead of a file: a random tree of this many machines")
       ->check(CLI::Range(3, 1 << 16));
@@ -216,6 +239,10 @@ int run(int argc, char** argv) {
   app.add_option("--emit-cpp", emit_path, "write the generated C++ routine to FILE");
   app.add_option("--function", function, "--emit-cpp: name of the generated function")->capture_default_str();
   app.add_option("--json", json_path, "write the results as JSON to FILE");
+  app.add_option("--time", time_runs,
+                 "also run the scheduler and the synchronisation plan N more times and print the "
+                 "median wall-clock and CPU seconds of each")
+      ->check(CLI::Range(1, 1000));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -255,8 +282,7 @@ int run(int argc, char** argv) {
   libcomm::SyncPlan sync;
   if (!no_sync) {
     t0 = Clock::now();
-    const libcomm::Schedule rs = libcomm::tree_rank_schedule(s, t);
-    sync = libcomm::plan_synchronisation(rs, t);
+    sync = libcomm::plan_synchronisation(s, t);
     t_sync = seconds_since(t0);
     std::cout << "\nsynchronisation (section 5): " << sync.contending_pairs
               << " contending message pairs in different phases; " << sync.consecutive_pairs
@@ -264,7 +290,7 @@ int run(int argc, char** argv) {
               << sync.redundant << " redundant: " << sync.syncs.size() << " synchronisation messages\n";
     if (!emit_path.empty()) {
       t0 = Clock::now();
-      emit_cpp(emit_path, function, source, t, rs, sync);
+      emit_cpp(emit_path, function, source, t, libcomm::tree_rank_schedule(s, t), sync);
       t_emit = seconds_since(t0);
       std::cout << "wrote " << emit_path << " (function " << function << ")\n";
     }
@@ -274,6 +300,19 @@ int run(int argc, char** argv) {
   if (!no_sync) std::cout << ", synchronisation plan " << t_sync << " s";
   if (!emit_path.empty()) std::cout << ", emit " << t_emit << " s";
   std::cout << "\n";
+  if (time_runs > 0) {
+    const Timing sched = median_time(time_runs, [&] { (void)libcomm::schedule_tree_aapc(t); });
+    Timing plan;
+    if (!no_sync) plan = median_time(time_runs, [&] { (void)libcomm::plan_synchronisation(s, t); });
+    std::cout << "timing (median of " << time_runs << " runs, wall / CPU seconds): schedule " << sched.wall
+              << " / " << sched.cpu;
+    if (!no_sync)
+      std::cout << ", synchronisation plan " << plan.wall << " / " << plan.cpu << ", together "
+                << sched.wall + plan.wall << " / " << sched.cpu + plan.cpu;
+    std::cout << "\n";
+    j["median_time_s"] = {{"runs", time_runs}, {"schedule_wall", sched.wall}, {"schedule_cpu", sched.cpu},
+                          {"sync_wall", plan.wall}, {"sync_cpu", plan.cpu}};
+  }
   std::cout << (contention.ok ? "validation: PASS (every message once, " + std::to_string(s.num_phases) +
                                     " phases = bottleneck load, no two messages of a phase share a "
                                     "directed edge)"

@@ -4,13 +4,16 @@
 // implied by the others.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <iostream>
+#include <numeric>
 #include <random>
 #include <set>
 
 #include "libcomm/error.hpp"
 
 #include "libcomm/tree_schedule.hpp"
+#include "sync_plan_reference.hpp"
 
 namespace libcomm {
 namespace {
@@ -96,10 +99,11 @@ void check_plan(const Topology& t, const std::string& what) {
   const auto reach = closure(msgs, plan.syncs, -1);
   for (std::size_t i = 0; i < msgs.size(); ++i)
     for (std::size_t j = 0; j < msgs.size(); ++j)
-      if (msgs[i].round < msgs[j].round && contend(msgs[i], msgs[j]))
+      if (msgs[i].round < msgs[j].round && contend(msgs[i], msgs[j])) {
         ASSERT_TRUE(reach[i][j]) << what << ": round " << msgs[i].round << " " << msgs[i].src << "->"
                                  << msgs[i].dst << " is not ordered before round " << msgs[j].round
                                  << " " << msgs[j].src << "->" << msgs[j].dst;
+      }
   // Minimal: dropping any kept synchronisation loses an ordering.
   for (std::size_t k = 0; k < plan.syncs.size(); ++k) {
     const auto without = closure(msgs, plan.syncs, static_cast<int>(k));
@@ -145,6 +149,56 @@ TEST(SyncPlan, Fig5Counts) {
               << " consecutive, " << plan.same_sender_pairs << " same sender, " << plan.redundant
               << " redundant, " << plan.syncs.size() << " synchronisations\n";
   }
+}
+
+// The fast plan against the reference implementation (the first, direct one): the same
+// synchronisations in the same order and the same counts, from both entry points.
+void expect_same_as_reference(const Topology& t, const std::string& what) {
+  const TreeAapcSchedule s = schedule_tree_aapc(t);
+  const Schedule rs = tree_rank_schedule(s, t);
+  const SyncPlan ref = reference_plan_synchronisation(rs, t);
+  for (const SyncPlan& plan : {plan_synchronisation(s, t), plan_synchronisation(rs, t)}) {
+    EXPECT_EQ(plan.contending_pairs, ref.contending_pairs) << what;
+    EXPECT_EQ(plan.consecutive_pairs, ref.consecutive_pairs) << what;
+    EXPECT_EQ(plan.same_sender_pairs, ref.same_sender_pairs) << what;
+    EXPECT_EQ(plan.redundant, ref.redundant) << what;
+    ASSERT_EQ(plan.syncs.size(), ref.syncs.size()) << what;
+    for (std::size_t k = 0; k < ref.syncs.size(); ++k)
+      ASSERT_EQ(plan.syncs[k], ref.syncs[k]) << what << ": synchronisation " << k << " differs: "
+                                             << plan.syncs[k].from << " -> " << plan.syncs[k].to
+                                             << " (rounds " << plan.syncs[k].after << " -> "
+                                             << plan.syncs[k].before << ")";
+  }
+}
+
+TEST(SyncPlan, SameAsReferenceOnRandomTrees) {
+  // 300 trees of 3-64 machines: flat, bushy and chained switch trees, every third with a
+  // random rank placement.
+  std::mt19937_64 rng(2024);
+  for (int n = 0; n < 300; ++n) {
+    const int machines = 3 + static_cast<int>(rng() % 62);
+    const int switches = 1 + static_cast<int>(rng() % (machines / 2 + 1));
+    const double chain = n % 3 == 0 ? 0.0 : n % 3 == 1 ? 0.5 : 0.95;
+    Topology t = Topology::random(machines, switches, rng(), chain);
+    if (n % 3 == 2) {
+      std::vector<int> order(static_cast<std::size_t>(machines));
+      std::iota(order.begin(), order.end(), 0);
+      std::shuffle(order.begin(), order.end(), rng);
+      t.set_machine_of_rank(order);
+    }
+    expect_same_as_reference(t, "tree " + std::to_string(n) + ":\n" + t.to_text());
+    if (HasFailure()) return;
+  }
+}
+
+TEST(SyncPlan, SameAsReferenceOnLargerTrees) {
+  for (const char* f : {"fig1", "fig5a", "fig5b", "fig5c"})
+    expect_same_as_reference(Topology::load(kDir + "/" + f + ".topo"), f);
+  // 128-200 machines: one switch, two levels, a deep chain.
+  expect_same_as_reference(Topology::random(128, 1, 11, 0.0), "128 on one switch");
+  expect_same_as_reference(Topology::random(200, 9, 12, 0.0), "200 on 9 switches");
+  expect_same_as_reference(Topology::random(160, 40, 13, 0.9), "160 on a chain of 40 switches");
+  expect_same_as_reference(Topology::random(150, 12, 14, 0.4), "150 on 12 switches");
 }
 
 TEST(SyncPlan, RejectsContention) {

@@ -93,8 +93,13 @@ struct SyncPlan {
   std::int64_t redundant = 0;
 };
 
-// Builds the synchronisation plan of a contention-free single-ported schedule on `t`.
+// Builds the synchronisation plan of a contention-free single-ported schedule on `t`
+// (ranks mapped to machines by t.machine_of_rank()). Throws Error when a round has
+// contention or a rank sends twice in one round.
 SyncPlan plan_synchronisation(const Schedule& s, const Topology& t);
+// The same plan straight from the machine-level phases (no Schedule with one round object
+// per phase; what schedgen uses at 4096 machines). Ranks as in tree_rank_schedule.
+SyncPlan plan_synchronisation(const TreeAapcSchedule& s, const Topology& t);
 
 // How phases are kept apart at run time.
 enum class TreeSync {

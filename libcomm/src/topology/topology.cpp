@@ -332,19 +332,27 @@ int Topology::edge_id(int from, int to) const {
 
 void Topology::path_edge_ids(int u, int v, std::vector<int>& out) const {
   // Up from u, down to v: climb the deeper end until both meet at their common ancestor.
-  const std::size_t first_down = out.size();
-  std::vector<int> down;
+  // First count the up and down edges, then write the up edges from the front and the
+  // down edges (found from v upwards) from the back: no allocation besides `out`.
+  std::size_t ups = 0, downs = 0;
+  for (int a = u, b = v; a != b;) {
+    if (depth_[a] >= depth_[b])
+      ++ups, a = parent_[a];
+    else
+      ++downs, b = parent_[b];
+  }
+  const std::size_t base = out.size();
+  out.resize(base + ups + downs);
+  std::size_t up_at = base, down_at = base + ups + downs;
   while (u != v) {
     if (depth_[u] >= depth_[v]) {
-      out.push_back(2 * (u - 1));  // u -> parent(u)
+      out[up_at++] = 2 * (u - 1);  // u -> parent(u)
       u = parent_[u];
     } else {
-      down.push_back(2 * (v - 1) + 1);  // parent(v) -> v
+      out[--down_at] = 2 * (v - 1) + 1;  // parent(v) -> v
       v = parent_[v];
     }
   }
-  (void)first_down;
-  out.insert(out.end(), down.rbegin(), down.rend());
 }
 
 std::vector<Topology::Edge> Topology::path(int u, int v) const {
