@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# fft3d under SimGrid on paper 002's 64 x 8 InfiniPath cluster (inputs/platforms/
+# cluster64x8.xml, 8 ranks per node): the all-to-all algorithm of the transposes of a
+# CPMD-like 3-D FFT (paper 002, s. 6.2), flat against hierarchical. Discussion in
+# docs/results/fft3d_sim.md.
+#   scripts/reproduce/fft3d.sh [--quick] [--np N] [--slab-np N] [--reps N] [--out DIR]
+#     --quick        64 ranks (8 nodes), 1 repetition, native/auto/leader: a smoke run
+#     --np N         ranks of the pencil case (default 512 = 64 x 8; a multiple of 8)
+#     --slab-np N    ranks of the slab case (default 128 = 16 x 8, paper 002 Fig. 13(a);
+#                    at most 128 since the grid has 128 x-planes)
+#     --reps N       timed repetitions after the validated warm-up (default 3)
+#     --host-speed F passed to simulate.sh (default 4Gf: a 2008 Clovertown core taken as
+#                    4x slower than this machine's core, docs/results/fft3d_sim.md)
+#     --out DIR      JSON records and logs (default results/fft3d_sim)
+# Both cases are 128^3 c2c, FFTW_ESTIMATE plans, plane-wave check (validated every run).
+# Writes docs/results/fft3d_sim_tables.md and docs/results/fft3d_sim.png.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+source "$ROOT/scripts/lib.sh"
+QUICK=0
+NP=512
+SLAB_NP=128
+REPS=3
+SPEED=4Gf
+OUT="$ROOT/results/fft3d_sim"
+ALGOS=auto,leader,send_aggregate,recv_distribute,bruck,pairwise
+while (($#)); do
+  case "$1" in
+    --quick) QUICK=1; shift ;;
+    --np) NP="$2"; shift 2 ;;
+    --slab-np) SLAB_NP="$2"; shift 2 ;;
+    --reps) REPS="$2"; shift 2 ;;
+    --host-speed) SPEED="$2"; shift 2 ;;
+    --out) OUT="$2"; shift 2 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "fft3d.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+for v in NP SLAB_NP REPS; do
+  [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || { echo "fft3d.sh: --${v,,} must be a positive integer, got '${!v}'" >&2; exit 2; }
+done
+((NP % 8 == 0 && NP <= 512)) || { echo "fft3d.sh: --np must be a multiple of 8 up to 512, got $NP" >&2; exit 2; }
+((SLAB_NP <= 128 && 128 % SLAB_NP == 0)) ||
+  { echo "fft3d.sh: --slab-np must divide 128 (the x-planes of the grid), got $SLAB_NP" >&2; exit 2; }
+if ((QUICK)); then
+  NP=64 SLAB_NP=64 REPS=1 ALGOS=auto,leader
+fi
+ensure_packages python3-matplotlib
+mkdir -p "$OUT"
+rm -f "$OUT"/fft3d_*.json
+SIM="$ROOT/scripts/simulate.sh"
+"$SIM" -np 1 fft3d --n 8 --reps 1 --algo native >/dev/null  # builds build-sim once
+export SIM_REBUILD=0
+
+# case NAME NP ARGS...: one fft3d run on NP ranks of the 64 x 8 platform; wall time logged.
+status=0
+case_run() {
+  local name="$1" np="$2"
+  shift 2
+  echo "== $name: $np ranks of 64 x 8, fft3d $*"
+  local t0=$SECONDS
+  if ! "$SIM" --platform cluster64x8 --ppn 8 -np "$np" --host-speed "$SPEED" fft3d \
+      --n 128 --reps "$REPS" --algo "$ALGOS" "$@" --json "$OUT/fft3d_$name.json" \
+      >"$OUT/$name.log" 2>&1; then
+    echo "== $name FAILED (log: $OUT/$name.log)"
+    status=1
+  fi
+  grep -E "^(slab|pencil|validation)" "$OUT/$name.log" || tail -5 "$OUT/$name.log"
+  echo "== $name: $((SECONDS - t0)) s wall"
+}
+# Slab: one all-to-all over every rank, 2 KiB blocks at 128 ranks (CPMD's plane-wise
+# distribution). Pencil: two all-to-alls in row and column sub-communicators.
+case_run slab_np$SLAB_NP "$SLAB_NP" --decomp slab
+case_run pencil_np$NP "$NP" --decomp pencil
+
+PY=python3
+if ! python3 -c 'import matplotlib' 2>/dev/null && /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+  PY=/usr/bin/python3
+fi
+"$PY" "$ROOT/scripts/reproduce/fft3d_report.py" "$OUT" "$ROOT/docs/results/fft3d_sim_tables.md" \
+  --png "$ROOT/docs/results/fft3d_sim.png" || status=1
+exit $status
