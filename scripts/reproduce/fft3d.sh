@@ -3,12 +3,19 @@
 # cluster64x8.xml, 8 ranks per node): the all-to-all algorithm of the transposes of a
 # CPMD-like 3-D FFT (paper 002, s. 6.2), flat against hierarchical. Discussion in
 # docs/results/fft3d_sim.md.
-#   scripts/reproduce/fft3d.sh [--quick] [--np N] [--slab-np N] [--reps N] [--out DIR]
+#   scripts/reproduce/fft3d.sh [--quick] [--only slab|pencil] [--np N] [--slab-np N]
+#                              [--algo LIST] [--reps N] [--host-speed F] [--out DIR]
 #     --quick        64 ranks (8 nodes), 1 repetition, native/auto/leader: a smoke run
 #     --np N         ranks of the pencil case (default 512 = 64 x 8; a multiple of 8)
 #     --slab-np N    ranks of the slab case (default 128 = 16 x 8, paper 002 Fig. 13(a);
 #                    at most 128 since the grid has 128 x-planes)
-#     --reps N       timed repetitions after the validated warm-up (default 3)
+#     --only CASE    run one case (the other's JSON in --out is kept for the report), so
+#                    that the two cases can run as two processes at once
+#     --algo LIST    algorithms besides native (default auto,leader,send_aggregate,
+#                    recv_distribute,bruck,pairwise)
+#     --reps N       timed repetitions after the validated warm-up (default 1: the
+#                    simulated communication is deterministic, only the charged
+#                    computation varies)
 #     --host-speed F passed to simulate.sh (default 4Gf: a 2008 Clovertown core taken as
 #                    4x slower than this machine's core, docs/results/fft3d_sim.md)
 #     --out DIR      JSON records and logs (default results/fft3d_sim)
@@ -18,9 +25,10 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 source "$ROOT/scripts/lib.sh"
 QUICK=0
+ONLY=all
 NP=512
 SLAB_NP=128
-REPS=3
+REPS=1
 SPEED=4Gf
 OUT="$ROOT/results/fft3d_sim"
 ALGOS=auto,leader,send_aggregate,recv_distribute,bruck,pairwise
@@ -30,15 +38,18 @@ while (($#)); do
     --np) NP="$2"; shift 2 ;;
     --slab-np) SLAB_NP="$2"; shift 2 ;;
     --reps) REPS="$2"; shift 2 ;;
+    --only) ONLY="$2"; shift 2 ;;
+    --algo) ALGOS="$2"; shift 2 ;;
     --host-speed) SPEED="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "fft3d.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 for v in NP SLAB_NP REPS; do
   [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || { echo "fft3d.sh: --${v,,} must be a positive integer, got '${!v}'" >&2; exit 2; }
 done
+[[ "$ONLY" =~ ^(all|slab|pencil)$ ]] || { echo "fft3d.sh: --only must be slab or pencil, got '$ONLY'" >&2; exit 2; }
 ((NP % 8 == 0 && NP <= 512)) || { echo "fft3d.sh: --np must be a multiple of 8 up to 512, got $NP" >&2; exit 2; }
 ((SLAB_NP <= 128 && 128 % SLAB_NP == 0)) ||
   { echo "fft3d.sh: --slab-np must divide 128 (the x-planes of the grid), got $SLAB_NP" >&2; exit 2; }
@@ -47,7 +58,6 @@ if ((QUICK)); then
 fi
 ensure_packages python3-matplotlib
 mkdir -p "$OUT"
-rm -f "$OUT"/fft3d_*.json
 SIM="$ROOT/scripts/simulate.sh"
 "$SIM" -np 1 fft3d --n 8 --reps 1 --algo native >/dev/null  # builds build-sim once
 export SIM_REBUILD=0
@@ -58,6 +68,7 @@ case_run() {
   local name="$1" np="$2"
   shift 2
   echo "== $name: $np ranks of 64 x 8, fft3d $*"
+  rm -f "$OUT/fft3d_$name.json"
   local t0=$SECONDS
   if ! "$SIM" --platform cluster64x8 --ppn 8 -np "$np" --host-speed "$SPEED" fft3d \
       --n 128 --reps "$REPS" --algo "$ALGOS" "$@" --json "$OUT/fft3d_$name.json" \
@@ -70,8 +81,8 @@ case_run() {
 }
 # Slab: one all-to-all over every rank, 2 KiB blocks at 128 ranks (CPMD's plane-wise
 # distribution). Pencil: two all-to-alls in row and column sub-communicators.
-case_run slab_np$SLAB_NP "$SLAB_NP" --decomp slab
-case_run pencil_np$NP "$NP" --decomp pencil
+[[ $ONLY == pencil ]] || case_run slab_np$SLAB_NP "$SLAB_NP" --decomp slab
+[[ $ONLY == slab ]] || case_run pencil_np$NP "$NP" --decomp pencil
 
 PY=python3
 if ! python3 -c 'import matplotlib' 2>/dev/null && /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
