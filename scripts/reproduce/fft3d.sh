@@ -14,9 +14,9 @@
 #                    that the two cases can run as two processes at once
 #     --algo LIST    algorithms besides native (default auto,leader,send_aggregate,
 #                    recv_distribute,bruck,pairwise)
-#     --reps N       timed repetitions after the validated warm-up (default 1: the
-#                    simulated communication is deterministic, only the charged
-#                    computation varies)
+#     --reps N       timed repetitions after the validated warm-up (default 1; the
+#                    charged computation makes repetitions spread by 2-3x on a loaded
+#                    machine, so use 3-5 for tables)
 #     --host-speed F passed to simulate.sh (default 4Gf: a 2008 Clovertown core taken as
 #                    4x slower than this machine's core, docs/results/fft3d_sim.md)
 #     --out DIR      JSON records and logs (default results/fft3d_sim)
