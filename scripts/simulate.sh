@@ -8,8 +8,10 @@
 #     --ppn K          ranks per host: ranks iK .. iK+K-1 go to the i-th host (default 1)
 #     --layout L       uneven nodes: a .nodes file or sizes=A,B,..; node k's ranks go to
 #                      host k, and -np defaults to the sum
-#     --host-speed F   flop/s of the simulated cores: charges the real time spent
-#                      computing to simulated time (without it computation is free)
+#     --host-speed F   charges the time spent computing on this machine to simulated time:
+#                      SMPI counts it as F flop/s on this machine and replays it at the
+#                      platform's host speed (on a 1Gf platform, 4Gf makes every compute
+#                      burst 4x longer); without it computation is free
 #     --cfg N:V        any further SimGrid setting (e.g. smpi/alltoall:pair)
 #     --verbose        keep SimGrid's informational log
 #   PROGRAM is an app name (commbench, fft3d, ...) built in build-sim/, or a path.
@@ -33,7 +35,7 @@ while (($#)); do
     --host-speed) SPEED="$2"; shift 2 ;;
     --cfg) CFG+=("--cfg=$2"); shift 2 ;;
     --verbose) VERBOSE=1; shift ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; break ;;
     -*) echo "simulate.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) break ;;
