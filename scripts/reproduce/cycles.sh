@@ -10,9 +10,12 @@
 #     --dmax D      largest cube dimension, 1..8 (default 8: 256 simulated nodes)
 #     --sizes LIST  bytes per node (default 2K: 256 64-bit words, the size of Tables 6
 #                   and 15)
-#     --reps N      repetitions of the runs with simulated computation (default 3, the
-#                   minimum is kept); the data-motion-only runs are deterministic
+#     --reps N      repetitions of the runs with the reordering pass (default 3, the
+#                   minimum is kept: its charged CPU time varies a little); the
+#                   data-motion-only runs are deterministic
 #     --plots DIR   where the PNG plots go (default docs/results)
+#     --jobs N      simulations run at once (default 1; each is one single-threaded
+#                   smpirun, largest cube first; d = 8 takes tens of minutes)
 #     --bandwidth BW, --latency LAT  of every one-way cube link (default 100MBps, 1us: a
 #                   256-word step is then bandwidth-bound, as on the CM-200, where the
 #                   per-step overhead was 24 us against 1.5 ms of transfer, s. 6.1)
@@ -24,6 +27,7 @@ DMAX=8
 SIZES=2K
 REPS=3
 PLOTS=docs/results
+JOBS=1
 BW=100MBps
 LAT=1us
 while (($#)); do
@@ -32,13 +36,15 @@ while (($#)); do
     --sizes) SIZES="$2"; shift 2 ;;
     --reps) REPS="$2"; shift 2 ;;
     --plots) PLOTS="$2"; shift 2 ;;
+    --jobs) JOBS="$2"; shift 2 ;;
     --bandwidth) BW="$2"; shift 2 ;;
     --latency) LAT="$2"; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "cycles.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 [[ "$DMAX" =~ ^[1-8]$ ]] || { echo "cycles.sh: --dmax must be 1..8, got '$DMAX'" >&2; exit 2; }
+[[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || { echo "cycles.sh: --jobs must be a positive integer, got '$JOBS'" >&2; exit 2; }
 
 ensure_packages "${LIBCOMM_PACKAGES[@]}" libsimgrid-dev python3-matplotlib
 BUILD_DIR="${SIMGRID_BUILD_DIR:-build-simgrid}"
@@ -46,56 +52,61 @@ build_simgrid_target "$BUILD_DIR" commbench || exit 1
 
 OUT=results/cycles
 mkdir -p "$OUT"
-rm -f "$OUT"/*.json
-status=0
-# sim NAME D COMPUTE ARGS...: one commbench run on the 2^D-node cube, JSON to
-# $OUT/NAME.json. COMPUTE = no: only the data motion is simulated (local work takes no
-# simulated time: deterministic). COMPUTE = yes: local computation (copies, the reordering
-# pass) is measured on this machine and injected as simulated time (smpi/host-speed =
-# the platform's host speed); bursts under 10 us are not simulated. bw-factor =
-# lat-factor = 1 everywhere: ideal cube links, not SMPI's default calibration of a TCP /
-# InfiniBand network (which makes 1 KiB messages 3x slower).
+rm -f "$OUT"/*.json "$OUT"/*.failed
+# sim NAME D ARGS...: one commbench run on the 2^D-node cube, JSON to $OUT/NAME.json.
+# SMPI's own computation benchmarking is off (smpi/simulate-computation:no): code between
+# MPI calls takes no simulated time, except the sections libcomm charges explicitly
+# (libcomm/sim.hpp: the staged variants' slot set-up and reordering pass, timed with the
+# thread's CPU clock and executed on the simulated host). --reorder direct has no such
+# section, so those runs are data motion only and deterministic. bw-factor = lat-factor
+# = 1 everywhere: ideal cube links, not SMPI's default calibration of a TCP / InfiniBand
+# network (which makes 1 KiB messages 3x slower).
 sim() {
-  local name="$1" d="$2" compute="$3"
-  shift 3
+  local name="$1" d="$2"
+  shift 2
   local np=$((1 << d))
-  local cfg=(--cfg=smpi/simulate-computation:no)
-  [[ $compute == yes ]] && cfg=(--cfg=smpi/host-speed:1Gf --cfg=smpi/cpu-threshold:1e-5)
-  echo "== $name: smpirun -np $np (binary $d-cube, computation simulated: $compute) commbench $*"
+  echo "== $name: smpirun -np $np (binary $d-cube) commbench $*"
+  local start=$SECONDS
   if ! smpirun -np "$np" -platform "$OUT/cube_d$d.xml" -hostfile "$OUT/hosts_d$d.txt" \
-      "${cfg[@]}" --cfg=smpi/bw-factor:0:1 --cfg=smpi/lat-factor:0:1 --cfg=smpi/display-timing:no \
+      --cfg=smpi/simulate-computation:no --cfg=smpi/bw-factor:0:1 --cfg=smpi/lat-factor:0:1 \
+      --cfg=smpi/display-timing:no \
       --log=root.thres:error --log=smpi_config.thres:error \
       "$BUILD_DIR/apps/commbench/commbench" --sizes "$SIZES" --warmup 1 \
       "$@" --json "$OUT/$name.json" >"$OUT/$name.log" 2>&1; then
     echo "== $name FAILED (log: $OUT/$name.log)"
     tail -5 "$OUT/$name.log"
-    status=1
+    touch "$OUT/$name.failed"
   fi
   grep -E "^validation" "$OUT/$name.log" || true
+  echo "   ($((SECONDS - start)) s wall)"
 }
 
 for ((d = 1; d <= DMAX; ++d)); do
   python3 scripts/reproduce/hypercube_platform.py "$d" "$OUT/cube_d$d.xml" --hostfile "$OUT/hosts_d$d.txt" \
     --bandwidth "$BW" --latency "$LAT"
 done
-# 1. Data motion only (the paper's "AABC" / "no index and reorder" columns), one
-#    repetition: the simulation is deterministic. Gray order: the single cycle is the
-#    cube's Gray-code path (nearest-neighbour shifts).
-for ((d = 1; d <= DMAX; ++d)); do
-  sim allgather_d${d}_direct "$d" no --op allgather --order gray --reorder direct --reps 1 \
+# spawn NAME D ARGS...: sim in the background once fewer than --jobs are running.
+spawn() {
+  while (($(jobs -rp | wc -l) >= JOBS)); do wait -n || true; done
+  sim "$@" &
+}
+# Largest cube first. Gray order: the single cycle is the cube's Gray-code path
+# (nearest-neighbour shifts).
+for ((d = DMAX; d >= 1; --d)); do
+  # 1. Data motion only (the paper's "AABC" / "no index and reorder" columns), one
+  #    repetition: the simulation is deterministic.
+  spawn allgather_d${d}_direct "$d" --op allgather --order gray --reorder direct --reps 1 \
     --algo send_spread,ring,d_cycles,d_cycles_im
-  sim reduce_scatter_d${d} "$d" no --op reduce_scatter --order gray --reps 1 \
+  spawn reduce_scatter_d${d} "$d" --op reduce_scatter --order gray --reps 1 \
     --algo reduce_spread,ring,d_cycles
-done
-# 2. With the reordering pass (staged: receive in arrival order, reorder locally) and the
-#    local computation simulated; minimum over --reps runs. SMPI injects the wall-clock
-#    time between MPI calls: on a loaded machine that is mostly the simulator's own
-#    scheduling noise (docs/algorithms/broadcast_reduction.md), so trust this phase only
-#    on an idle machine.
-for ((d = 1; d <= DMAX; ++d)); do
-  sim allgather_d${d}_staged "$d" yes --op allgather --order gray --reorder staged --reps "$REPS" \
+  # 2. With the reordering pass (staged: receive in arrival order, then reorder locally),
+  #    its CPU time charged; minimum over --reps repetitions.
+  spawn allgather_d${d}_staged "$d" --op allgather --order gray --reorder staged --reps "$REPS" \
     --algo send_spread,ring,d_cycles,d_cycles_im
 done
+wait
+status=0
+compgen -G "$OUT/*.failed" >/dev/null && status=1
 
 # The plots need matplotlib (Debian's python3-matplotlib, for the system interpreter).
 PY="$(plot_python)"

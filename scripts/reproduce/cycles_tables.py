@@ -7,17 +7,19 @@ RESULTS_DIR holds commbench JSON records named
   allgather_d<D>_<reorder>.json       (--op allgather, --reorder direct | staged)
   reduce_scatter_d<D>.json            (--op reduce_scatter)
 Times are simulated (SimGrid); each is the minimum over the repetitions of the slowest
-rank's time: the simulated network is deterministic, and only the measured local
-computation varies, upwards, with the load of the machine running the simulation. Prints, per block size:
+rank's time: the simulated network is deterministic, and only the local work charged
+with the reordering pass (its CPU time, libcomm/sim.hpp) varies a little from run to run.
+Prints, per block size:
   Table 6 style:  speed-up of ring and d_cycles over send_spread (all-to-all broadcast):
-                  data motion only (direct placement, local work not simulated), and
-                  with the reordering pass (staged) and local work simulated;
+                  data motion only (direct placement, no local work charged), and
+                  with the reordering pass (staged) and its local work charged;
+  the local work charged per call (slot set-up and reordering pass, slowest rank);
   Table 15 style: speed-up of ring and d_cycles over reduce_spread (all-to-all reduction);
   Table 18 style: data motion rate per node, MB/s = bytes a node receives ((P-1) blocks
                   for the broadcast) / time;
 and the ratio d_cycles / ring (speed) with reordering at the largest d. With PLOT_DIR,
-writes cycles_broadcast.png, cycles_reduction.png and cycles_rate.png there (data motion
-only: the runs with simulated local work are too noisy on a loaded machine to plot).
+writes cycles_broadcast.png, cycles_reduction.png and cycles_rate.png there (solid: data
+motion only; dashed: with the reordering pass).
 """
 import json
 import pathlib
@@ -26,8 +28,8 @@ import sys
 
 
 def load(folder):
-    """{(op, reorder, d): {(algo, block): median_s}}"""
-    runs = {}
+    """{(op, reorder, d): {(algo, block): min_s}}, {(op, reorder, d): {(algo, block): charged_s}}"""
+    runs, charged = {}, {}
     for path in sorted(pathlib.Path(folder).glob("*.json")):
         m = re.fullmatch(r"(allgather|reduce_scatter)_d(\d+)(?:_(direct|staged))?", path.stem)
         if not m:
@@ -36,9 +38,11 @@ def load(folder):
         if rec.get("validation") != "PASS":
             print(f"warning: {path.name}: validation {rec.get('validation')}", file=sys.stderr)
         key = (m.group(1), m.group(3) or "", int(m.group(2)))
-        runs[key] = {(r["algo"], r["block_bytes"]): r["min_s"] for r in rec.get("results", [])
-                     if r["validation"] == "PASS"}
-    return runs
+        ok = [r for r in rec.get("results", []) if r["validation"] == "PASS"]
+        runs[key] = {(r["algo"], r["block_bytes"]): r["min_s"] for r in ok}
+        charged[key] = {(r["algo"], r["block_bytes"]): min(r["charged_local_work_s"])
+                        for r in ok if r.get("charged_local_work_s")}
+    return runs, charged
 
 
 def speedup(base, t):
@@ -50,7 +54,7 @@ def fmt(x, width=9, prec=2):
 
 
 def main(folder, plot_dir=None):
-    runs = load(folder)
+    runs, charged = load(folder)
     if not runs:
         print(f"cycles_tables: no records in {folder}", file=sys.stderr)
         return 1
@@ -81,6 +85,16 @@ def main(folder, plot_dir=None):
             summary[(block, d)] = ratios
             print(f"{1 << d:>6} {d:>3} | {fmt(row[0])} {fmt(row[1])} {fmt(row[2])} | {fmt(row[3])} {fmt(row[4])}"
                   f" {fmt(row[5])} | {fmt(ratios[0])} {fmt(ratios[1])}")
+        print("\nLocal work charged with the reordering pass, us per call (slowest rank, min over reps),"
+              "\nand its share of the d_cycles time")
+        print(f"{'nodes':>6} {'d':>3} | {'ring':>9} {'d_cycles':>9} {'d_cyc_im':>9} | {'share':>7}")
+        for d in ds:
+            key = ("allgather", "staged", d)
+            cw = [charged.get(key, {}).get((a, block)) for a in ("ring", "d_cycles", "d_cycles_im")]
+            t = runs.get(key, {}).get(("d_cycles", block))
+            share = f"{100 * cw[1] / t:>6.1f}%" if cw[1] is not None and t else f"{'-':>7}"
+            print(f"{1 << d:>6} {d:>3} | " + " ".join(fmt(x * 1e6 if x is not None else None, 9, 1) for x in cw)
+                  + f" | {share}")
         print("\nTable 15 style: all-to-all reduction, speed-up over reduce_spread (= 1)")
         print(f"{'nodes':>6} {'d':>3} | {'ring':>9} {'d_cycles':>9} | {'dcyc/ring':>9}")
         for d in ds:
@@ -125,12 +139,13 @@ def plot(series, blocks, out):
     block = blocks[-1]
     specs = [
         ("cycles_broadcast.png", "All-to-all broadcast: speed-up over send_spread",
-         [("bcast", "direct", a) for a in ("ring", "d_cycles", "d_cycles_im")],
+         [("bcast", r, a) for r in ("direct", "staged") for a in ("ring", "d_cycles", "d_cycles_im")],
          "speed-up"),
         ("cycles_reduction.png", "All-to-all reduction: speed-up over reduce_spread",
          [("reduce", "", a) for a in ("ring", "d_cycles")], "speed-up"),
         ("cycles_rate.png", "All-to-all broadcast: data motion rate per node",
-         [("rate", "direct", a) for a in ("send_spread", "ring", "d_cycles", "d_cycles_im")],
+         [("rate", "direct", a) for a in ("send_spread", "ring", "d_cycles", "d_cycles_im")] +
+         [("rate", "staged", a) for a in ("ring", "d_cycles", "d_cycles_im")],
          "MB/s per node"),
     ]
     for name, title, keys, ylabel in specs:

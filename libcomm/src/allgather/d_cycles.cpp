@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "allgather_internal.hpp"
+#include "libcomm/sim.hpp"
 
 namespace libcomm::detail {
 
@@ -73,19 +74,25 @@ void dcycles_allgatherv(const std::byte* send, std::byte* recv, const Blocks& b,
   const std::size_t header = index_motion ? sizeof(std::uint32_t) : 0;
   std::vector<std::size_t> cap(static_cast<std::size_t>(d));
   for (int i = 0; i < d; ++i) cap[i] = header + byte_part(b.max, d, i, unit).size;
+  // The local work (slot offsets by index computation, the reordering pass) is charged in
+  // a simulation (sim.hpp); the O(d) address arithmetic of each step is not.
   std::vector<std::size_t> at(static_cast<std::size_t>(p) * d + 1, 0);
-  for (int j = 0; j < p; ++j)
-    for (int i = 0; i < d; ++i) {
-      const std::size_t k = static_cast<std::size_t>(j) * d + i;
-      at[k + 1] = at[k] + (index_motion ? cap[i] : part(cube::dcycles_broadcast_origin(d, me, j, i), i).size);
-    }
+  sim::charge_local_work([&] {
+    for (int j = 0; j < p; ++j)
+      for (int i = 0; i < d; ++i) {
+        const std::size_t k = static_cast<std::size_t>(j) * d + i;
+        at[k + 1] = at[k] + (index_motion ? cap[i] : part(cube::dcycles_broadcast_origin(d, me, j, i), i).size);
+      }
+  });
   std::byte* lounge = c.scratch(0, at.back());
   const auto slot = [&](int j, int i) { return lounge + at[static_cast<std::size_t>(j) * d + i]; };
-  for (int i = 0; i < d; ++i) {  // slot (0, i): the node's own subblock i
-    const cube::Part pi = part(me, i);
-    if (index_motion) std::memcpy(slot(0, i), &me, sizeof me);
-    if (pi.size) std::memcpy(slot(0, i) + header, send + pi.offset, pi.size);
-  }
+  sim::charge_local_work([&] {
+    for (int i = 0; i < d; ++i) {  // slot (0, i): the node's own subblock i
+      const cube::Part pi = part(me, i);
+      if (index_motion) std::memcpy(slot(0, i), &me, sizeof me);
+      if (pi.size) std::memcpy(slot(0, i) + header, send + pi.offset, pi.size);
+    }
+  });
   for (int u = 0; u < steps; ++u) {
     for (int i = 0; i < d; ++i) {
       const int partner = static_cast<int>(me ^ (1u << cube::dcycles_dim(d, u, i)));
@@ -101,19 +108,22 @@ void dcycles_allgatherv(const std::byte* send, std::byte* recv, const Blocks& b,
     }
     wait_all(reqs);
   }
-  for (int j = 0; j < p; ++j)  // the reordering pass
-    for (int i = 0; i < d; ++i) {
-      std::uint32_t o = 0;
-      if (index_motion) {
-        std::memcpy(&o, slot(j, i), sizeof o);
-        require(o < static_cast<std::uint32_t>(p), "allgather d_cycles_im: rank " + std::to_string(me) +
-                                                       ": received a corrupt index " + std::to_string(o));
-      } else {
-        o = cube::dcycles_broadcast_origin(d, me, j, i);
+  sim::charge_local_work([&] {
+    for (int j = 0; j < p; ++j)  // the reordering pass
+      for (int i = 0; i < d; ++i) {
+        std::uint32_t o = 0;
+        if (index_motion) {
+          std::memcpy(&o, slot(j, i), sizeof o);
+          if (o >= static_cast<std::uint32_t>(p))  // (no message built on the hot path)
+            throw Error("allgather d_cycles_im: rank " + std::to_string(me) + ": received a corrupt index " +
+                        std::to_string(o));
+        } else {
+          o = cube::dcycles_broadcast_origin(d, me, j, i);
+        }
+        const cube::Part po = part(o, i);
+        if (po.size) std::memcpy(recv + b.displ[o] + po.offset, slot(j, i) + header, po.size);
       }
-      const cube::Part po = part(o, i);
-      if (po.size) std::memcpy(recv + b.displ[o] + po.offset, slot(j, i) + header, po.size);
-    }
+  });
 }
 
 }  // namespace libcomm::detail

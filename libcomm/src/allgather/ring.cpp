@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "allgather_internal.hpp"
+#include "libcomm/sim.hpp"
 
 namespace libcomm::detail {
 
@@ -34,17 +35,22 @@ void ring_allgatherv(const std::byte* send, std::byte* recv, const Blocks& b, co
     return;
   }
   // Staged: local memory slot s holds the block of origin(s), slots packed in arrival order.
+  // The local work (slot offsets, the reordering pass) is charged in a simulation (sim.hpp).
   std::vector<std::size_t> at(static_cast<std::size_t>(p) + 1, 0);
-  for (int s = 0; s < p; ++s) at[s + 1] = at[s] + b.count[origin(s)];
   std::byte* lounge = c.scratch(0, b.total);
-  if (mine) std::memcpy(lounge, send, mine);
+  sim::charge_local_work([&] {
+    for (int s = 0; s < p; ++s) at[s + 1] = at[s] + b.count[origin(s)];
+    if (mine) std::memcpy(lounge, send, mine);
+  });
   for (int s = 1; s < p; ++s)
     sendrecv_bytes(lounge + at[s - 1], b.count[origin(s - 1)], left, lounge + at[s],
                    b.count[origin(s)], right, kTag, comm);
-  for (int s = 0; s < p; ++s) {  // the local reordering of s. 4.1
-    const std::size_t o = origin(s);
-    if (b.count[o]) std::memcpy(recv + b.displ[o], lounge + at[s], b.count[o]);
-  }
+  sim::charge_local_work([&] {
+    for (int s = 0; s < p; ++s) {  // the local reordering of s. 4.1
+      const std::size_t o = origin(s);
+      if (b.count[o]) std::memcpy(recv + b.displ[o], lounge + at[s], b.count[o]);
+    }
+  });
 }
 
 }  // namespace libcomm::detail

@@ -1,0 +1,36 @@
+// Charging local work to the simulated clock (SimGrid mode, docs/architecture.md).
+//
+// Under smpirun with smpi/simulate-computation:no (scripts/simulate.sh without
+// --host-speed, scripts/reproduce/cycles.sh) computation takes no simulated time and only
+// the data motion is modelled. A section run through charge_local_work() is then charged
+// explicitly: the CPU time this OS thread spent in it (CLOCK_THREAD_CPUTIME_ID) is
+// executed on the simulated host at its speed, so the simulated clock advances by the
+// same number of seconds. SMPI runs the simulated processes one at a time, as contexts on
+// one OS thread, and switches only inside MPI calls: a section that makes no MPI call is
+// measured alone, and while the OS preempts the thread (other programs on a loaded
+// machine) no CPU time accrues. With simulate-computation:yes SMPI already charges every
+// cycle between MPI calls (with the same clock), so nothing more is added. Outside a
+// LIBCOMM_SIMGRID build charge_local_work() only runs the section.
+#pragma once
+
+#include <utility>
+
+namespace libcomm::sim {
+
+// CPU time of the calling thread, in seconds; 0 outside a LIBCOMM_SIMGRID build.
+double thread_cpu_seconds();
+// Charges thread_cpu_seconds() - start to the simulated host, when SMPI does not
+// benchmark computation itself; a no-op outside a LIBCOMM_SIMGRID build.
+void charge_since(double start);
+// Local work charged so far by this (simulated) process, in seconds.
+double charged_seconds();
+
+// Runs `section` (which must not call MPI) and charges its CPU time as above.
+template <class Section>
+void charge_local_work(Section&& section) {
+  const double start = thread_cpu_seconds();
+  std::forward<Section>(section)();
+  charge_since(start);
+}
+
+}  // namespace libcomm::sim
