@@ -13,3 +13,4 @@
 #include "libcomm/node_map.hpp"
 #include "libcomm/reduce_scatter.hpp"
 #include "libcomm/schedule.hpp"
+#include "libcomm/tuning.hpp"
