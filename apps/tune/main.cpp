@@ -15,6 +15,7 @@
 
 #include "apps/common.hpp"
 #include "libcomm/libcomm.hpp"
+#include "libcomm/topology.hpp"
 #include "operation.hpp"
 #include "timing.hpp"
 
