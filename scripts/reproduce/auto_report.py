@@ -25,7 +25,8 @@ def report(label, path):
     by_size = {}
     for r in rec["results"]:
         by_size.setdefault(r["block_bytes"], []).append(r)
-    print(f"\n### {label}: {rec['op']}, {rec['ranks']} ranks ({rec['nodes']}), "
+    nodes = rec["nodes"] if len(rec["nodes"]) < 40 else rec["nodes"].split(":")[0]
+    print(f"\n### {label}: {rec['op']}, {rec['ranks']} ranks ({nodes}), "
           f"{rec['reps']} reps, validation {rec['validation']}\n")
     print("| block | best single | best us | auto ran | auto us | auto / best | auto / native |")
     print("|---|---|---:|---|---:|---:|---:|")
