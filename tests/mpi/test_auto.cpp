@@ -85,7 +85,7 @@ TEST_F(AutoTable, AlltoallRowThatCannotRunHere) {
     const auto c = choose_alltoall(AlltoallAlgo::Auto, 64, world());
     EXPECT_EQ(c.algo, power_of_two(world().size()) ? AlltoallAlgo::Pairwise : AlltoallAlgo::RingSendrecv)
         << c.reason;
-    EXPECT_TRUE(contains(c.reason, "auto: pairwise from test.tune line 1")) << c.reason;
+    EXPECT_TRUE(contains(c.reason, "auto: pairwise from tuning table test.tune line 1")) << c.reason;
     alltoall_auto(64);
   }
   {
