@@ -87,5 +87,7 @@ OPTS=(--cfg=smpi/shared-malloc:global --cfg=smpi/privatization:dlopen)
   OPTS+=(--cfg=smpi/simulate-computation:no)
 ((VERBOSE)) || OPTS+=(--log=root.thres:warning --log=smpi_config.thres:error)
 export OMPI_ALLOW_RUN_AS_ROOT=1
+# auto finds inputs/tuning/<platform>.tune through this (inputs/tuning/README.md).
+export LIBCOMM_PLATFORM="${LIBCOMM_PLATFORM:-$(basename "$PLATFORM" .xml)}"
 exec smpirun -np "$NP" -platform "$PLATFORM" -hostfile "$HOSTFILE" "${OPTS[@]}" "${CFG[@]}" \
   "$PROGRAM" "$@"

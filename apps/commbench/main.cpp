@@ -17,52 +17,11 @@
 #include "apps/common.hpp"
 #include "libcomm/libcomm.hpp"
 #include "operation.hpp"
+#include "timing.hpp"
 
 namespace commbench {
 
-std::map<std::string, OperationEntry>& registry() {
-  static std::map<std::string, OperationEntry> ops;
-  return ops;
-}
-
-std::vector<std::string> reference_first(std::vector<std::string> names, const std::string& ref) {
-  names.erase(std::remove(names.begin(), names.end(), ref), names.end());
-  names.insert(names.begin(), ref);
-  return names;
-}
-
 namespace {
-
-struct Row {
-  std::string algo, ran, note;
-  std::size_t block = 0;
-  std::vector<double> times;
-  std::vector<double> local_work;  // charged in a simulation (libcomm/sim.hpp), slowest rank
-  long long bad = 0;
-  double median = 0, min = 0, ratio = 0;
-  double model_us = -1;  // --predict (operations with a cost model)
-};
-
-std::vector<std::size_t> size_range(std::size_t lo, std::size_t hi) {
-  libcomm::require(lo <= hi, "--min (" + std::to_string(lo) + ") is larger than --max (" +
-                                 std::to_string(hi) + ")");
-  std::vector<std::size_t> sizes;
-  if (lo == 0) sizes.push_back(0), lo = 1;
-  for (std::size_t s = lo; s <= hi; s *= 2) {
-    sizes.push_back(s);
-    if (s > hi / 2) break;
-  }
-  return sizes;
-}
-
-std::vector<std::size_t> size_list(const std::string& text) {
-  std::vector<std::size_t> sizes;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) sizes.push_back(apps::parse_size(item, "--sizes"));
-  libcomm::require(!sizes.empty(), "--sizes: empty list");
-  return sizes;
-}
 
 // commbench --calibrate FILE: the flat model's parameters of this machine (paper 001,
 // s. 2), printed point by point beside the fitted line, and saved for --predict file:FILE.
@@ -172,12 +131,7 @@ int run(int argc, char** argv) {
                      calibrate_path);
 
   libcomm::set_simulated_payload(simulated);
-  std::vector<std::size_t> sizes;
-  if (sizes_list.empty()) {
-    sizes = size_range(apps::parse_size(min_s, "--min"), apps::parse_size(max_s, "--max"));
-  } else {
-    sizes = size_list(sizes_list);
-  }
+  const auto sizes = block_sizes(min_s, max_s, sizes_list);
 
   const libcomm::Comm comm(MPI_COMM_WORLD, nodes);
   const int p = comm.size();
@@ -189,45 +143,14 @@ int run(int argc, char** argv) {
 
   if (apps::is_root())
     std::cout << "commbench: op=" << op << " ranks=" << p << " (" << comm.nodes().describe()
-              << ") reps=" << reps << " warmup=" << warmup
+              << ") reps=" << reps << " warmup=" << warmup << "\ntuning table for auto: "
+              << (libcomm::active_tuning_table() ? libcomm::active_tuning_table()->source()
+                                                  : std::string("none (built-in rules)"))
               << "\ntime = median over reps of the slowest rank; ratio = time / " << algos[0]
               << " time\n\n";
 
-  std::vector<Row> rows;
-  for (std::size_t b : sizes) {
-    operation->prepare(b);
-    std::vector<Row> size_rows(algos.size());
-    for (std::size_t k = 0; k < algos.size(); ++k) {
-      size_rows[k].algo = algos[k];
-      size_rows[k].block = b;
-    }
-    for (int rep = 0; rep < warmup + reps; ++rep) {
-      for (std::size_t k = 0; k < algos.size(); ++k) {
-        Row& row = size_rows[k];
-        operation->reset();
-        MPI_Barrier(comm.mpi());
-        const double charged0 = libcomm::sim::charged_seconds();
-        const double t0 = MPI_Wtime();
-        const std::string ran = operation->run(algos[k], rep == 0);
-        double t[2] = {MPI_Wtime() - t0, libcomm::sim::charged_seconds() - charged0};
-        MPI_Allreduce(MPI_IN_PLACE, t, 2, MPI_DOUBLE, MPI_MAX, comm.mpi());
-        if (rep >= warmup) row.times.push_back(t[0]), row.local_work.push_back(t[1]);
-        if (rep == 0) {
-          row.ran = ran;
-          row.note = operation->note(algos[k], b);
-          row.model_us = operation->predict_us(algos[k], b);
-        }
-        if (!simulated) row.bad += operation->check(algos[k]);
-      }
-    }
-    for (auto& row : size_rows) {
-      MPI_Allreduce(MPI_IN_PLACE, &row.bad, 1, MPI_LONG_LONG, MPI_SUM, comm.mpi());
-      row.median = apps::median(row.times);
-      row.min = *std::min_element(row.times.begin(), row.times.end());
-      row.ratio = size_rows[0].median > 0 ? row.median / size_rows[0].median : 0.0;
-      rows.push_back(row);
-    }
-  }
+  const std::vector<Row> rows =
+      time_algorithms(*operation, comm, algos, sizes, reps, warmup, simulated);
 
   long long failures = 0;
   bool model = false;

@@ -1,6 +1,7 @@
 // commbench --op allgather: all-to-all broadcast (libcomm/allgather.hpp, paper 004). Block
 // = bytes each rank contributes (the mean with --block-layout unequal). Every run is
 // checked byte for byte against the expected content and against what native delivered.
+#include <algorithm>
 #include <cstring>
 #include <iomanip>
 #include <iostream>
@@ -97,7 +98,9 @@ class AllgatherOp : public Operation {
 
   std::string note(const std::string& algo, std::size_t) const override {
     const auto a = libcomm::allgather_algo_from_name(algo);
-    const auto c = libcomm::choose_allgather(a, comm_.size(), opts_);
+    // The block the library decides on: the largest of this size's layout.
+    const std::size_t largest = counts_.empty() ? 0 : *std::max_element(counts_.begin(), counts_.end());
+    const auto c = libcomm::choose_allgather(a, largest, comm_, opts_);
     return c.algo == a ? "" : c.reason;
   }
 

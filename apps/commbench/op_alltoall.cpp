@@ -59,7 +59,7 @@ class AlltoallOp : public Operation {
 
   void check_applicable(const std::string& algo, std::size_t block) const override {
     libcomm::AlltoallOptions o = opts_;
-    libcomm::choose_alltoall(libcomm::alltoall_algo_from_name(algo), block, comm_.size(), o);
+    libcomm::choose_alltoall(libcomm::alltoall_algo_from_name(algo), block, comm_, o);
   }
 
   void prepare(std::size_t b) override {
@@ -86,7 +86,7 @@ class AlltoallOp : public Operation {
 
   std::string note(const std::string& algo, std::size_t block) const override {
     const auto a = libcomm::alltoall_algo_from_name(algo);
-    const auto c = libcomm::choose_alltoall(a, block, comm_.size(), opts_);
+    const auto c = libcomm::choose_alltoall(a, block, comm_, opts_);
     return c.algo == a ? "" : c.reason;
   }
 

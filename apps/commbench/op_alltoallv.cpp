@@ -72,6 +72,8 @@ class AlltoallvOp : public Operation {
     return libcomm::predict_alltoallv_us(a, mode, platform_, comm_.size(), m, g_elem);
   }
 
+  double count_spread() const override { return stats_.spread(); }
+
   std::vector<std::string> select(const std::string& list) const override {
     std::vector<std::string> names;
     auto add = [&](AlltoallvAlgo a) {
@@ -126,6 +128,7 @@ class AlltoallvOp : public Operation {
     const int p = comm_.size(), me = comm_.rank();
     spec_.mmax = static_cast<std::int64_t>(block / g_elem);
     const auto m = kernels::traffic_matrix(spec_, p);
+    stats_ = libcomm::alltoallv_count_stats(m, p, g_elem);
     sc_.assign(p, 0), sd_.assign(p, 0), rc_.assign(p, 0), rd_.assign(p, 0);
     std::int64_t s = 0, r = 0;
     for (int k = 0; k < p; ++k) {
@@ -154,7 +157,12 @@ class AlltoallvOp : public Operation {
     return ran == a ? algo : std::string(libcomm::alltoallv_algo_name(ran));
   }
 
-  std::string note(const std::string&, std::size_t block) const override {
+  std::string note(const std::string& algo, std::size_t block) const override {
+    const auto a = parse(algo).first;
+    if (a == AlltoallvAlgo::Auto) {
+      const auto c = libcomm::choose_alltoallv(a, stats_, comm_);
+      return "M_max " + apps::format_size(block) + ": " + c.reason;
+    }
     return "alltoallv: pattern " + g_pattern + ", element " + std::to_string(g_elem) +
            " B, M_max = " + std::to_string(block / g_elem) + " elements (block = M_max in bytes)";
   }
@@ -183,6 +191,7 @@ class AlltoallvOp : public Operation {
   kernels::TrafficSpec spec_;
   libcomm::FlatPlatform platform_;
   std::vector<AlltoallvMode> modes_;
+  libcomm::AlltoallvCountStats stats_;  // of the prepared counts: what auto decides on
   std::vector<std::int64_t> sc_, sd_, rc_, rd_;
   std::vector<std::byte> send_, recv_, ref_;
 };

@@ -141,7 +141,9 @@ class ReduceScatterOp : public Operation {
 
   std::string note(const std::string& algo, std::size_t) const override {
     const auto a = libcomm::reduce_scatter_algo_from_name(algo);
-    const auto c = libcomm::choose_reduce_scatter(a, comm_.size(), opts_);
+    // The block the library decides on: the largest of this size's layout, in bytes.
+    const std::size_t largest = counts_.empty() ? 0 : *std::max_element(counts_.begin(), counts_.end());
+    const auto c = libcomm::choose_reduce_scatter(a, largest * es_, comm_, opts_);
     return c.algo == a ? "" : c.reason;
   }
 

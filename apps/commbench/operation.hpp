@@ -47,6 +47,9 @@ class Operation {
   virtual long long check(const std::string& algo) = 0;
   // A cost-model prediction of one run in microseconds (commbench --predict), or < 0 when
   // the operation has no model or none was asked for.
+  // Irregular operations: longest / mean message of the last prepared counts (what auto
+  // decides on besides the size); 1 for regular ones.
+  virtual double count_spread() const { return 1.0; }
   virtual double predict_us(const std::string& /*algo*/, std::size_t /*block*/) const { return -1; }
 };
 

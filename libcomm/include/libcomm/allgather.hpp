@@ -20,7 +20,7 @@
 namespace libcomm {
 
 enum class AllgatherAlgo {
-  Auto,         // d_cycles when P is a power of two >= 4, else ring
+  Auto,         // tuning table, else d_cycles when P is a power of two >= 4, else ring
   Native,       // MPI_Allgather / MPI_Allgatherv: the reference
   Ring,         // single Hamiltonian cycle (paper 004, s. 4.1, Fig. 5 / Fig. 7)
   DCycles,      // d Hamiltonian cycles in a binary d-cube, index computation (s. 4.2.1, 4.2.3)
@@ -73,6 +73,11 @@ struct AllgatherChoice {
 // Resolves Auto and fallbacks; throws Error when the algorithm cannot run on P ranks and
 // fallback is off (d_cycles needs a power of two, order gray needs a power of two).
 AllgatherChoice choose_allgather(AllgatherAlgo requested, int nprocs, const AllgatherOptions& opts = {});
+// What allgatherv() runs on comm: Auto asks the active tuning table (libcomm/tuning.hpp)
+// with P, ranks per node and the largest block in bytes; without a row, or when the row's
+// algorithm cannot run here (d_cycles on P not a power of two), the rule above.
+AllgatherChoice choose_allgather(AllgatherAlgo requested, std::size_t block_bytes, const Comm& comm,
+                                 const AllgatherOptions& opts = {});
 
 // Allgatherv: rank r contributes counts[r] bytes (send_bytes must equal counts[rank]);
 // recv receives all blocks packed in rank order (displacement of block r = sum of

@@ -16,7 +16,7 @@
 namespace libcomm {
 
 enum class AlltoallAlgo {
-  Auto,           // size-based choice of paper 002 section 2.4 (Bruck / ring / pairwise)
+  Auto,           // tuning table (tuning.hpp), else the size rule of paper 002 s. 2.4
   Native,         // the MPI library's MPI_Alltoall: the reference
   Linear,         // LAM/MPI: post all, order i -> 0, 1, ..., P-1 (paper 003, section 6)
   Ring,           // MPICH medium: post all, order i -> i+1, i+2, ... (paper 003, section 6)
@@ -71,7 +71,14 @@ struct AlltoallChoice {
   AlltoallAlgo algo = AlltoallAlgo::Native;
   std::string reason;
 };
+// The built-in rule: the size rule below for Auto, the fallbacks for the others.
 AlltoallChoice choose_alltoall(AlltoallAlgo requested, std::size_t block_bytes, int nprocs,
+                               const AlltoallOptions& opts = {});
+// What alltoall() runs on comm: Auto asks the active tuning table (libcomm/tuning.hpp)
+// with P, the ranks per node of comm's node map, the block size and whether a switch tree
+// is attached; without a row it uses the built-in rule. The reason names the table line
+// or the rule.
+AlltoallChoice choose_alltoall(AlltoallAlgo requested, std::size_t block_bytes, const Comm& comm,
                                const AlltoallOptions& opts = {});
 
 // The schedule of a schedule-based algorithm for P ranks (Linear, Ring, RingSendrecv,

@@ -23,7 +23,7 @@
 namespace libcomm {
 
 enum class AlltoallvAlgo {
-  Auto,       // four_stage when its 4 ceil(sqrt P) + 2 start-ups are fewer than P, else direct
+  Auto,       // tuning table, else four_stage when 4 ceil(sqrt P) + 2 start-ups < P, else direct
   Native,     // the MPI library's MPI_Alltoallv (reference)
   Direct,     // A1: P steps, step k sends to (me + k) % P (paper 001, s. 3.1.1)
   TwoStage,   // A2: every message sliced into P parts, two all-to-all stages (s. 3.1.2)
@@ -94,8 +94,33 @@ struct AlltoallvOptions {
   AlltoallvStats* stats = nullptr;
 };
 
-// Auto's choice for P ranks.
+// The built-in rule for P ranks (Auto: the start-up count of paper 001 Table 3).
 AlltoallvAlgo choose_alltoallv(AlltoallvAlgo requested, int nprocs);
+
+// The count statistics Auto decides on, the same on every rank: the longest message and
+// the mean message over all P x P pairs, in bytes; spread = longest / mean (>= 1).
+struct AlltoallvCountStats {
+  std::uint64_t max_bytes = 0;
+  double mean_bytes = 0;
+  double spread() const { return mean_bytes > 0 ? static_cast<double>(max_bytes) / mean_bytes : 1.0; }
+};
+// From the whole count matrix (counts[i * P + j] elements from i to j), no MPI.
+AlltoallvCountStats alltoallv_count_stats(std::span<const std::int64_t> counts, int nprocs,
+                                          std::size_t element_bytes);
+// From every rank's sendcounts: one MPI_Allreduce over comm. Collective.
+AlltoallvCountStats alltoallv_count_stats(std::span<const std::int64_t> sendcounts,
+                                          std::size_t element_bytes, const Comm& comm);
+
+struct AlltoallvChoice {
+  AlltoallvAlgo algo = AlltoallvAlgo::Native;
+  std::string reason;
+};
+// What alltoallv() runs: Auto asks the active tuning table (libcomm/tuning.hpp) with P,
+// ranks per node, the longest message as the size and the spread; without a row (or when
+// the row's algorithm cannot run on P, e.g. mesh on a non-square) the built-in rule.
+// With a table active, alltoallv() computes the statistics with one extra MPI_Allreduce.
+AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, const AlltoallvCountStats& counts,
+                                 const Comm& comm);
 
 // Runs the irregular all-to-all; returns the algorithm that ran. Collective over comm.
 // Spans hold comm.size() entries; counts and displacements are in elements.

@@ -14,3 +14,4 @@
 #include "libcomm/reduce_scatter.hpp"
 #include "libcomm/schedule.hpp"
 #include "libcomm/sim.hpp"
+#include "libcomm/tuning.hpp"

@@ -19,7 +19,7 @@
 namespace libcomm {
 
 enum class ReduceScatterAlgo {
-  Auto,          // d_cycles when P is a power of two >= 4, else ring
+  Auto,          // tuning table, else d_cycles when P is a power of two >= 4, else ring
   Native,        // MPI_Reduce_scatter: the reference
   Ring,          // single Hamiltonian cycle (s. 4.1, Fig. 6)
   DCycles,       // d Hamiltonian cycles, xor translation per block (s. 4.2.2, Figs. 12-19)
@@ -73,6 +73,11 @@ struct ReduceScatterChoice {
 };
 ReduceScatterChoice choose_reduce_scatter(ReduceScatterAlgo requested, int nprocs,
                                           const ReduceScatterOptions& opts = {});
+// What reduce_scatter() runs on comm: Auto asks the active tuning table
+// (libcomm/tuning.hpp) with P, ranks per node and the largest block in bytes; without a
+// row, or when the row's algorithm cannot run here, the rule above.
+ReduceScatterChoice choose_reduce_scatter(ReduceScatterAlgo requested, std::size_t block_bytes,
+                                          const Comm& comm, const ReduceScatterOptions& opts = {});
 
 // send holds sum(counts) elements of `type`, recv at least counts[rank]. counts (elements
 // per destination rank) must agree on every rank. Returns the algorithm that ran.

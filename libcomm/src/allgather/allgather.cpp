@@ -1,5 +1,6 @@
 // Dispatcher of the all-to-all broadcast: names, the Auto choice, the collective argument
 // check and shared helpers. The algorithms live one family per file next to this one.
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
@@ -7,6 +8,7 @@
 
 #include "../core/mpi_bytes.hpp"
 #include "allgather_internal.hpp"
+#include "libcomm/tuning.hpp"
 
 namespace libcomm {
 
@@ -84,6 +86,30 @@ AllgatherChoice choose_allgather(AllgatherAlgo requested, int p, const Allgather
     throw Error("allgather: ring with order gray needs a power-of-two number of ranks (the "
                 "binary-reflected Gray code is a cycle only on 2^d nodes), P = " + ps);
   return c;
+}
+
+AllgatherChoice choose_allgather(AllgatherAlgo requested, std::size_t block_bytes, const Comm& comm,
+                                 const AllgatherOptions& opts) {
+  if (requested != AllgatherAlgo::Auto) return choose_allgather(requested, comm.size(), opts);
+  const auto pick = tuned_choice(tuning_query("allgather", comm, block_bytes));
+  if (pick) {
+    // The row may come from another rank count: an algorithm that cannot run here (or
+    // not with these options) gives way to the built-in rule.
+    try {
+      const AllgatherAlgo tuned = allgather_algo_from_name(pick->algo);
+      AllgatherOptions o = opts;
+      o.allow_fallback = false;
+      const AllgatherChoice c = choose_allgather(tuned, comm.size(), o);
+      return {c.algo, "auto: " + pick->algo + " from " + pick->reason};
+    } catch (const Error& e) {
+      AllgatherChoice rule = choose_allgather(requested, comm.size(), opts);
+      rule.reason += " (the table's " + pick->algo + " cannot run here: " + e.what() + ")";
+      return rule;
+    }
+  }
+  AllgatherChoice rule = choose_allgather(requested, comm.size(), opts);
+  rule.reason += " (no tuning table row)";
+  return rule;
 }
 
 namespace detail {
@@ -210,7 +236,8 @@ AllgatherAlgo allgatherv(const void* send, std::size_t send_bytes, void* recv,
   require(counts.size() == static_cast<std::size_t>(comm.size()),
           "allgather: rank " + std::to_string(comm.rank()) + ": counts has " +
               std::to_string(counts.size()) + " entries, P = " + std::to_string(comm.size()));
-  const AllgatherChoice choice = choose_allgather(algo, comm.size(), opts);
+  const std::size_t largest = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
+  const AllgatherChoice choice = choose_allgather(algo, largest, comm, opts);
   const detail::Blocks b(counts);
   const auto* s = static_cast<const std::byte*>(send);
   auto* r = static_cast<std::byte*>(recv);

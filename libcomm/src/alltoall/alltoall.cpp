@@ -13,6 +13,7 @@
 #include "alltoall_internal.hpp"
 #include "libcomm/executor.hpp"
 #include "libcomm/hierarchical.hpp"
+#include "libcomm/tuning.hpp"
 
 namespace libcomm {
 
@@ -20,7 +21,7 @@ using detail::is_power_of_two;
 
 const std::vector<AlltoallAlgoInfo>& alltoall_algorithms() {
   static const std::vector<AlltoallAlgoInfo> all = {
-      {AlltoallAlgo::Auto, "auto", "size-based choice: bruck <= 256 B, ring <= 32 KiB, then pairwise (ring_sendrecv if P is not a power of two)"},
+      {AlltoallAlgo::Auto, "auto", "tuning table (LIBCOMM_TUNING), else size rule: bruck <= 256 B, ring <= 32 KiB, then pairwise (ring_sendrecv if P is not a power of two)"},
       {AlltoallAlgo::Native, "native", "the MPI library's MPI_Alltoall (reference)"},
       {AlltoallAlgo::Linear, "linear", "LAM/MPI: post all receives and sends, i -> 0, 1, ..., P-1"},
       {AlltoallAlgo::Ring, "ring", "MPICH medium: post all, i -> i+1, i+2, ..., non-blocking"},
@@ -95,6 +96,34 @@ AlltoallChoice choose_alltoall(AlltoallAlgo requested, std::size_t block_bytes, 
     default:
       return {requested, "requested"};
   }
+}
+
+AlltoallChoice choose_alltoall(AlltoallAlgo requested, std::size_t block_bytes, const Comm& comm,
+                               const AlltoallOptions& opts) {
+  if (requested != AlltoallAlgo::Auto) return choose_alltoall(requested, block_bytes, comm.size(), opts);
+  const auto pick = tuned_choice(tuning_query("alltoall", comm, block_bytes));
+  if (!pick) {
+    auto rule = choose_alltoall(requested, block_bytes, comm.size(), opts);
+    rule.reason += " (no tuning table row)";
+    return rule;
+  }
+  const AlltoallAlgo tuned = alltoall_algo_from_name(pick->algo);
+  // A hierarchical scheme runs its inter-node step (Auto by default) on a communicator of
+  // one rank per node; taking a hierarchical row there would recurse, so such rows apply
+  // only where a node holds several ranks and there are several nodes.
+  const bool multi_rank_nodes = comm.nodes().num_nodes() > 1 && comm.nodes().num_nodes() < comm.size();
+  if (is_hierarchical(tuned) && (is_hierarchical(opts.inter_node) || !multi_rank_nodes)) {
+    auto rule = choose_alltoall(requested, block_bytes, comm.size(), opts);
+    rule.reason += " (the table's " + pick->algo + " needs several nodes of several ranks and a "
+                   "regular inter-node algorithm)";
+    return rule;
+  }
+  // The table may come from another rank count: its algorithm's own fallback then applies.
+  AlltoallOptions o = opts;
+  o.allow_fallback = true;
+  const AlltoallChoice c = choose_alltoall(tuned, block_bytes, comm.size(), o);
+  return {c.algo, "auto: " + pick->algo + " from " + pick->reason +
+                      (c.algo == tuned ? "" : "; " + c.reason)};
 }
 
 bool is_hierarchical(AlltoallAlgo a) {
@@ -195,7 +224,7 @@ std::shared_ptr<const RankPlan> plan_for(AlltoallAlgo a, const Comm& comm) {
 AlltoallAlgo alltoall(const void* send, void* recv, std::size_t block_bytes, const Comm& comm,
                       AlltoallAlgo algo, const AlltoallOptions& opts) {
   if (opts.check_args) check_alltoall_args(send, recv, block_bytes, comm, algo, opts.inter_node);
-  const AlltoallChoice choice = choose_alltoall(algo, block_bytes, comm.size(), opts);
+  const AlltoallChoice choice = choose_alltoall(algo, block_bytes, comm, opts);
   const auto* s = static_cast<const std::byte*>(send);
   auto* r = static_cast<std::byte*>(recv);
   switch (choice.algo) {

@@ -10,13 +10,14 @@
 
 #include "../core/mpi_bytes.hpp"
 #include "alltoallv_internal.hpp"
+#include "libcomm/tuning.hpp"
 
 namespace libcomm {
 
 const std::vector<AlltoallvAlgoInfo>& alltoallv_algorithms() {
   static const std::vector<AlltoallvAlgoInfo> all = {
       {AlltoallvAlgo::Auto, "auto",
-       "four_stage when 4 ceil(sqrt P) + 2 < P (fewer start-ups, paper 001 Table 3), else direct"},
+       "tuning table (LIBCOMM_TUNING), else four_stage when 4 ceil(sqrt P) + 2 < P (fewer start-ups, paper 001 Table 3), else direct"},
       {AlltoallvAlgo::Native, "native", "the MPI library's MPI_Alltoallv (reference)"},
       {AlltoallvAlgo::Direct, "direct",
        "A1: P steps, step k sends to (me + k) % P (paper 001, s. 3.1.1)"},
@@ -109,6 +110,62 @@ AlltoallvAlgo choose_alltoallv(AlltoallvAlgo requested, int p) {
   int cs = 1;
   while (cs * cs < p) ++cs;
   return 4 * cs + 2 < p ? AlltoallvAlgo::FourStage : AlltoallvAlgo::Direct;
+}
+
+AlltoallvCountStats alltoallv_count_stats(std::span<const std::int64_t> counts, int p,
+                                          std::size_t esize) {
+  require(counts.size() == static_cast<std::size_t>(p) * static_cast<std::size_t>(p),
+          "alltoallv_count_stats: the count matrix has " + std::to_string(counts.size()) +
+              " entries, P x P = " + std::to_string(static_cast<long long>(p) * p));
+  AlltoallvCountStats st;
+  double total = 0;
+  for (auto c : counts) {
+    st.max_bytes = std::max<std::uint64_t>(st.max_bytes, static_cast<std::uint64_t>(c) * esize);
+    total += static_cast<double>(c) * static_cast<double>(esize);
+  }
+  st.mean_bytes = counts.empty() ? 0 : total / static_cast<double>(counts.size());
+  return st;
+}
+
+AlltoallvCountStats alltoallv_count_stats(std::span<const std::int64_t> sendcounts,
+                                          std::size_t esize, const Comm& comm) {
+  // [longest message, total bytes] over all ranks; doubles keep the sum exact enough
+  // for a ratio and cannot overflow.
+  std::array<double, 2> v = {0, 0};
+  for (auto c : sendcounts) {
+    const double bytes = static_cast<double>(c) * static_cast<double>(esize);
+    v[0] = std::max(v[0], bytes);
+    v[1] += bytes;
+  }
+  std::array<double, 2> g = {0, 0};
+  detail::check_mpi(MPI_Allreduce(&v[0], &g[0], 1, MPI_DOUBLE, MPI_MAX, comm.internal()), "MPI_Allreduce");
+  detail::check_mpi(MPI_Allreduce(&v[1], &g[1], 1, MPI_DOUBLE, MPI_SUM, comm.internal()), "MPI_Allreduce");
+  const double pairs = static_cast<double>(comm.size()) * comm.size();
+  return {static_cast<std::uint64_t>(g[0]), g[1] / pairs};
+}
+
+AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, const AlltoallvCountStats& counts,
+                                 const Comm& comm) {
+  const int p = comm.size();
+  if (requested != AlltoallvAlgo::Auto) return {requested, "requested"};
+  auto rule = [&](const std::string& why) {
+    int cs = 1;
+    while (cs * cs < p) ++cs;
+    const AlltoallvAlgo a = choose_alltoallv(requested, p);
+    return AlltoallvChoice{a, "auto: " + std::string(alltoallv_algo_name(a)) + ": 4 ceil(sqrt P) + 2 = " +
+                                  std::to_string(4 * cs + 2) + (a == AlltoallvAlgo::FourStage ? " < " : " >= ") +
+                                  "P = " + std::to_string(p) + " start-ups (" + why + ")"};
+  };
+  auto q = tuning_query("alltoallv", comm, counts.max_bytes);
+  q.spread = counts.spread();
+  const auto pick = tuned_choice(q);
+  if (!pick) return rule("no tuning table row");
+  const AlltoallvAlgo tuned = alltoallv_algo_from_name(pick->algo);
+  int root = 0;
+  while ((root + 1) * (root + 1) <= p) ++root;
+  if (tuned == AlltoallvAlgo::Mesh && root * root != p)  // A3 needs a perfect square
+    return rule("the table's mesh cannot run on P = " + std::to_string(p));
+  return {tuned, "auto: " + pick->algo + " from " + pick->reason};
 }
 
 namespace detail {
@@ -275,7 +332,12 @@ AlltoallvAlgo alltoallv(const void* send, std::span<const std::int64_t> sendcoun
   if (opts.check_args)
     large = check_alltoallv_args(send, sendcounts, sdispls, recv, recvcounts, rdispls, esize, comm,
                                  algo, opts.mode);
-  const AlltoallvAlgo ran = choose_alltoallv(algo, comm.size());
+  // Auto with a tuning table needs the count statistics of the whole call (one
+  // MPI_Allreduce), so that every rank makes the same choice.
+  const AlltoallvAlgo ran =
+      algo == AlltoallvAlgo::Auto && active_tuning_table()
+          ? choose_alltoallv(algo, alltoallv_count_stats(sendcounts, esize, comm), comm).algo
+          : choose_alltoallv(algo, comm.size());
   const auto* s = static_cast<const std::byte*>(send);
   auto* r = static_cast<std::byte*>(recv);
   if (opts.stats != nullptr) {

@@ -10,6 +10,7 @@
 
 #include "../core/mpi_bytes.hpp"
 #include "reduce_scatter_internal.hpp"
+#include "libcomm/tuning.hpp"
 
 namespace libcomm {
 
@@ -151,6 +152,30 @@ ReduceScatterChoice choose_reduce_scatter(ReduceScatterAlgo requested, int p,
   return c;
 }
 
+ReduceScatterChoice choose_reduce_scatter(ReduceScatterAlgo requested, std::size_t block_bytes, const Comm& comm,
+                                          const ReduceScatterOptions& opts) {
+  if (requested != ReduceScatterAlgo::Auto) return choose_reduce_scatter(requested, comm.size(), opts);
+  const auto pick = tuned_choice(tuning_query("reduce_scatter", comm, block_bytes));
+  if (pick) {
+    // The row may come from another rank count: an algorithm that cannot run here (or
+    // not with these options) gives way to the built-in rule.
+    try {
+      const ReduceScatterAlgo tuned = reduce_scatter_algo_from_name(pick->algo);
+      ReduceScatterOptions o = opts;
+      o.allow_fallback = false;
+      const ReduceScatterChoice c = choose_reduce_scatter(tuned, comm.size(), o);
+      return {c.algo, "auto: " + pick->algo + " from " + pick->reason};
+    } catch (const Error& e) {
+      ReduceScatterChoice rule = choose_reduce_scatter(requested, comm.size(), opts);
+      rule.reason += " (the table's " + pick->algo + " cannot run here: " + e.what() + ")";
+      return rule;
+    }
+  }
+  ReduceScatterChoice rule = choose_reduce_scatter(requested, comm.size(), opts);
+  rule.reason += " (no tuning table row)";
+  return rule;
+}
+
 namespace detail {
 
 ReduceBlocks::ReduceBlocks(std::span<const std::size_t> counts, ElemType t, ReduceOp o)
@@ -227,7 +252,8 @@ ReduceScatterAlgo reduce_scatter(const void* send, void* recv, std::span<const s
               std::to_string(counts.size()) + " entries, P = " + std::to_string(comm.size()));
   require(type != ElemType::ComplexDouble || op == ReduceOp::Sum,
           "reduce_scatter: " + std::string(reduce_op_name(op)) + " is not defined for complex numbers");
-  const ReduceScatterChoice choice = choose_reduce_scatter(algo, comm.size(), opts);
+  const std::size_t largest = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
+  const ReduceScatterChoice choice = choose_reduce_scatter(algo, largest * elem_size(type), comm, opts);
   const detail::ReduceBlocks b(counts, type, op);
   const auto* s = static_cast<const std::byte*>(send);
   auto* r = static_cast<std::byte*>(recv);

@@ -1,0 +1,86 @@
+// The measurement loop of commbench and tune (timing.hpp).
+#include "timing.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "apps/common.hpp"
+#include "libcomm/error.hpp"
+#include "libcomm/sim.hpp"
+
+namespace commbench {
+namespace {
+
+std::vector<std::size_t> size_range(std::size_t lo, std::size_t hi) {
+  libcomm::require(lo <= hi, "--min (" + std::to_string(lo) + ") is larger than --max (" +
+                                 std::to_string(hi) + ")");
+  std::vector<std::size_t> sizes;
+  if (lo == 0) sizes.push_back(0), lo = 1;
+  for (std::size_t s = lo; s <= hi; s *= 2) {
+    sizes.push_back(s);
+    if (s > hi / 2) break;
+  }
+  return sizes;
+}
+
+}  // namespace
+
+std::vector<std::size_t> block_sizes(const std::string& min_s, const std::string& max_s,
+                                     const std::string& sizes_list) {
+  if (sizes_list.empty())
+    return size_range(apps::parse_size(min_s, "--min"), apps::parse_size(max_s, "--max"));
+  return size_list(sizes_list);
+}
+
+std::vector<std::size_t> size_list(const std::string& text) {
+  std::vector<std::size_t> sizes;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) sizes.push_back(apps::parse_size(item, "--sizes"));
+  libcomm::require(!sizes.empty(), "--sizes: empty list");
+  return sizes;
+}
+
+std::vector<Row> time_algorithms(Operation& operation, const libcomm::Comm& comm,
+                                 const std::vector<std::string>& algos,
+                                 const std::vector<std::size_t>& sizes, int reps, int warmup,
+                                 bool simulated) {
+  std::vector<Row> rows;
+  for (std::size_t b : sizes) {
+    operation.prepare(b);
+    std::vector<Row> size_rows(algos.size());
+    for (std::size_t k = 0; k < algos.size(); ++k) {
+      size_rows[k].algo = algos[k];
+      size_rows[k].block = b;
+    }
+    for (int rep = 0; rep < warmup + reps; ++rep) {
+      for (std::size_t k = 0; k < algos.size(); ++k) {
+        Row& row = size_rows[k];
+        operation.reset();
+        MPI_Barrier(comm.mpi());
+        const double charged0 = libcomm::sim::charged_seconds();
+        const double t0 = MPI_Wtime();
+        const std::string ran = operation.run(algos[k], rep == 0);
+        double t[2] = {MPI_Wtime() - t0, libcomm::sim::charged_seconds() - charged0};
+        MPI_Allreduce(MPI_IN_PLACE, t, 2, MPI_DOUBLE, MPI_MAX, comm.mpi());
+        if (rep >= warmup) row.times.push_back(t[0]), row.local_work.push_back(t[1]);
+        if (rep == 0) {
+          row.ran = ran;
+          row.note = operation.note(algos[k], b);
+          row.model_us = operation.predict_us(algos[k], b);
+        }
+        if (!simulated) row.bad += operation.check(algos[k]);
+      }
+    }
+    for (auto& row : size_rows) {
+      MPI_Allreduce(MPI_IN_PLACE, &row.bad, 1, MPI_LONG_LONG, MPI_SUM, comm.mpi());
+      row.median = apps::median(row.times);
+      row.min = *std::min_element(row.times.begin(), row.times.end());
+      row.ratio = size_rows[0].median > 0 ? row.median / size_rows[0].median : 0.0;
+      rows.push_back(row);
+    }
+  }
+  return rows;
+}
+
+}  // namespace commbench

@@ -1,0 +1,41 @@
+// The measurement loop shared by commbench and tune: for every size, each repetition runs
+// every selected algorithm once in turn (noise hits all alike), one run is timed from a
+// barrier to the return on the slowest rank, and a row keeps the median over repetitions.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "libcomm/comm.hpp"
+#include "operation.hpp"
+
+namespace commbench {
+
+struct Row {
+  std::string algo, ran, note;
+  std::size_t block = 0;
+  std::vector<double> times;
+  std::vector<double> local_work;  // charged in a simulation (libcomm/sim.hpp), slowest rank
+  long long bad = 0;  // wrong blocks over all ranks (0 when not validated)
+  double median = 0, min = 0, ratio = 0;
+  double model_us = -1;  // --predict (operations with a cost model)
+};
+
+// The block sizes of --sizes A,B,.. or else --min .. --max doubling. Throws Error naming
+// the option.
+std::vector<std::size_t> block_sizes(const std::string& min_s, const std::string& max_s,
+                                     const std::string& sizes_list);
+
+// The sizes of a comma list such as "8,1K,64K" (for --sizes and --calibrate).
+std::vector<std::size_t> size_list(const std::string& text);
+
+// Times `algos` (reference first: ratios are to algos[0]) at every size. Collective; every
+// rank returns the same rows, size by size in the order of `algos`. Validates every run
+// unless `simulated` (simulated payload: nothing to check).
+std::vector<Row> time_algorithms(Operation& op, const libcomm::Comm& comm,
+                                 const std::vector<std::string>& algos,
+                                 const std::vector<std::size_t>& sizes, int reps, int warmup,
+                                 bool simulated);
+
+}  // namespace commbench

@@ -1,0 +1,187 @@
+// tune: measures every applicable algorithm of each collective on the machine (or SimGrid
+// platform) it runs on and writes the tuning table that `auto` reads (libcomm/tuning.hpp,
+// inputs/tuning/README.md). For every operation and block size the fastest algorithm
+// (median over --reps of the slowest rank, as in commbench) wins; consecutive sizes with
+// the same winner become one size range, split halfway (geometrically) between measured
+// sizes. The measured medians are written as comments above the rows.
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "apps/common.hpp"
+#include "libcomm/libcomm.hpp"
+#include "libcomm/topology.hpp"
+#include "operation.hpp"
+#include "timing.hpp"
+
+namespace tune {
+namespace {
+
+using commbench::Row;
+
+// Table name of a timed algorithm: alltoallv entries are NAME/MODE.
+std::string table_name(const std::string& algo) { return algo.substr(0, algo.find('/')); }
+
+// The candidates of one operation: every algorithm except auto, that runs as itself here
+// (no fallback). Hierarchical all-to-all schemes only where nodes hold several ranks,
+// which is also the only place auto takes them.
+std::vector<std::string> candidates(const std::string& op, commbench::Operation& operation,
+                                    const libcomm::Comm& comm, const std::vector<std::size_t>& sizes) {
+  const auto& nodes = comm.nodes();
+  const bool multi = nodes.num_nodes() > 1 && nodes.num_nodes() < comm.size();
+  std::vector<std::string> out;
+  for (const auto& a : operation.select("all")) {
+    if (table_name(a) == "auto") continue;
+    if (op == "alltoall" && !multi && libcomm::is_hierarchical(libcomm::alltoall_algo_from_name(a)))
+      continue;
+    try {
+      for (std::size_t b : sizes) operation.check_applicable(a, b);
+    } catch (const libcomm::Error&) {
+      continue;  // the same P on every rank: every rank skips it alike
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
+std::string format_us(double seconds) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(seconds * 1e6 < 100 ? 1 : 0) << seconds * 1e6;
+  return s.str();
+}
+
+// Writes the comments and rows of one operation; `rows` hold every candidate at every size.
+void write_operation(std::ostream& out, const std::string& op, const libcomm::Comm& comm, int ppn,
+                     bool topology, double spread, const std::vector<std::string>& algos,
+                     const std::vector<std::size_t>& sizes, const std::vector<Row>& rows) {
+  out << "\n# " << op << ": " << comm.size() << " ranks, " << comm.nodes().describe()
+      << (topology ? ", switch tree attached" : "") << "\n# medians (us) per block size; the "
+      << "winner first, then every candidate\n";
+  std::vector<std::string> winners;
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    const Row* best = nullptr;
+    std::string all;
+    for (std::size_t a = 0; a < algos.size(); ++a) {
+      const Row& r = rows[k * algos.size() + a];
+      const bool valid = r.bad == 0 && table_name(r.ran) == table_name(r.algo);
+      all += " " + table_name(r.algo) + "=" + (valid ? format_us(r.median) : "invalid");
+      if (valid && (best == nullptr || r.median < best->median)) best = &r;
+    }
+    libcomm::require(best != nullptr, op + ": no algorithm ran correctly at " +
+                                          apps::format_size(sizes[k]) + " (see the messages above)");
+    winners.push_back(table_name(best->algo));
+    out << "#   " << std::left << std::setw(9) << apps::format_size(sizes[k]) << std::setw(24)
+        << winners.back() << "|" << all << "\n";
+  }
+  std::ostringstream extra;
+  if (op == "alltoallv") extra << " spread=" << std::setprecision(4) << spread;
+  if (topology) extra << " topology=tree";
+  std::uint64_t from = 0;
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    if (k + 1 < sizes.size() && winners[k + 1] == winners[k]) continue;
+    const std::string to =
+        k + 1 == sizes.size()
+            ? "inf"
+            : std::to_string(static_cast<std::uint64_t>(
+                  std::sqrt(static_cast<double>(sizes[k]) * static_cast<double>(sizes[k + 1]))));
+    out << std::left << std::setw(15) << op << std::setw(6) << comm.size() << std::setw(5) << ppn
+        << std::setw(11) << from << std::setw(11) << to << winners[k] << extra.str() << "\n";
+    if (to != "inf") from = std::stoull(to) + 1;
+  }
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{
+      "tune: time every applicable algorithm of each collective here and write the tuning table\n"
+      "that `auto` reads (format: inputs/tuning/README.md). Use it through\n"
+      "LIBCOMM_TUNING=FILE, or name it inputs/tuning/<platform>.tune and set\n"
+      "LIBCOMM_PLATFORM=<platform> (scripts/simulate.sh does so)."};
+  std::string ops = "alltoall,alltoallv,allgather,reduce_scatter", min_s = "8", max_s = "4MiB",
+              sizes_list, nodes = "shared", output, platform = "this machine";
+  int reps = 5, warmup = 1;
+  bool simulated = false;
+  app.add_option("--ops", ops, "comma-separated operations to tune")->capture_default_str();
+  app.add_option("--min", min_s, "smallest block per destination (bytes; K/M/G suffixes)")
+      ->capture_default_str();
+  app.add_option("--max", max_s, "largest block; sizes double from --min")->capture_default_str();
+  app.add_option("--sizes", sizes_list, "explicit comma-separated block sizes; overrides --min/--max");
+  app.add_option("--reps", reps, "timed repetitions per size and algorithm (median used)")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_option("--warmup", warmup, "untimed runs before timing")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  app.add_option("--nodes", nodes,
+                 "node map: shared | flat | ppn=N | sizes=A,B,.. | map=N0,N1,.. | file:PATH")
+      ->capture_default_str();
+  app.add_option("--output,-o", output, "write the table here (default: standard output)");
+  app.add_option("--platform", platform, "platform name for the table's header comment")
+      ->capture_default_str();
+  app.add_flag("--simulated-payload", simulated,
+               "SimGrid builds only: shared payload buffers (nothing validated; simulated time "
+               "is unchanged)");
+  commbench::Settings settings;  // every algorithm, no fallback substitutions
+  settings.no_fallback = true;
+  for (const auto& [name, entry] : commbench::registry())
+    if (entry.add_options) entry.add_options(app);
+  // alltoallv: auto picks an algorithm, the caller's mode stays; measure the default mode.
+  app.get_option("--modes")->default_val("b");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (apps::is_root()) app.exit(e);
+    throw;
+  }
+  libcomm::set_simulated_payload(simulated);
+  libcomm::set_tuning_table(nullptr);  // auto is not measured; no table needed
+  const auto sizes = commbench::block_sizes(min_s, max_s, sizes_list);
+  const libcomm::Comm comm(MPI_COMM_WORLD, nodes);
+  const libcomm::TuningQuery shape = libcomm::tuning_query("", comm, 0);
+
+  std::ostringstream table;
+  {
+    const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    char date[32];
+    std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+    table << "# libcomm tuning table (format: inputs/tuning/README.md)\n# platform: " << platform
+          << "; measured " << date << " by apps/tune, " << reps << " reps, median of the slowest rank"
+          << (simulated ? "; simulated payload" : "") << "\n# command: tune";
+    for (int k = 1; k < argc; ++k) table << " " << argv[k];
+    table << "\n# columns: OP RANKS PPN FROM TO ALGORITHM [spread=S] [topology=tree]\n";
+  }
+  std::stringstream list(ops);
+  for (std::string op; std::getline(list, op, ',');) {
+    libcomm::require(commbench::registry().count(op) == 1, "--ops: unknown operation '" + op + "'");
+    auto operation = commbench::registry().at(op).make(comm, settings);
+    const auto algos = candidates(op, *operation, comm, sizes);
+    if (apps::is_root())
+      std::cerr << "tune: " << op << ": " << algos.size() << " algorithms x " << sizes.size()
+                << " sizes\n";
+    const auto rows = commbench::time_algorithms(*operation, comm, algos, sizes, reps, warmup, simulated);
+    // Only the all-to-all uses a switch tree (--topology attaches it to comm).
+    const bool topology = op == "alltoall" && libcomm::attached_topology(comm) != nullptr;
+    write_operation(table, op, comm, shape.ppn, topology, operation->count_spread(), algos, sizes,
+                    rows);
+  }
+  if (apps::is_root()) {
+    if (output.empty()) {
+      std::cout << table.str();
+    } else {
+      std::ofstream out(output);
+      libcomm::require(static_cast<bool>(out), "--output: cannot write '" + output + "'");
+      out << table.str();
+      std::cerr << "tune: wrote " << output << "\n";
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace tune
+
+int main(int argc, char** argv) { return apps::mpi_main(argc, argv, "tune", tune::run); }

@@ -1,0 +1,94 @@
+// Tuning tables: what `auto` runs, measured on the machine (or SimGrid platform) by
+// apps/tune and stored as a readable text file in inputs/tuning/ (format below and in
+// inputs/tuning/README.md). Every operation's Auto asks the active table first; where
+// the table has no row for the request, Auto uses its built-in rule (the cost-model and
+// size rules documented in alltoall.hpp, alltoallv.hpp, allgather.hpp, reduce_scatter.hpp).
+//
+// Format: one row per line, '#' starts a comment, blank lines are ignored.
+//   OP  RANKS  PPN  FROM  TO  ALGORITHM  [spread=S] [topology=tree]
+// OP is alltoall, alltoallv, allgather or reduce_scatter; RANKS the process count and PPN
+// the ranks per node the row was measured with; FROM..TO the block sizes in bytes
+// (inclusive; K/KiB/M/MiB/G/GiB suffixes, TO may be 'inf') for which ALGORITHM was the
+// fastest. For alltoallv the size is the longest message (M_max) in bytes and `spread`
+// the ratio of the longest to the mean message of the measured counts. `topology=tree`
+// marks rows measured with a switch tree attached (attach_topology).
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "libcomm/comm.hpp"
+
+namespace libcomm {
+
+struct TuningRow {
+  std::string op;
+  int ranks = 0;
+  int ppn = 1;
+  std::uint64_t from = 0, to = 0;  // block bytes, inclusive
+  std::string algo;
+  double spread = 1.0;    // alltoallv: max / mean message of the measured counts
+  bool topology = false;  // measured with a switch tree attached
+  int line = 0;           // line in the file, for messages
+};
+
+// What Auto asks: the operation, the shape of the communicator and the block size.
+struct TuningQuery {
+  std::string op;
+  int ranks = 1;
+  int ppn = 1;  // ranks per node (largest node) of the Comm's node map
+  std::uint64_t bytes = 0;
+  double spread = 1.0;
+  bool topology = false;
+};
+
+struct TuningPick {
+  std::string algo;    // an algorithm name of the operation
+  std::string reason;  // "tuning table T line 12 (64 ranks, ppn 8, 1 KiB..4 KiB)"
+};
+
+class TuningTable {
+ public:
+  // Parses the text format. Errors are libcomm::Error naming `source` and the line:
+  // "flat64.tune:7: unknown alltoall algorithm 'fast'".
+  static TuningTable parse(std::istream& in, const std::string& source);
+  static TuningTable load(const std::string& path);  // Error if the file cannot be read
+
+  // The row for a query: among the rows of q.op, the measured shape nearest to q (rank
+  // count first, then ranks per node, then topology, then spread; distances in log
+  // scale, ties to the smaller), then the row of that shape whose size range holds
+  // q.bytes. std::nullopt when the table has no row for the operation or no range of the
+  // nearest shape holds the size.
+  std::optional<TuningPick> lookup(const TuningQuery& q) const;
+
+  const std::string& source() const { return source_; }
+  const std::vector<TuningRow>& rows() const { return rows_; }
+
+ private:
+  std::string source_;
+  std::vector<TuningRow> rows_;
+};
+
+// The table Auto uses: set_tuning_table's, else the file named by LIBCOMM_TUNING, else
+// inputs/tuning/<LIBCOMM_PLATFORM>.tune when LIBCOMM_PLATFORM is set (scripts/simulate.sh
+// sets it to the platform's name), else none (nullptr: every Auto uses its built-in
+// rule). Loaded once; a named file that cannot be read or parsed is an Error.
+std::shared_ptr<const TuningTable> active_tuning_table();
+// Replaces the active table (tests, programs that load their own); nullptr = no table.
+void set_tuning_table(std::shared_ptr<const TuningTable> table);
+// Where the default search looks (LIBCOMM_TUNING_DIR, else the source tree's inputs/tuning).
+std::string tuning_directory();
+
+// The query fields every operation shares: ranks and ranks per node of comm, whether a
+// topology is attached.
+TuningQuery tuning_query(std::string op, const Comm& comm, std::uint64_t bytes);
+
+// Asks the active table; nullopt without a table or row.
+std::optional<TuningPick> tuned_choice(const TuningQuery& q);
+
+}  // namespace libcomm

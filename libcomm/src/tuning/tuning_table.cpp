@@ -1,0 +1,238 @@
+// Tuning tables (libcomm/tuning.hpp): the text format, the nearest-shape lookup and the
+// active table that every Auto consults before its built-in rule.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <mutex>
+#include <sstream>
+
+#include "libcomm/allgather.hpp"
+#include "libcomm/alltoall.hpp"
+#include "libcomm/alltoallv.hpp"
+#include "libcomm/error.hpp"
+#include "libcomm/reduce_scatter.hpp"
+#include "libcomm/topology.hpp"
+#include "libcomm/tuning.hpp"
+
+namespace libcomm {
+namespace {
+
+constexpr std::uint64_t kInf = std::numeric_limits<std::uint64_t>::max();
+
+// "4096", "4K", "4KiB", "1M", "inf" -> bytes. Throws std::invalid_argument.
+std::uint64_t parse_bytes(const std::string& s, bool allow_inf) {
+  if (allow_inf && s == "inf") return kInf;
+  std::size_t used = 0;
+  const unsigned long long v = std::stoull(s, &used);
+  if (s[0] == '-') throw std::invalid_argument("negative");
+  const std::string unit = s.substr(used);
+  std::uint64_t mult = 1;
+  if (unit.empty() || unit == "B") mult = 1;
+  else if (unit == "K" || unit == "KiB") mult = 1ULL << 10;
+  else if (unit == "M" || unit == "MiB") mult = 1ULL << 20;
+  else if (unit == "G" || unit == "GiB") mult = 1ULL << 30;
+  else throw std::invalid_argument("unit");
+  if (v > kInf / mult) throw std::invalid_argument("overflow");
+  return v * mult;
+}
+
+int parse_positive(const std::string& s) {
+  std::size_t used = 0;
+  const long v = std::stol(s, &used);
+  if (used != s.size() || v < 1 || v > std::numeric_limits<int>::max())
+    throw std::invalid_argument("range");
+  return static_cast<int>(v);
+}
+
+// Throws Error (from the name lookups) when `algo` is not an algorithm of `op` or is auto.
+void check_algorithm(const std::string& op, const std::string& algo) {
+  if (algo == "auto") throw Error("'auto' cannot be a table entry (it is what the table decides)");
+  if (op == "alltoall") alltoall_algo_from_name(algo);
+  else if (op == "alltoallv") alltoallv_algo_from_name(algo);
+  else if (op == "allgather") allgather_algo_from_name(algo);
+  else reduce_scatter_algo_from_name(algo);
+}
+
+double log_distance(double a, double b) { return std::abs(std::log(a / b)); }
+
+}  // namespace
+
+TuningTable TuningTable::parse(std::istream& in, const std::string& source) {
+  TuningTable t;
+  t.source_ = source;
+  std::string raw;
+  int line_no = 0;
+  while (std::getline(in, raw)) {
+    ++line_no;
+    const std::string text = raw.substr(0, raw.find('#'));
+    std::istringstream fields(text);
+    std::vector<std::string> f;
+    for (std::string w; fields >> w;) f.push_back(w);
+    if (f.empty()) continue;
+    const std::string where = source + ":" + std::to_string(line_no) + ": ";
+    if (f.size() < 6)
+      throw Error(where + "expected OP RANKS PPN FROM TO ALGORITHM, got " + std::to_string(f.size()) +
+                  " field(s)");
+    TuningRow row;
+    row.line = line_no;
+    row.op = f[0];
+    if (row.op != "alltoall" && row.op != "alltoallv" && row.op != "allgather" &&
+        row.op != "reduce_scatter")
+      throw Error(where + "unknown operation '" + row.op +
+                  "' (valid: alltoall, alltoallv, allgather, reduce_scatter)");
+    try {
+      row.ranks = parse_positive(f[1]);
+    } catch (const std::exception&) {
+      throw Error(where + "RANKS must be a positive integer, got '" + f[1] + "'");
+    }
+    try {
+      row.ppn = parse_positive(f[2]);
+    } catch (const std::exception&) {
+      throw Error(where + "PPN must be a positive integer, got '" + f[2] + "'");
+    }
+    try {
+      row.from = parse_bytes(f[3], false);
+      row.to = parse_bytes(f[4], true);
+    } catch (const std::exception&) {
+      throw Error(where + "FROM and TO must be byte counts (e.g. 512, 4K, 1MiB; TO may be inf), got '" +
+                  f[3] + "' and '" + f[4] + "'");
+    }
+    if (row.from > row.to)
+      throw Error(where + "FROM " + f[3] + " is larger than TO " + f[4]);
+    row.algo = f[5];
+    try {
+      check_algorithm(row.op, row.algo);
+    } catch (const Error& e) {
+      throw Error(where + e.what());
+    }
+    for (std::size_t k = 6; k < f.size(); ++k) {
+      if (f[k].rfind("spread=", 0) == 0) {
+        try {
+          std::size_t used = 0;
+          row.spread = std::stod(f[k].substr(7), &used);
+          if (used != f[k].size() - 7 || !(row.spread >= 1.0)) throw std::invalid_argument("range");
+        } catch (const std::exception&) {
+          throw Error(where + "spread must be a number >= 1 (max / mean message), got '" + f[k] + "'");
+        }
+      } else if (f[k] == "topology=tree") {
+        row.topology = true;
+      } else {
+        throw Error(where + "unknown field '" + f[k] + "' (valid: spread=S, topology=tree)");
+      }
+    }
+    // Two rows of one shape must not claim the same size.
+    for (const auto& o : t.rows_)
+      if (o.op == row.op && o.ranks == row.ranks && o.ppn == row.ppn && o.spread == row.spread &&
+          o.topology == row.topology && row.from <= o.to && o.from <= row.to)
+        throw Error(where + "size range overlaps line " + std::to_string(o.line) + " of the same " +
+                    row.op + " shape");
+    t.rows_.push_back(std::move(row));
+  }
+  return t;
+}
+
+TuningTable TuningTable::load(const std::string& path) {
+  std::ifstream in(path);
+  require(static_cast<bool>(in), "tuning table: cannot read '" + path + "'");
+  return parse(in, path);
+}
+
+std::optional<TuningPick> TuningTable::lookup(const TuningQuery& q) const {
+  // The nearest measured shape, compared lexicographically; strict '<' keeps the first
+  // (smallest, as tables list shapes in increasing order) of equally near shapes.
+  const TuningRow* shape = nullptr;
+  auto key = [&](const TuningRow& r) {
+    return std::array<double, 4>{log_distance(r.ranks, std::max(q.ranks, 1)),
+                                 log_distance(r.ppn, std::max(q.ppn, 1)),
+                                 r.topology == q.topology ? 0.0 : 1.0,
+                                 log_distance(r.spread, std::max(q.spread, 1.0))};
+  };
+  for (const auto& r : rows_) {
+    if (r.op != q.op) continue;
+    if (shape == nullptr || key(r) < key(*shape) ||
+        (key(r) == key(*shape) && r.ranks < shape->ranks))
+      shape = &r;
+  }
+  if (shape == nullptr) return std::nullopt;
+  for (const auto& r : rows_) {
+    if (r.op != q.op || r.ranks != shape->ranks || r.ppn != shape->ppn ||
+        r.topology != shape->topology || r.spread != shape->spread)
+      continue;
+    if (q.bytes < r.from || q.bytes > r.to) continue;
+    std::string reason = "tuning table " + source_ + " line " + std::to_string(r.line) + " (" +
+                         std::to_string(r.ranks) + " ranks, ppn " + std::to_string(r.ppn);
+    if (r.op == "alltoallv") {
+      std::ostringstream s;
+      s << ", spread " << r.spread;
+      reason += s.str();
+    }
+    if (r.topology) reason += ", switch tree";
+    reason += ", " + std::to_string(r.from) + ".." + (r.to == kInf ? "inf" : std::to_string(r.to)) +
+              " B)";
+    if (r.ranks != q.ranks || r.ppn != q.ppn)
+      reason += " nearest to P = " + std::to_string(q.ranks) + ", ppn " + std::to_string(q.ppn);
+    return TuningPick{r.algo, reason};
+  }
+  return std::nullopt;
+}
+
+namespace {
+std::mutex g_mutex;
+bool g_loaded = false;
+std::shared_ptr<const TuningTable> g_table;
+}  // namespace
+
+std::string tuning_directory() {
+  const char* dir = std::getenv("LIBCOMM_TUNING_DIR");
+  if (dir != nullptr && *dir != '\0') return dir;
+  return LIBCOMM_DEFAULT_TUNING_DIR;
+}
+
+std::shared_ptr<const TuningTable> active_tuning_table() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_loaded) return g_table;
+  g_loaded = true;  // a failed load is reported once and leaves no table behind
+  const char* path = std::getenv("LIBCOMM_TUNING");
+  if (path != nullptr && *path != '\0') {
+    try {
+      g_table = std::make_shared<const TuningTable>(TuningTable::load(path));
+    } catch (const Error& e) {
+      throw Error(std::string("LIBCOMM_TUNING: ") + e.what());
+    }
+    return g_table;
+  }
+  const char* platform = std::getenv("LIBCOMM_PLATFORM");
+  if (platform != nullptr && *platform != '\0') {
+    const std::string file = tuning_directory() + "/" + platform + ".tune";
+    if (std::ifstream(file)) g_table = std::make_shared<const TuningTable>(TuningTable::load(file));
+  }
+  return g_table;
+}
+
+void set_tuning_table(std::shared_ptr<const TuningTable> table) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_loaded = true;
+  g_table = std::move(table);
+}
+
+TuningQuery tuning_query(std::string op, const Comm& comm, std::uint64_t bytes) {
+  TuningQuery q;
+  q.op = std::move(op);
+  q.ranks = comm.size();
+  q.ppn = 1;
+  for (int n = 0; n < comm.nodes().num_nodes(); ++n) q.ppn = std::max(q.ppn, comm.nodes().node_size(n));
+  q.bytes = bytes;
+  q.topology = attached_topology(comm) != nullptr;
+  return q;
+}
+
+std::optional<TuningPick> tuned_choice(const TuningQuery& q) {
+  const auto table = active_tuning_table();
+  if (!table) return std::nullopt;
+  return table->lookup(q);
+}
+
+}  // namespace libcomm

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Auto against the best single algorithm (issue 8, item 1): for each machine or platform,
+# `tune` measures every algorithm and writes inputs/tuning/<name>.tune; then commbench
+# times every algorithm and auto side by side with that table, and auto_report.py prints
+# auto / best and auto / native per size (docs/results/auto.md).
+#   scripts/reproduce/auto.sh [--only real|flat64|cluster64x8|ethernet_fig5b]...
+# Simulated tables are tuned on every other size (8 B, 32 B, ..., 2 MiB) and evaluated on
+# all sizes 8 B .. 4 MiB, so half the evaluated sizes fall between measured ones (the
+# simulation is deterministic: at a tuned size auto / best is 1 by construction).
+set -euo pipefail
+source "$(dirname "$0")/../lib.sh"
+cd "$LIBCOMM_ROOT"
+mpi_environment
+ONLY=()
+while (($#)); do
+  case "$1" in
+    --only) ONLY+=("$2"); shift 2 ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "auto.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+want() { ((${#ONLY[@]} == 0)) || [[ " ${ONLY[*]} " == *" $1 "* ]]; }
+OUT=results/auto
+mkdir -p "$OUT" inputs/tuning
+TUNE_SIZES=8,32,128,512,2K,8K,32K,128K,512K,2M
+SIM_SIZES=8,16,32,64,128,256,512,1K,2K,4K,8K,16K,32K,64K,128K,256K,512K,1M,2M,4M
+
+if want real; then
+  cmake --build build -j2 --target tune commbench >/dev/null
+  # 2 real ranks on this machine, every operation, the whole commbench range.
+  mpirun -np 2 build/apps/tune/tune --reps 11 --platform "local, 2 ranks" \
+    -o inputs/tuning/local_np2.tune
+  for op in alltoall allgather reduce_scatter; do
+    LIBCOMM_TUNING=inputs/tuning/local_np2.tune mpirun -np 2 build/apps/commbench/commbench \
+      --op "$op" --algo all --reps 11 --json "$OUT/real_np2_$op.json" >"$OUT/real_np2_$op.log"
+  done
+  LIBCOMM_TUNING=inputs/tuning/local_np2.tune mpirun -np 2 build/apps/commbench/commbench \
+    --op alltoallv --modes b --algo native,direct,two_stage,four_stage,mesh,auto --reps 11 \
+    --json "$OUT/real_np2_alltoallv.json" >"$OUT/real_np2_alltoallv.log"
+fi
+
+export SIM_REBUILD=0
+sim() {  # sim NAME -- simulate.sh args ... -- program args (tune then commbench)
+  local name="$1" platform="$2" np="$3" ppn="$4"
+  shift 4
+  scripts/simulate.sh --platform "$platform" -np "$np" --ppn "$ppn" tune --ops alltoall \
+    --sizes "$TUNE_SIZES" --reps 1 --simulated-payload --nodes "ppn=$ppn" --platform "$name" "$@" \
+    -o "inputs/tuning/$name.tune"
+  scripts/simulate.sh --platform "$platform" -np "$np" --ppn "$ppn" commbench --algo all \
+    --sizes "$SIM_SIZES" --reps 1 --simulated-payload --nodes "ppn=$ppn" "$@" \
+    --json "$OUT/$name.json" >"$OUT/$name.log"
+}
+want flat64 && sim flat64 flat64 64 1
+want cluster64x8 && sim cluster64x8 cluster64x8 64 8
+if want ethernet_fig5b; then
+  # The Ethernet tree of paper 003 Fig. 5(b): 32 machines, its hosts file and topology.
+  export LIBCOMM_PLATFORM=ethernet_fig5b
+  SMPI=(-platform inputs/platforms/ethernet_fig5b.xml -hostfile inputs/platforms/ethernet_fig5b.hosts
+        --cfg=smpi/simulate-computation:no --cfg=smpi/host-speed:1Gf
+        --cfg=smpi/shared-malloc:global --cfg=smpi/privatization:dlopen
+        --log=root.thres:warning --log=smpi_config.thres:error)
+  smpirun -np 32 "${SMPI[@]}" build-sim/apps/tune/tune --ops alltoall --sizes "$TUNE_SIZES" \
+    --reps 1 --simulated-payload --nodes flat --topology inputs/topologies/fig5b.topo \
+    --platform ethernet_fig5b -o inputs/tuning/ethernet_fig5b.tune
+  smpirun -np 32 "${SMPI[@]}" build-sim/apps/commbench/commbench --algo all --sizes "$SIM_SIZES" \
+    --reps 1 --simulated-payload --nodes flat --topology inputs/topologies/fig5b.topo \
+    --json "$OUT/ethernet_fig5b.json" >"$OUT/ethernet_fig5b.log"
+fi
+
+reports=()
+for f in "$OUT"/*.json; do reports+=("$(basename "$f" .json)=$f"); done
+python3 scripts/reproduce/auto_report.py "${reports[@]}"

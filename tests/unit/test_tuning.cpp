@@ -1,0 +1,148 @@
+// Tuning tables (libcomm/tuning.hpp): the parser and its line-numbered errors, and the
+// lookup Auto relies on (nearest rank count and node shape, size ranges, no row).
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+
+#include "error_helpers.hpp"
+#include "libcomm/tuning.hpp"
+
+namespace libcomm {
+namespace {
+
+using testing::contains;
+using testing::error_of;
+
+TuningTable parse(const std::string& text) {
+  std::istringstream in(text);
+  return TuningTable::parse(in, "t.tune");
+}
+
+// Two shapes of the all-to-all (8 flat ranks and 64 ranks at 8 per node), two spreads of
+// alltoallv, one tree row.
+const char* const kTable = R"(# comment line
+alltoall   8   1  0     256   bruck     # medians as comments
+alltoall   8   1  257   32K   ring
+alltoall   8   1  32769 inf   pairwise
+
+alltoall   64  8  0     1K    factor
+alltoall   64  8  1025  inf   send_aggregate
+alltoall   64  1  0     inf   tree_scheduled topology=tree
+alltoallv  16  1  0     inf   four_stage spread=8
+alltoallv  16  1  0     inf   direct spread=1.5
+allgather  4   1  0     4MiB  d_cycles
+reduce_scatter 4 1 0    inf   reduce_spread
+)";
+
+TEST(TuningTable, ParsesRowsWithLineNumbers) {
+  const auto t = parse(kTable);
+  ASSERT_EQ(t.rows().size(), 10u);
+  const auto& r = t.rows()[1];
+  EXPECT_EQ(r.op, "alltoall");
+  EXPECT_EQ(r.ranks, 8);
+  EXPECT_EQ(r.from, 257u);
+  EXPECT_EQ(r.to, 32u * 1024);
+  EXPECT_EQ(r.algo, "ring");
+  EXPECT_EQ(r.line, 3);
+  EXPECT_EQ(t.rows()[2].to, ~std::uint64_t{0});  // inf
+  EXPECT_TRUE(t.rows()[5].topology);
+  EXPECT_DOUBLE_EQ(t.rows()[6].spread, 8.0);
+  EXPECT_EQ(t.rows()[8].to, 4u << 20);
+  EXPECT_EQ(t.source(), "t.tune");
+}
+
+TEST(TuningTable, ErrorsNameTheLine) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"\nalltoall 8 1 0 10\n", "t.tune:2: expected OP RANKS PPN FROM TO ALGORITHM"},
+      {"gather 8 1 0 10 ring\n", "t.tune:1: unknown operation 'gather'"},
+      {"#\n#\nalltoall x 1 0 10 ring\n", "t.tune:3: RANKS must be a positive integer, got 'x'"},
+      {"alltoall 8 0 0 10 ring\n", "t.tune:1: PPN must be a positive integer"},
+      {"alltoall 8 1 0 10Q ring\n", "t.tune:1: FROM and TO must be byte counts"},
+      {"alltoall 8 1 -5 10 ring\n", "t.tune:1: FROM and TO must be byte counts"},
+      {"alltoall 8 1 100 10 ring\n", "t.tune:1: FROM 100 is larger than TO 10"},
+      {"alltoall 8 1 0 10 fastest\n", "t.tune:1: unknown all-to-all algorithm 'fastest'"},
+      {"allgather 8 1 0 10 bruck\n", "t.tune:1: unknown allgather algorithm 'bruck'"},
+      {"alltoall 8 1 0 10 auto\n", "t.tune:1: 'auto' cannot be a table entry"},
+      {"alltoallv 8 1 0 10 direct spread=0.5\n", "t.tune:1: spread must be a number >= 1"},
+      {"alltoall 8 1 0 10 ring colour=red\n", "t.tune:1: unknown field 'colour=red'"},
+      {"alltoall 8 1 0 100 ring\nalltoall 8 1 50 200 bruck\n",
+       "t.tune:2: size range overlaps line 1"},
+  };
+  for (const auto& [text, want] : cases) {
+    const std::string msg = error_of([&] { parse(text); });
+    EXPECT_TRUE(contains(msg, want)) << "table:\n" << text << "message: " << msg;
+  }
+  EXPECT_TRUE(contains(error_of([] { TuningTable::load("/nonexistent/x.tune"); }),
+                       "cannot read '/nonexistent/x.tune'"));
+}
+
+TuningQuery query(const std::string& op, int ranks, int ppn, std::uint64_t bytes) {
+  TuningQuery q;
+  q.op = op;
+  q.ranks = ranks;
+  q.ppn = ppn;
+  q.bytes = bytes;
+  return q;
+}
+
+std::string algo_of(const TuningTable& t, const TuningQuery& q) {
+  const auto pick = t.lookup(q);
+  return pick ? pick->algo : "<none>";
+}
+
+TEST(TuningTable, SizeRangesAreInclusive) {
+  const auto t = parse(kTable);
+  EXPECT_EQ(algo_of(t, query("alltoall", 8, 1, 0)), "bruck");
+  EXPECT_EQ(algo_of(t, query("alltoall", 8, 1, 256)), "bruck");
+  EXPECT_EQ(algo_of(t, query("alltoall", 8, 1, 257)), "ring");
+  EXPECT_EQ(algo_of(t, query("alltoall", 8, 1, 32768)), "ring");
+  EXPECT_EQ(algo_of(t, query("alltoall", 8, 1, 32769)), "pairwise");
+  EXPECT_EQ(algo_of(t, query("alltoall", 8, 1, std::uint64_t{1} << 40)), "pairwise");
+  const auto pick = t.lookup(query("alltoall", 8, 1, 300));
+  ASSERT_TRUE(pick);
+  EXPECT_TRUE(contains(pick->reason, "t.tune line 3")) << pick->reason;
+  EXPECT_TRUE(contains(pick->reason, "257..32768 B")) << pick->reason;
+}
+
+TEST(TuningTable, NearestRankCountThenNodeShape) {
+  const auto t = parse(kTable);
+  // 10 ranks: 8 is nearer than 64 (log scale); the reason says it is a neighbour's row.
+  EXPECT_EQ(algo_of(t, query("alltoall", 10, 1, 100)), "bruck");
+  EXPECT_TRUE(contains(t.lookup(query("alltoall", 10, 1, 100))->reason, "nearest to P = 10"));
+  // 40 ranks at 8 per node: 64 is nearer than 8 (40/8 = 5 > 64/40 = 1.6).
+  EXPECT_EQ(algo_of(t, query("alltoall", 40, 8, 100)), "factor");
+  EXPECT_EQ(algo_of(t, query("alltoall", 40, 8, 4096)), "send_aggregate");
+  // 64 ranks, 4 per node: ppn 8 (distance log 2) beats ppn 1 (log 4).
+  EXPECT_EQ(algo_of(t, query("alltoall", 64, 4, 100)), "factor");
+  // 64 ranks, 1 per node: without a tree the flat shape ppn 1 still wins on ppn distance.
+  EXPECT_EQ(algo_of(t, query("alltoall", 64, 1, 100)), "tree_scheduled");
+  // P = 16: 8 is at distance log 2, 64 at log 4.
+  EXPECT_EQ(algo_of(t, query("alltoall", 16, 1, 100)), "bruck");
+}
+
+TEST(TuningTable, TopologyAndSpreadSelectTheShape) {
+  const auto t = parse(kTable);
+  auto q = query("alltoall", 64, 1, 100);
+  q.topology = true;
+  EXPECT_EQ(algo_of(t, q), "tree_scheduled");
+  auto v = query("alltoallv", 16, 1, 1000);
+  v.spread = 10;
+  EXPECT_EQ(algo_of(t, v), "four_stage");
+  v.spread = 1.0;
+  EXPECT_EQ(algo_of(t, v), "direct");
+  v.spread = 3.0;  // log 2 from 1.5, log 2.67 from 8
+  EXPECT_EQ(algo_of(t, v), "direct");
+}
+
+TEST(TuningTable, NoRowMeansFallback) {
+  const auto t = parse(kTable);
+  // An operation without rows, and a size beyond the nearest shape's ranges.
+  EXPECT_FALSE(parse("alltoall 8 1 0 inf ring\n").lookup(query("allgather", 8, 1, 8)));
+  EXPECT_FALSE(t.lookup(query("allgather", 4, 1, (4u << 20) + 1)));
+  EXPECT_EQ(algo_of(t, query("allgather", 4, 1, 4u << 20)), "d_cycles");
+  EXPECT_FALSE(parse("").lookup(query("alltoall", 2, 1, 8)));
+}
+
+}  // namespace
+}  // namespace libcomm
