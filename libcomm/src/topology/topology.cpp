@@ -33,6 +33,10 @@ struct Components {
   }
 };
 
+// At most this many nodes in a tree and names on one line: ranges make a few bytes of text
+// expand to a million names, and a 4 KB file of ranges must not exhaust memory.
+constexpr std::size_t kMaxNodes = std::size_t{1} << 20;
+
 // "n[0-3]" -> n0 n1 n2 n3; "s[2-4]x" -> s2x s3x s4x; other names as they are.
 std::vector<std::string> expand_name(const std::string& token, const std::string& where) {
   const auto open = token.find('[');
@@ -89,8 +93,11 @@ Topology Topology::parse(std::string_view text, const std::string& source) {
     std::string directive, token;
     if (!(words >> directive)) continue;
     std::vector<std::string> args;
-    while (words >> token)
+    while (words >> token) {
       for (auto& n : expand_name(token, where)) args.push_back(std::move(n));
+      require(args.size() <= kMaxNodes,
+              where + ": more than " + std::to_string(kMaxNodes) + " names on one line");
+    }
     auto node_of = [&](const std::string& name) {
       const auto it = id.find(name);
       require(it != id.end(), where + ": unknown node '" + name +
@@ -99,6 +106,8 @@ Topology Topology::parse(std::string_view text, const std::string& source) {
     };
     if (directive == "switch" || directive == "machine") {
       require(!args.empty(), where + ": '" + directive + "' needs at least one name");
+      require(t.names_.size() + args.size() <= kMaxNodes,
+              where + ": more than " + std::to_string(kMaxNodes) + " nodes in the tree");
       for (const auto& name : args) {
         if (const auto it = id.find(name); it != id.end())
           throw Error(where + ": node '" + name + "' is already declared at line " +
