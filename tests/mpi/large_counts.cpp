@@ -126,7 +126,10 @@ void allgatherv_large(double scale) {
   Bytes recv = allocate(total, me);
   apps::fill_pattern(send.get(), me, 0, block(me));
   using A = libcomm::AllgatherAlgo;
-  for (A algo : {A::Native, A::Ring, A::SendSpread, A::Butterfly, A::DCycles}) {
+  // Not native: MPI_Allgatherv's int displacements cannot address 2.2 GB of unequal
+  // blocks, and libcomm refuses it with an Error naming the alternatives (seen in the
+  // full-size run).
+  for (A algo : {A::Ring, A::SendSpread, A::Butterfly, A::DCycles}) {
     if (algo == A::DCycles && (p & (p - 1)) != 0) continue;
     const libcomm::Comm comm(MPI_COMM_WORLD, "flat");
     std::memset(recv.get(), 0xA5, total);
