@@ -1,7 +1,7 @@
 # Small helpers shared by the project's CMakeLists.
 
 # -Wno-restrict: GCC 12 reports false -Wrestrict positives inside std::string (GCC bug 105329).
-set(LIBCOMM_WARNINGS -Wall -Wextra -Wpedantic -Wno-restrict)
+set(LIBCOMM_WARNINGS -Wall -Wextra -Wpedantic $<$<CXX_COMPILER_ID:GNU>:-Wno-restrict>)
 
 # The environment every MPI test runs in: root is allowed (CI runs as root) and more
 # ranks than cores are allowed (the machine has 2 cores, tests use up to 9 ranks).

@@ -8,6 +8,10 @@ LIBCOMM_PACKAGES=(build-essential cmake pkg-config python3 openmpi-bin libopenmp
   libfftw3-dev libfftw3-mpi-dev libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev)
 
+# The hardening step (scripts/hardening.sh): clang with libFuzzer's runtime and the
+# symbolizer that turns sanitizer reports into file:line.
+LIBCOMM_HARDENING_PACKAGES=(clang libclang-rt-14-dev llvm-14)
+
 # ensure_packages PKG...: apt-get installs the ones not installed yet (needs root).
 ensure_packages() {
   local missing=() installed p
@@ -31,6 +35,16 @@ ensure_packages() {
 mpi_environment() {
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   export OMPI_MCA_rmaps_base_oversubscribe=1
+}
+
+# Sanitizer settings for programs built with -DLIBCOMM_SANITIZE (README, "Hardening").
+# Open MPI keeps allocations alive until exit (and its helper processes never free some),
+# so LeakSanitizer reports from inside the MPI library are suppressed by the file
+# tests/sanitizers/lsan.supp; leaks with a libcomm or test frame on the stack still fail.
+sanitizer_environment() {
+  export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
+  export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$LIBCOMM_ROOT/tests/sanitizers/lsan.supp:print_suppressions=0}"
+  export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 }
 
 # configure_and_build BUILD_DIR [cmake args...]

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test with ctest.
 #   scripts/test.sh [ctest args...]        e.g. scripts/test.sh -R alltoall
+# Then, without ctest args, the hardening step (scripts/hardening.sh: sanitizers, fuzzing).
 # Environment: BUILD_DIR (default build), LIBCOMM_LARGE_TESTS=ON to add the tests that
-# need ~10 GiB of memory (buffers beyond 2^31 bytes).
+# need ~10 GiB of memory (buffers beyond 2^31 bytes), LIBCOMM_HARDENING=ON/OFF to force.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$LIBCOMM_ROOT"
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-  sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 BUILD_DIR="${BUILD_DIR:-build}"
@@ -18,3 +19,9 @@ configure_and_build "$BUILD_DIR" -DLIBCOMM_LARGE_TESTS="${LIBCOMM_LARGE_TESTS:-O
 echo "== running tests"
 cd "$BUILD_DIR"
 ctest --output-on-failure --no-tests=error -j 2 "$@"
+cd "$LIBCOMM_ROOT"
+default_hardening=ON
+(($#)) && default_hardening=OFF
+if [[ "${LIBCOMM_HARDENING:-$default_hardening}" == ON ]]; then
+  scripts/hardening.sh
+fi

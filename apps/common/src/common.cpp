@@ -94,6 +94,9 @@ void fill_pattern(std::byte* block, int src, int dst, std::size_t bytes) {
     const std::uint64_t w = pattern_word(src, dst, j);
     std::memcpy(block + 8 * j, &w, 8);
   }
+  // No memcpy of 0 bytes: an empty block may be a null pointer, which memcpy must never
+  // get (UBSan found this through an empty std::vector's data()).
+  if (bytes % 8 == 0) return;
   const std::uint64_t w = pattern_word(src, dst, words);
   std::memcpy(block + 8 * words, &w, bytes % 8);
 }

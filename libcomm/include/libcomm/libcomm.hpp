@@ -5,6 +5,7 @@
 #include "libcomm/alltoall.hpp"
 #include "libcomm/alltoallv.hpp"
 #include "libcomm/buffer.hpp"
+#include "libcomm/check.hpp"
 #include "libcomm/comm.hpp"
 #include "libcomm/cost_model.hpp"
 #include "libcomm/error.hpp"

@@ -29,6 +29,9 @@ class NodeMap {
   // accepted here (it needs MPI); use Comm for that.
   static NodeMap from_spec(std::string_view spec, int nranks);
   static NodeMap from_sizes(const std::vector<int>& sizes);
+  // The node sizes of a node map file's text (whitespace separated positive integers,
+  // '#' starts a comment); `source` names the file in errors.
+  static std::vector<int> sizes_from_text(std::string_view text, const std::string& source);
   static NodeMap one_rank_per_node(int nranks);
 
   int num_ranks() const { return static_cast<int>(node_of_rank_.size()); }

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "../core/check.hpp"
 #include "../core/mpi_bytes.hpp"
 #include "allgather_internal.hpp"
 #include "libcomm/tuning.hpp"
@@ -227,11 +228,26 @@ void check_allgather_args(const void* send, std::size_t send_bytes, void* recv,
                 std::string(node_order_name(opts.order)) + ")");
 }
 
+// Check mode (libcomm/check.hpp): the same counts and element size on every rank, and
+// what rank i sends (send_bytes) is what every rank expects from it (counts[i]).
+void check_allgather_agreement(std::size_t send_bytes, std::span<const std::size_t> counts,
+                               const Comm& comm, const AllgatherOptions& opts) {
+  const std::vector<std::uint64_t> vec(counts.begin(), counts.end());
+  const detail::SameField fields[] = {{"element_bytes", opts.element_bytes}};
+  detail::check_same_on_all_ranks(comm, "allgather", fields, "counts", vec);
+  const std::vector<std::int64_t> sent(static_cast<std::size_t>(comm.size()),
+                                       static_cast<std::int64_t>(send_bytes));
+  const std::vector<std::int64_t> expected(counts.begin(), counts.end());
+  detail::check_counts_match(comm, "allgather", "bytes", sent, {"send_bytes", false}, expected,
+                             {"counts"});
+}
+
 }  // namespace
 
 AllgatherAlgo allgatherv(const void* send, std::size_t send_bytes, void* recv,
                          std::span<const std::size_t> counts, const Comm& comm, AllgatherAlgo algo,
                          const AllgatherOptions& opts) {
+  if (check_mode()) check_allgather_agreement(send_bytes, counts, comm, opts);
   if (opts.check_args) check_allgather_args(send, send_bytes, recv, counts, comm, algo, opts);
   require(counts.size() == static_cast<std::size_t>(comm.size()),
           "allgather: rank " + std::to_string(comm.rank()) + ": counts has " +

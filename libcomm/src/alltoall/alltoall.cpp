@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 
+#include "../core/check.hpp"
 #include "../core/mpi_bytes.hpp"
 #include "alltoall_internal.hpp"
 #include "libcomm/executor.hpp"
@@ -223,6 +224,10 @@ std::shared_ptr<const RankPlan> plan_for(AlltoallAlgo a, const Comm& comm) {
 
 AlltoallAlgo alltoall(const void* send, void* recv, std::size_t block_bytes, const Comm& comm,
                       AlltoallAlgo algo, const AlltoallOptions& opts) {
+  if (check_mode()) {
+    const detail::SameField fields[] = {{"block_bytes", block_bytes}};
+    detail::check_same_on_all_ranks(comm, "alltoall", fields);
+  }
   if (opts.check_args) check_alltoall_args(send, recv, block_bytes, comm, algo, opts.inter_node);
   const AlltoallChoice choice = choose_alltoall(algo, block_bytes, comm, opts);
   const auto* s = static_cast<const std::byte*>(send);

@@ -8,6 +8,7 @@
 #include <limits>
 #include <set>
 
+#include "../core/check.hpp"
 #include "../core/mpi_bytes.hpp"
 #include "alltoallv_internal.hpp"
 #include "libcomm/tuning.hpp"
@@ -329,6 +330,12 @@ AlltoallvAlgo alltoallv(const void* send, std::span<const std::int64_t> sendcoun
                         std::span<const std::int64_t> rdispls, std::size_t esize, const Comm& comm,
                         AlltoallvAlgo algo, const AlltoallvOptions& opts) {
   bool large = false;
+  if (check_mode()) {
+    const detail::SameField fields[] = {{"element_bytes", esize}};
+    detail::check_same_on_all_ranks(comm, "alltoallv", fields);
+    detail::check_counts_match(comm, "alltoallv", "elements", sendcounts, {"sendcounts"},
+                               recvcounts, {"recvcounts"});
+  }
   if (opts.check_args)
     large = check_alltoallv_args(send, sendcounts, sdispls, recv, recvcounts, rdispls, esize, comm,
                                  algo, opts.mode);

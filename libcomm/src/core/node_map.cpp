@@ -72,6 +72,18 @@ NodeMap NodeMap::from_spec(std::string_view spec, int nranks) {
                                          std::to_string(nranks));
     return m;
   };
+  // Sizes must add up to nranks; checked before from_sizes() allocates their sum (a
+  // fuzzed "sizes=2000000000" must not try to allocate 8 GB). A size below 1 is left
+  // to from_sizes(), whose message names the node.
+  auto check_sum = [&](const std::vector<int>& sizes, const std::string& what) {
+    std::int64_t sum = 0;
+    for (int v : sizes) {
+      if (v <= 0) return;
+      sum += v;
+    }
+    require(sum == nranks, "node map " + what + " covers " + std::to_string(sum) +
+                               " ranks but the job has " + std::to_string(nranks));
+  };
   const std::string s(spec);
   if (spec.starts_with("ppn=")) {
     auto v = parse_int_list(spec.substr(4), "'" + s + "'");
@@ -81,7 +93,9 @@ NodeMap NodeMap::from_spec(std::string_view spec, int nranks) {
     return from_sizes(sizes);
   }
   if (spec.starts_with("sizes=")) {
-    return check_total(from_sizes(parse_int_list(spec.substr(6), "'" + s + "'")), "'" + s + "'");
+    const auto sizes = parse_int_list(spec.substr(6), "'" + s + "'");
+    check_sum(sizes, "'" + s + "'");
+    return from_sizes(sizes);
   }
   if (spec.starts_with("map=")) {
     auto v = parse_int_list(spec.substr(4), "'" + s + "'");
@@ -93,29 +107,38 @@ NodeMap NodeMap::from_spec(std::string_view spec, int nranks) {
     const std::string path = s.substr(5);
     std::ifstream in(path);
     require(static_cast<bool>(in), "node map file '" + path + "': cannot open");
-    std::vector<int> sizes;
-    std::string line;
-    for (int lineno = 1; std::getline(in, line); ++lineno) {
-      line = line.substr(0, line.find('#'));
-      std::istringstream words(line);
-      std::string w;
-      while (words >> w) {
-        int v = 0;
-        auto [ptr, ec] = std::from_chars(w.data(), w.data() + w.size(), v);
-        require(ec == std::errc() && ptr == w.data() + w.size() && v > 0,
-                "node map file '" + path + "' line " + std::to_string(lineno) + ": '" + w +
-                    "' is not a positive node size");
-        sizes.push_back(v);
-      }
-    }
-    require(!sizes.empty(), "node map file '" + path + "': no node sizes found");
-    return check_total(from_sizes(sizes), "file '" + path + "'");
+    std::stringstream text;
+    text << in.rdbuf();
+    const auto sizes = sizes_from_text(text.str(), path);
+    check_sum(sizes, "file '" + path + "'");
+    return from_sizes(sizes);
   }
   if (spec == "flat") {
     return one_rank_per_node(nranks);
   }
   throw Error("node map: unknown spec '" + s +
               "' (expected shared, flat, ppn=N, sizes=A,B,..., map=N0,N1,..., file:PATH)");
+}
+
+std::vector<int> NodeMap::sizes_from_text(std::string_view text, const std::string& source) {
+  std::vector<int> sizes;
+  std::istringstream in{std::string(text)};
+  std::string line;
+  for (int lineno = 1; std::getline(in, line); ++lineno) {
+    line = line.substr(0, line.find('#'));
+    std::istringstream words(line);
+    std::string w;
+    while (words >> w) {
+      int v = 0;
+      auto [ptr, ec] = std::from_chars(w.data(), w.data() + w.size(), v);
+      require(ec == std::errc() && ptr == w.data() + w.size() && v > 0,
+              "node map file '" + source + "' line " + std::to_string(lineno) + ": '" + w +
+                  "' is not a positive node size");
+      sizes.push_back(v);
+    }
+  }
+  require(!sizes.empty(), "node map file '" + source + "': no node sizes found");
+  return sizes;
 }
 
 std::vector<int> NodeMap::node_sizes() const {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 
+#include "../core/check.hpp"
 #include "../core/mpi_bytes.hpp"
 #include "reduce_scatter_internal.hpp"
 #include "libcomm/tuning.hpp"
@@ -246,6 +247,15 @@ void check_reduce_scatter_args(const void* send, void* recv, std::span<const std
 ReduceScatterAlgo reduce_scatter(const void* send, void* recv, std::span<const std::size_t> counts,
                                  ElemType type, ReduceOp op, const Comm& comm, ReduceScatterAlgo algo,
                                  const ReduceScatterOptions& opts) {
+  if (check_mode()) {
+    const std::vector<std::uint64_t> vec(counts.begin(), counts.end());
+    const detail::SameField fields[] = {
+        {"element type", static_cast<std::uint64_t>(type),
+         [](std::uint64_t v) { return std::string(elem_type_name(static_cast<ElemType>(v))); }},
+        {"operation", static_cast<std::uint64_t>(op),
+         [](std::uint64_t v) { return std::string(reduce_op_name(static_cast<ReduceOp>(v))); }}};
+    detail::check_same_on_all_ranks(comm, "reduce_scatter", fields, "counts", vec);
+  }
   if (opts.check_args) check_reduce_scatter_args(send, recv, counts, type, op, comm, algo, opts);
   require(counts.size() == static_cast<std::size_t>(comm.size()),
           "reduce_scatter: rank " + std::to_string(comm.rank()) + ": counts has " +

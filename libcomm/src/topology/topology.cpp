@@ -33,6 +33,12 @@ struct Components {
   }
 };
 
+// At most this many nodes in a tree, names on one line and names in one range: ranges
+// make a few bytes of text expand to many names, and a 4 KB file of ranges must neither
+// exhaust memory nor keep the parser busy for seconds (found by fuzz_topology: four
+// ranges of a million names took over 15 s). 65536 is 16 times the largest tree used.
+constexpr std::size_t kMaxNodes = std::size_t{1} << 16;
+
 // "n[0-3]" -> n0 n1 n2 n3; "s[2-4]x" -> s2x s3x s4x; other names as they are.
 std::vector<std::string> expand_name(const std::string& token, const std::string& where) {
   const auto open = token.find('[');
@@ -52,7 +58,8 @@ std::vector<std::string> expand_name(const std::string& token, const std::string
   const int lo = number(token.substr(open + 1, dash - open - 1));
   const int hi = number(token.substr(dash + 1, close - dash - 1));
   require(lo <= hi, where + ": empty range '" + token + "'");
-  require(hi - lo < 1000000, where + ": range '" + token + "' is too long");
+  require(static_cast<std::size_t>(hi - lo) < kMaxNodes,
+          where + ": range '" + token + "' has more than " + std::to_string(kMaxNodes) + " names");
   const std::string prefix = token.substr(0, open), suffix = token.substr(close + 1);
   require(suffix.find('[') == std::string::npos, where + ": one range per name ('" + token + "')");
   std::vector<std::string> out;
@@ -89,8 +96,11 @@ Topology Topology::parse(std::string_view text, const std::string& source) {
     std::string directive, token;
     if (!(words >> directive)) continue;
     std::vector<std::string> args;
-    while (words >> token)
+    while (words >> token) {
       for (auto& n : expand_name(token, where)) args.push_back(std::move(n));
+      require(args.size() <= kMaxNodes,
+              where + ": more than " + std::to_string(kMaxNodes) + " names on one line");
+    }
     auto node_of = [&](const std::string& name) {
       const auto it = id.find(name);
       require(it != id.end(), where + ": unknown node '" + name +
@@ -99,6 +109,8 @@ Topology Topology::parse(std::string_view text, const std::string& source) {
     };
     if (directive == "switch" || directive == "machine") {
       require(!args.empty(), where + ": '" + directive + "' needs at least one name");
+      require(t.names_.size() + args.size() <= kMaxNodes,
+              where + ": more than " + std::to_string(kMaxNodes) + " nodes in the tree");
       for (const auto& name : args) {
         if (const auto it = id.find(name); it != id.end())
           throw Error(where + ": node '" + name + "' is already declared at line " +

@@ -1,0 +1,165 @@
+// Check mode (libcomm/check.hpp): cross-rank agreement of the arguments of a collective.
+// Every rank ends up with the same findings (they are exchanged), so every rank throws the
+// same message and none is left waiting in the collective that would have followed.
+#include "check.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdlib>
+#include <vector>
+
+#include "libcomm/check.hpp"
+#include "libcomm/error.hpp"
+#include "mpi_bytes.hpp"
+
+#ifndef LIBCOMM_CHECK_DEFAULT
+#define LIBCOMM_CHECK_DEFAULT 0
+#endif
+
+namespace libcomm {
+
+namespace {
+
+// -1: not decided yet; 0 / 1: off / on.
+std::atomic<int> g_check_mode{-1};
+
+int check_mode_from_env() {
+  const char* v = std::getenv("LIBCOMM_CHECK");
+  if (v == nullptr || *v == '\0') return LIBCOMM_CHECK_DEFAULT;
+  const std::string s(v);
+  if (s == "1" || s == "on" || s == "true") return 1;
+  if (s == "0" || s == "off" || s == "false") return 0;
+  throw Error("LIBCOMM_CHECK='" + s + "' is not 1/on/true or 0/off/false");
+}
+
+}  // namespace
+
+bool check_mode() {
+  int m = g_check_mode.load(std::memory_order_relaxed);
+  if (m < 0) {
+    m = check_mode_from_env();
+    g_check_mode.store(m, std::memory_order_relaxed);
+  }
+  return m != 0;
+}
+
+void set_check_mode(bool on) { g_check_mode.store(on ? 1 : 0, std::memory_order_relaxed); }
+
+namespace detail {
+
+namespace {
+
+std::string text_of(const SameField& f, std::uint64_t v) {
+  return f.to_text != nullptr ? f.to_text(v) : std::to_string(v);
+}
+
+std::string entry(CountsName n, std::int64_t index) {
+  return std::string(n.name) + (n.indexed ? "[" + std::to_string(index) + "]" : "");
+}
+
+}  // namespace
+
+void check_same_on_all_ranks(const Comm& comm, std::string_view op,
+                             std::span<const SameField> fields, std::string_view vec_name,
+                             std::span<const std::uint64_t> vec) {
+  const int p = comm.size();
+  const auto up = static_cast<std::size_t>(p);
+  // Per rank: the fields, then (with a vector) its length and the first index where it
+  // differs from rank 0's vector together with both values (or ~0 when none differs).
+  const bool with_vec = !vec_name.empty();
+  const std::size_t width = fields.size() + (with_vec ? 4 : 0);
+  std::vector<std::uint64_t> mine(width), all(width * up);
+  for (std::size_t f = 0; f < fields.size(); ++f) mine[f] = fields[f].value;
+  if (with_vec) {
+    // Rank 0's vector, as long as this communicator has ranks (zero-padded).
+    std::vector<std::uint64_t> root(up, 0);
+    if (comm.rank() == 0) std::copy_n(vec.begin(), std::min(vec.size(), up), root.begin());
+    check_mpi(MPI_Bcast(root.data(), p, MPI_UINT64_T, 0, comm.internal()), "MPI_Bcast");
+    std::uint64_t* v = &mine[fields.size()];
+    v[0] = vec.size();
+    v[1] = ~std::uint64_t{0};
+    for (std::size_t k = 0; k < std::min(vec.size(), up); ++k)
+      if (vec[k] != root[k]) {
+        v[1] = k;
+        v[2] = root[k];
+        v[3] = vec[k];
+        break;
+      }
+  }
+  check_mpi(MPI_Allgather(mine.data(), static_cast<int>(width), MPI_UINT64_T, all.data(),
+                          static_cast<int>(width), MPI_UINT64_T, comm.internal()),
+            "MPI_Allgather");
+  const std::string head(op);
+  for (int r = 1; r < p; ++r) {
+    const std::uint64_t* theirs = &all[static_cast<std::size_t>(r) * width];
+    const std::string pair = head + ": ranks 0 and " + std::to_string(r) + " disagree on ";
+    for (std::size_t f = 0; f < fields.size(); ++f)
+      if (theirs[f] != all[f])
+        throw Error(pair + std::string(fields[f].name) + ": rank 0 passed " +
+                    text_of(fields[f], all[f]) + ", rank " + std::to_string(r) + " passed " +
+                    text_of(fields[f], theirs[f]));
+    if (!with_vec) continue;
+    const std::uint64_t* v = theirs + fields.size();
+    if (v[0] != all[fields.size()])
+      throw Error(pair + "the length of " + std::string(vec_name) + ": rank 0 passed " +
+                  std::to_string(all[fields.size()]) + " entries, rank " + std::to_string(r) +
+                  " passed " + std::to_string(v[0]));
+    if (v[1] != ~std::uint64_t{0})
+      throw Error(pair + std::string(vec_name) + "[" + std::to_string(v[1]) + "]: rank 0 passed " +
+                  std::to_string(v[2]) + ", rank " + std::to_string(r) + " passed " +
+                  std::to_string(v[3]));
+  }
+}
+
+void check_counts_match(const Comm& comm, std::string_view op, std::string_view unit,
+                        std::span<const std::int64_t> sendcounts, CountsName send_name,
+                        std::span<const std::int64_t> recvcounts, CountsName recv_name) {
+  const int p = comm.size();
+  const auto up = static_cast<std::size_t>(p);
+  std::vector<std::int64_t> sent(up, 0), theirs(up, 0);
+  std::copy_n(sendcounts.begin(), std::min(sendcounts.size(), up), sent.begin());
+  check_mpi(MPI_Alltoall(sent.data(), 1, MPI_INT64_T, theirs.data(), 1, MPI_INT64_T,
+                         comm.internal()),
+            "MPI_Alltoall");
+  // This rank's first finding: {kind, a, b, c}. Kind 1: the arrays have the wrong length
+  // (a = sendcounts entries, b = recvcounts entries). Kind 2: rank a sends b but this rank
+  // expects c.
+  std::array<std::int64_t, 4> finding = {0, 0, 0, 0};
+  if (sendcounts.size() != up || recvcounts.size() != up) {
+    finding = {1, static_cast<std::int64_t>(sendcounts.size()),
+               static_cast<std::int64_t>(recvcounts.size()), 0};
+  } else {
+    for (std::size_t k = 0; k < up; ++k)
+      if (theirs[k] != recvcounts[k]) {
+        finding = {2, static_cast<std::int64_t>(k), theirs[k], recvcounts[k]};
+        break;
+      }
+  }
+  std::vector<std::int64_t> all(4 * up);
+  check_mpi(MPI_Allgather(finding.data(), 4, MPI_INT64_T, all.data(), 4, MPI_INT64_T,
+                          comm.internal()),
+            "MPI_Allgather");
+  const std::string head(op);
+  for (int r = 0; r < p; ++r) {
+    const std::int64_t* f = &all[4 * static_cast<std::size_t>(r)];
+    const std::string rs = std::to_string(r);
+    if (f[0] == 1)
+      throw Error(head + ": rank " + rs + " passes " + std::to_string(f[1]) + " " +
+                  std::string(send_name.name) + " and " + std::to_string(f[2]) + " " +
+                  std::string(recv_name.name) + " entries, need P = " + std::to_string(p));
+    if (f[0] == 2) {
+      const std::string sender = std::to_string(f[1]);
+      throw Error(head + ": rank " + sender + " sends " + std::to_string(f[2]) + " " +
+                  std::string(unit) + " to rank " + rs + " (its " + entry(send_name, r) +
+                  ") but rank " + rs + " expects " + std::to_string(f[3]) + " (its " +
+                  entry(recv_name, f[1]) + ")");
+    }
+  }
+}
+
+}  // namespace detail
+
+}  // namespace libcomm

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Hardening step of CI (README, "Hardening"): builds libcomm, kernels, the unit and MPI
+# tests and the fuzz targets with clang, AddressSanitizer and UBSan in a build directory of
+# their own, runs those tests at small rank counts, then fuzzes each parser for a while.
+#   scripts/hardening.sh                 (scripts/test.sh runs it after the normal tests)
+# Environment: HARDENING_BUILD_DIR (default build-hardening), FUZZ_SECONDS (default 20
+# per target; 0 skips fuzzing), SANITIZE (default address,undefined).
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$LIBCOMM_ROOT"
+if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
+  sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
+  exit 0
+fi
+BUILD="${HARDENING_BUILD_DIR:-build-hardening}"
+FUZZ_SECONDS="${FUZZ_SECONDS:-20}"
+ensure_packages "${LIBCOMM_PACKAGES[@]}" "${LIBCOMM_HARDENING_PACKAGES[@]}"
+mpi_environment
+sanitizer_environment
+
+echo "== hardening: configuring $BUILD (clang, -fsanitize=${SANITIZE:-address,undefined}, libFuzzer)"
+start=$SECONDS
+mkdir -p "$BUILD"
+cmake -S "$LIBCOMM_ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DLIBCOMM_SANITIZE="${SANITIZE:-address,undefined}" -DLIBCOMM_FUZZ=ON \
+  -DLIBCOMM_BUILD_BENCHMARKS=OFF >"$BUILD/configure.log" 2>&1 ||
+  { cat "$BUILD/configure.log"; exit 1; }
+# Only what the step runs: no apps, no benchmarks (tests/CMakeLists.txt, hardening_targets).
+cmake --build "$BUILD" -j "$(nproc)" --target hardening_targets
+echo "== hardening: build took $((SECONDS - start)) s"
+
+# Unit and MPI tests (not the apps) at 1-4 ranks, and each fuzz target over its corpus.
+start=$SECONDS
+(cd "$BUILD" && ctest --output-on-failure --no-tests=error -j 2 -L 'unit|mpi|fuzz' -LE 'apps|large' \
+  -E '\.np([5-9]|[1-9][0-9])$')
+echo "== hardening: sanitized tests took $((SECONDS - start)) s"
+
+if ((FUZZ_SECONDS > 0)); then
+  for target in topology node_map; do
+    start=$SECONDS
+    # New inputs go to a scratch directory; the corpus in the repo only grows by hand
+    # (a crash input is added there as a regression once fixed).
+    scratch="$BUILD/fuzz-scratch/$target"
+    rm -rf "$scratch" && mkdir -p "$scratch"
+    echo "== hardening: fuzzing $target for $FUZZ_SECONDS s"
+    "$BUILD/tests/fuzz/fuzz_$target" -max_total_time="$FUZZ_SECONDS" -max_len=4096 \
+      -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 -artifact_prefix="$BUILD/fuzz-$target-" \
+      "$scratch" "tests/fuzz/$target" 2>"$BUILD/fuzz-$target.log" ||
+      { tail -40 "$BUILD/fuzz-$target.log"; echo "fuzz_$target found a crash: $BUILD/fuzz-$target-*"; exit 1; }
+    grep -E "stat::number_of_executed_units|stat::new_units_added" "$BUILD/fuzz-$target.log" |
+      tr '\n' ' '
+    echo "($((SECONDS - start)) s)"
+  done
+fi
