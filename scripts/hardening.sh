@@ -32,8 +32,12 @@ echo "== hardening: build took $((SECONDS - start)) s"
 
 # Unit and MPI tests (not the apps) at 1-4 ranks, and each fuzz target over its corpus.
 start=$SECONDS
-(cd "$BUILD" && ctest --output-on-failure --no-tests=error -j 2 -L 'unit|mpi|fuzz' -LE 'apps|large' \
-  -E '\.np([5-9]|[1-9][0-9])$')
+# Left out: the drop-in library's tests (libcomm_mpi is not in this build), the testbed,
+# and two schedule property sweeps (thousands of random trees, Table 3/4 over P <= 200)
+# that exceed their timeouts under ASan; the normal build runs all of them.
+(cd "$BUILD" && ctest --output-on-failure --no-tests=error -j 2 -L 'unit|mpi|fuzz' \
+  -LE 'apps|large|dropin|testbed' \
+  -E '\.np([5-9]|[1-9][0-9])$|ThousandsOfRandomTrees|Table4BuffersAndTable3Traffic|^testbed\.')
 echo "== hardening: sanitized tests took $((SECONDS - start)) s"
 
 if ((FUZZ_SECONDS > 0)); then
