@@ -55,7 +55,7 @@ AlltoallAlgo run_and_check(AlltoallAlgo algo, std::size_t b, const Comm& comm,
   expect_pattern_received(recv, b, comm, what);
   libcomm::alltoall(send.data(), reference.data(), b, comm, AlltoallAlgo::Native, opts);
   expect_pattern_received(reference, b, comm, what + " (native)");
-  EXPECT_EQ(std::memcmp(recv.data(), reference.data(), total), 0)
+  EXPECT_TRUE(recv == reference)
       << what << ": result differs from native on rank " << comm.rank();
   // The send buffer is left alone.
   EXPECT_EQ(send, pattern_send(b, comm)) << what << ": send buffer was modified";

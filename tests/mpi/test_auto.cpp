@@ -53,7 +53,7 @@ AlltoallAlgo alltoall_auto(std::size_t b) {
   const AlltoallAlgo ran = alltoall(send.data(), recv.data(), b, comm, AlltoallAlgo::Auto);
   EXPECT_EQ(ran, choose_alltoall(AlltoallAlgo::Auto, b, comm).algo);
   alltoall(send.data(), ref.data(), b, comm, AlltoallAlgo::Native);
-  EXPECT_EQ(std::memcmp(recv.data(), ref.data(), b * p), 0)
+  EXPECT_TRUE(recv == ref)
       << "auto (" << alltoall_algo_name(ran) << ") differs from native at " << b << " B";
   for (std::size_t s = 0; s < p; ++s)
     EXPECT_EQ(apps::check_pattern(recv.data() + s * b, static_cast<int>(s), comm.rank(), b), b)

@@ -43,7 +43,7 @@ void check_exchange(AlltoallAlgo algo, std::size_t b, AlltoallAlgo inter) {
     EXPECT_EQ(apps::check_pattern(recv.data() + s * b, s, me, b), b)
         << libcomm::alltoall_algo_name(algo) << " (inter " << libcomm::alltoall_algo_name(inter)
         << ") block " << b << " from rank " << s << " on " << comm.nodes().describe();
-  EXPECT_EQ(std::memcmp(recv.data(), ref.data(), total), 0);
+  EXPECT_TRUE(recv == ref);
 }
 
 class Hierarchical : public MpiTest {};

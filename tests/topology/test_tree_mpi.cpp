@@ -36,7 +36,7 @@ void expect_like_native(std::size_t b, const Comm& comm, const std::string& what
   std::vector<std::byte> recv(total, std::byte{0xA5}), ref(total, std::byte{0x5A});
   fn(send.data(), recv.data());
   libcomm::alltoall(send.data(), ref.data(), b, comm, AlltoallAlgo::Native);
-  EXPECT_EQ(std::memcmp(recv.data(), ref.data(), total), 0) << what << ": rank " << comm.rank();
+  EXPECT_TRUE(recv == ref) << what << ": rank " << comm.rank();
   for (int s = 0; s < comm.size(); ++s)
     EXPECT_EQ(apps::check_pattern(recv.data() + s * b, s, comm.rank(), b), b)
         << what << ": block from rank " << s << " on rank " << comm.rank();
