@@ -23,6 +23,8 @@ start=$SECONDS
 mkdir -p "$BUILD"
 cmake -S "$LIBCOMM_ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
   -DLIBCOMM_SANITIZE="${SANITIZE:-address,undefined}" -DLIBCOMM_FUZZ=ON \
   -DLIBCOMM_BUILD_BENCHMARKS=OFF >"$BUILD/configure.log" 2>&1 ||
   { cat "$BUILD/configure.log"; exit 1; }
