@@ -48,12 +48,13 @@ def main(folder):
     (folder / "summary.json").write_text(json.dumps(rows, indent=1) + "\n")
     print("SUMMARY (time = median of repeats, slowest rank; ratio = time / native, same run)")
     w = max([28] + [len(r["algorithm"]) + 1 for r in rows])
-    head = f'{"program":<11}{"algorithm":<{w}}{"ranks":>5}  {"size":>9}{"time_us":>12}{"ratio":>8}  validation'
+    pw = max([11] + [len(r["program"]) + 1 for r in rows])
+    head = f'{"program":<{pw}}{"algorithm":<{w}}{"ranks":>5}  {"size":>9}{"time_us":>12}{"ratio":>8}  validation'
     print(head)
     print("-" * len(head))
     for r in sorted(rows, key=lambda r: (r["run"], r["size"])):
         ratio = "" if r["ratio_to_native"] is None else f'{r["ratio_to_native"]:.2f}'
-        print(f'{r["program"]:<11}{r["algorithm"]:<{w}}{r["ranks"]:>5}  {fmt_size(r["size"]):>9}'
+        print(f'{r["program"]:<{pw}}{r["algorithm"]:<{w}}{r["ranks"]:>5}  {fmt_size(r["size"]):>9}'
               f'{r["time_us"]:>12.1f}{ratio:>8}  {r["validation"]}')
     print(f'overall validation: {"FAIL" if failed or not rows else "PASS"} ({len(rows)} rows)')
     return 1 if failed or not rows else 0
