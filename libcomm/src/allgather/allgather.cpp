@@ -10,6 +10,7 @@
 #include "../core/mpi_bytes.hpp"
 #include "allgather_internal.hpp"
 #include "libcomm/tuning.hpp"
+#include "../tuning/table_choice.hpp"
 
 namespace libcomm {
 
@@ -91,26 +92,10 @@ AllgatherChoice choose_allgather(AllgatherAlgo requested, int p, const Allgather
 
 AllgatherChoice choose_allgather(AllgatherAlgo requested, std::size_t block_bytes, const Comm& comm,
                                  const AllgatherOptions& opts) {
-  if (requested != AllgatherAlgo::Auto) return choose_allgather(requested, comm.size(), opts);
-  const auto pick = tuned_choice(tuning_query("allgather", comm, block_bytes));
-  if (pick) {
-    // The row may come from another rank count: an algorithm that cannot run here (or
-    // not with these options) gives way to the built-in rule.
-    try {
-      const AllgatherAlgo tuned = allgather_algo_from_name(pick->algo);
-      AllgatherOptions o = opts;
-      o.allow_fallback = false;
-      const AllgatherChoice c = choose_allgather(tuned, comm.size(), o);
-      return {c.algo, "auto: " + pick->algo + " from " + pick->reason};
-    } catch (const Error& e) {
-      AllgatherChoice rule = choose_allgather(requested, comm.size(), opts);
-      rule.reason += " (the table's " + pick->algo + " cannot run here: " + e.what() + ")";
-      return rule;
-    }
-  }
-  AllgatherChoice rule = choose_allgather(requested, comm.size(), opts);
-  rule.reason += " (no tuning table row)";
-  return rule;
+  return detail::choose_from_table(
+      "allgather", requested, block_bytes, comm, opts,
+      [](const std::string& name) { return allgather_algo_from_name(name); },
+      [&](AllgatherAlgo a, const AllgatherOptions& o) { return choose_allgather(a, comm.size(), o); });
 }
 
 namespace detail {

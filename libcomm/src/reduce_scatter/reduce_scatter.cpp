@@ -12,6 +12,7 @@
 #include "../core/mpi_bytes.hpp"
 #include "reduce_scatter_internal.hpp"
 #include "libcomm/tuning.hpp"
+#include "../tuning/table_choice.hpp"
 
 namespace libcomm {
 
@@ -153,28 +154,13 @@ ReduceScatterChoice choose_reduce_scatter(ReduceScatterAlgo requested, int p,
   return c;
 }
 
-ReduceScatterChoice choose_reduce_scatter(ReduceScatterAlgo requested, std::size_t block_bytes, const Comm& comm,
-                                          const ReduceScatterOptions& opts) {
-  if (requested != ReduceScatterAlgo::Auto) return choose_reduce_scatter(requested, comm.size(), opts);
-  const auto pick = tuned_choice(tuning_query("reduce_scatter", comm, block_bytes));
-  if (pick) {
-    // The row may come from another rank count: an algorithm that cannot run here (or
-    // not with these options) gives way to the built-in rule.
-    try {
-      const ReduceScatterAlgo tuned = reduce_scatter_algo_from_name(pick->algo);
-      ReduceScatterOptions o = opts;
-      o.allow_fallback = false;
-      const ReduceScatterChoice c = choose_reduce_scatter(tuned, comm.size(), o);
-      return {c.algo, "auto: " + pick->algo + " from " + pick->reason};
-    } catch (const Error& e) {
-      ReduceScatterChoice rule = choose_reduce_scatter(requested, comm.size(), opts);
-      rule.reason += " (the table's " + pick->algo + " cannot run here: " + e.what() + ")";
-      return rule;
-    }
-  }
-  ReduceScatterChoice rule = choose_reduce_scatter(requested, comm.size(), opts);
-  rule.reason += " (no tuning table row)";
-  return rule;
+ReduceScatterChoice choose_reduce_scatter(ReduceScatterAlgo requested, std::size_t block_bytes,
+                                          const Comm& comm, const ReduceScatterOptions& opts) {
+  return detail::choose_from_table("reduce_scatter", requested, block_bytes, comm, opts,
+                                   reduce_scatter_algo_from_name,
+                                   [&](ReduceScatterAlgo a, const ReduceScatterOptions& o) {
+                                     return choose_reduce_scatter(a, comm.size(), o);
+                                   });
 }
 
 namespace detail {
