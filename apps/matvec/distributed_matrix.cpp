@@ -187,23 +187,42 @@ void DistributedMatrix::reduce(const libcomm::Comm* sub, const AlgoPair& algo, c
   reduce_ran_ = std::string(libcomm::reduce_scatter_algo_name(ran));
 }
 
-Phases DistributedMatrix::matvec(const AlgoPair& algo, const double* x_seg, double* y_seg,
-                                 bool checked, const libcomm::AllgatherOptions& gopt,
-                                 const libcomm::ReduceScatterOptions& ropt) {
+void DistributedMatrix::gather_column_block(const AlgoPair& algo, const double* x_seg, bool checked,
+                                            const libcomm::AllgatherOptions& opt) {
   const auto& g = dist_.grid;
   const int qc = col_ * g.rows + row_;  // my column-major position
-  const int qr = row_ * g.cols + col_;  // my row-major position
-  Phases ph;
-  double t0 = MPI_Wtime();
-  // Reordering of x from row-major to column-major positions (identity for column-major
-  // labels): the column allgather needs N-segment qc here.
   const double* x_piece = x_seg;
   if (g.col_major_node(rank_) != rank_ || qc != rank_) {
     permute(x_seg, n_segment(), g.col_major_node(rank_), n_piece_.data(),
             dist_.n_counts[static_cast<std::size_t>(qc)], qc);
     x_piece = n_piece_.data();
   }
-  gather(col_comm_.get(), algo, x_piece, dist_.col_block_pieces(col_), n_block_.data(), checked, gopt);
+  gather(col_comm_.get(), algo, x_piece, dist_.col_block_pieces(col_), n_block_.data(), checked, opt);
+}
+
+void DistributedMatrix::gather_row_block(const AlgoPair& algo, const double* v_seg, bool checked,
+                                         const libcomm::AllgatherOptions& opt) {
+  const auto& g = dist_.grid;
+  const int qr = row_ * g.cols + col_;  // my row-major position
+  const double* v_piece = v_seg;
+  if (g.row_major_node(rank_) != rank_ || qr != rank_) {
+    permute(v_seg, m_segment(), g.row_major_node(rank_), m_piece_.data(),
+            dist_.m_counts[static_cast<std::size_t>(qr)], qr);
+    v_piece = m_piece_.data();
+  }
+  gather(row_comm_.get(), algo, v_piece, dist_.row_block_pieces(row_), m_block_.data(), checked, opt);
+}
+
+Phases DistributedMatrix::matvec(const AlgoPair& algo, const double* x_seg, double* y_seg,
+                                 bool checked, const libcomm::AllgatherOptions& gopt,
+                                 const libcomm::ReduceScatterOptions& ropt) {
+  const auto& g = dist_.grid;
+  const int qr = row_ * g.cols + col_;  // my row-major position
+  Phases ph;
+  double t0 = MPI_Wtime();
+  // Reordering of x from row-major to column-major positions (identity for column-major
+  // labels): the column allgather needs N-segment qc here.
+  gather_column_block(algo, x_seg, checked, gopt);
   double t1 = MPI_Wtime();
   kernels::gemv(a_.data(), local_rows(), local_cols(), local_rows(), n_block_.data(), partial_.data());
   double t2 = MPI_Wtime();
@@ -224,19 +243,12 @@ Phases DistributedMatrix::vecmat(const AlgoPair& algo, const double* v_seg, doub
                                  bool checked, const libcomm::AllgatherOptions& gopt,
                                  const libcomm::ReduceScatterOptions& ropt) {
   const auto& g = dist_.grid;
-  const int qc = col_ * g.rows + row_;
-  const int qr = row_ * g.cols + col_;
+  const int qc = col_ * g.rows + row_;  // my column-major position
   Phases ph;
   double t0 = MPI_Wtime();
   // v (length M) is broadcast within node rows: the row allgather needs M-segment qr here
   // (the reordering happens for column-major labels).
-  const double* v_piece = v_seg;
-  if (g.row_major_node(rank_) != rank_ || qr != rank_) {
-    permute(v_seg, m_segment(), g.row_major_node(rank_), m_piece_.data(),
-            dist_.m_counts[static_cast<std::size_t>(qr)], qr);
-    v_piece = m_piece_.data();
-  }
-  gather(row_comm_.get(), algo, v_piece, dist_.row_block_pieces(row_), m_block_.data(), checked, gopt);
+  gather_row_block(algo, v_seg, checked, gopt);
   double t1 = MPI_Wtime();
   kernels::gemv_transposed(a_.data(), local_rows(), local_cols(), local_rows(), m_block_.data(),
                            partial_.data());
@@ -255,26 +267,11 @@ Phases DistributedMatrix::vecmat(const AlgoPair& algo, const double* v_seg, doub
 
 Phases DistributedMatrix::rank1(const AlgoPair& algo, const double* y_seg, const double* x_seg,
                                 bool checked, const libcomm::AllgatherOptions& gopt) {
-  const auto& g = dist_.grid;
-  const int qc = col_ * g.rows + row_;
-  const int qr = row_ * g.cols + col_;
   Phases ph;
   double t0 = MPI_Wtime();
-  const double* y_piece = y_seg;
-  if (g.row_major_node(rank_) != rank_ || qr != rank_) {
-    permute(y_seg, m_segment(), g.row_major_node(rank_), m_piece_.data(),
-            dist_.m_counts[static_cast<std::size_t>(qr)], qr);
-    y_piece = m_piece_.data();
-  }
-  gather(row_comm_.get(), algo, y_piece, dist_.row_block_pieces(row_), m_block_.data(), checked, gopt);
+  gather_row_block(algo, y_seg, checked, gopt);
   const std::string row_ran = gather_ran_;
-  const double* x_piece = x_seg;
-  if (g.col_major_node(rank_) != rank_ || qc != rank_) {
-    permute(x_seg, n_segment(), g.col_major_node(rank_), n_piece_.data(),
-            dist_.n_counts[static_cast<std::size_t>(qc)], qc);
-    x_piece = n_piece_.data();
-  }
-  gather(col_comm_.get(), algo, x_piece, dist_.col_block_pieces(col_), n_block_.data(), checked, gopt);
+  gather_column_block(algo, x_seg, checked, gopt);
   if (gather_ran_ == "-") gather_ran_ = row_ran;
   reduce_ran_ = "-";
   double t1 = MPI_Wtime();

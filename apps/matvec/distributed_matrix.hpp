@@ -124,6 +124,14 @@ class DistributedMatrix {
   void reduce(const libcomm::Comm* sub, const AlgoPair& algo, const double* all,
               const std::vector<std::size_t>& pieces, double* mine, bool checked,
               libcomm::ReduceScatterOptions opt);
+  // The node-column block of x (into n_block_) from this rank's N-segment x_seg: reorder
+  // to the column-major position, then allgather within the node column.
+  void gather_column_block(const AlgoPair& algo, const double* x_seg, bool checked,
+                           const libcomm::AllgatherOptions& opt);
+  // The node-row block of an M-vector (into m_block_) from this rank's M-segment v_seg:
+  // reorder to the row-major position, then allgather within the node row.
+  void gather_row_block(const AlgoPair& algo, const double* v_seg, bool checked,
+                        const libcomm::AllgatherOptions& opt);
 
   kernels::MatrixDistribution dist_;
   std::uint64_t seed_;
