@@ -4,7 +4,7 @@
 # their own, runs those tests at small rank counts, then fuzzes each parser for a while.
 #   scripts/hardening.sh                 (scripts/test.sh runs it after the normal tests)
 # Environment: HARDENING_BUILD_DIR (default build-hardening), FUZZ_SECONDS (default 20
-# per target; 0 skips fuzzing), SANITIZE (default address,undefined).
+# per target; 0 skips fuzzing), FUZZ_SEED (default 1; 0 = random), SANITIZE (default address,undefined).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$LIBCOMM_ROOT"
@@ -14,6 +14,9 @@ if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
 fi
 BUILD="${HARDENING_BUILD_DIR:-build-hardening}"
 FUZZ_SECONDS="${FUZZ_SECONDS:-20}"
+# A fixed seed keeps the CI step reproducible (a failure there replays with the same seed);
+# FUZZ_SEED=0 lets libFuzzer pick one, for longer exploratory runs.
+FUZZ_SEED="${FUZZ_SEED:-1}"
 ensure_packages "${LIBCOMM_PACKAGES[@]}" "${LIBCOMM_HARDENING_PACKAGES[@]}"
 mpi_environment
 sanitizer_environment
@@ -50,7 +53,7 @@ if ((FUZZ_SECONDS > 0)); then
     scratch="$BUILD/fuzz-scratch/$target"
     rm -rf "$scratch" && mkdir -p "$scratch"
     echo "== hardening: fuzzing $target for $FUZZ_SECONDS s"
-    "$BUILD/tests/fuzz/fuzz_$target" -max_total_time="$FUZZ_SECONDS" -max_len=4096 \
+    "$BUILD/tests/fuzz/fuzz_$target" -max_total_time="$FUZZ_SECONDS" -seed="$FUZZ_SEED" -max_len=4096 \
       -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 -artifact_prefix="$BUILD/fuzz-$target-" \
       "$scratch" "tests/fuzz/$target" 2>"$BUILD/fuzz-$target.log" ||
       { tail -40 "$BUILD/fuzz-$target.log"; echo "fuzz_$target found a crash: $BUILD/fuzz-$target-*"; exit 1; }

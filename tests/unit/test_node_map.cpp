@@ -146,6 +146,9 @@ TEST(NodeMap, ErrorsNameTheProblem) {
       {"sizes=1,2,3,4", 6, {"covers 10 ranks"}},
       {"sizes=2,0,4", 6, {"size 0", "positive"}},
       {"sizes=-1,7", 6, {"size -1", "positive"}},
+      // Found by fuzz_node_map: a huge first size with a zero after it must fail on the
+      // zero without first allocating the huge node (the fuzzer ran out of memory).
+      {"sizes=440000000,0", 7, {"node 1", "size 0", "positive"}},
       {"sizes=", 3, {"not an integer"}},
       {"sizes=1,,2", 3, {"not an integer"}},
       {"sizes=a,b", 2, {"'a'", "not an integer"}},

@@ -49,12 +49,14 @@ NodeMap::NodeMap(std::vector<int> node_of_rank) {
 }
 
 NodeMap NodeMap::from_sizes(const std::vector<int>& sizes) {
-  std::vector<int> map;
-  for (std::size_t n = 0; n < sizes.size(); ++n) {
+  // Every size is checked before anything is allocated: "sizes=440000000,0" must fail on
+  // node 1 without first building a 440-million-entry map for node 0.
+  for (std::size_t n = 0; n < sizes.size(); ++n)
     require(sizes[n] > 0, "node map: node " + std::to_string(n) + " has size " +
                               std::to_string(sizes[n]) + "; sizes must be positive");
+  std::vector<int> map;
+  for (std::size_t n = 0; n < sizes.size(); ++n)
     map.insert(map.end(), static_cast<std::size_t>(sizes[n]), static_cast<int>(n));
-  }
   return NodeMap(std::move(map));
 }
 
