@@ -3,9 +3,11 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "libcomm/error.hpp"
+#include "libcomm/sim.hpp"
 
 namespace fft3d {
 
@@ -18,10 +20,12 @@ using kernels::RowPieces;
 
 // MPI_Wtime, not a host clock: under SimGrid it is the simulated clock (the stage then
 // costs what the simulation charges for it), and it closes SMPI's compute burst.
+// `modelled_seconds` (LocalWorkModel) is charged to the simulated host after the work.
 template <class F>
-void timed(double& acc, F&& f) {
+void timed(double& acc, F&& f, double modelled_seconds = 0) {
   const double t0 = MPI_Wtime();
   f();
+  if (modelled_seconds > 0) libcomm::sim::charge_seconds(modelled_seconds);
   acc += MPI_Wtime() - t0;
 }
 
@@ -203,26 +207,38 @@ std::string join_ran(const std::string& t1, const std::string& t2) {
 }
 }  // namespace
 
+void DistributedFft::fft_stage(StageTimes& t, const kernels::FftPlan& plan) const {
+  const double rate = model_.fft_flops_per_second;
+  timed(t.fft, [&] { plan.execute(); }, rate > 0 ? plan.nominal_flops() / rate : 0.0);
+}
+
+template <class F>
+void DistributedFft::pack_stage(StageTimes& t, const kernels::RowPieces& layout, F&& copy) const {
+  const double rate = model_.copy_bytes_per_second;
+  const double bytes = static_cast<double>(layout.elements() * sizeof(cplx));
+  timed(t.pack, std::forward<F>(copy), rate > 0 ? bytes / rate : 0.0);
+}
+
 std::string DistributedFft::forward(libcomm::AlltoallAlgo algo,
                                     const libcomm::AlltoallOptions& opts, StageTimes& t) {
   cplx* a = a_.data();
   cplx* b = b_.data();
   std::string ran1, ran2;
-  timed(t.fft, [&] { first_fwd_.execute(); });
+  fft_stage(t, first_fwd_);
   if (procs_.pc > 1) {
-    timed(t.pack, [&] { kernels::pack_row_pieces(a, b, t1_rows_); });
+    pack_stage(t, t1_rows_, [&] { kernels::pack_row_pieces(a, b, t1_rows_); });
     timed(t.comm, [&] { ran1 = t1_fwd_.run(b, a, algo, opts); });
-    timed(t.pack, [&] { kernels::unpack_row_pieces(a, b, t1_mid_); });
-    timed(t.fft, [&] { y_fwd_.execute(); });
+    pack_stage(t, t1_mid_, [&] { kernels::unpack_row_pieces(a, b, t1_mid_); });
+    fft_stage(t, y_fwd_);
     if (procs_.pr > 1) {
-      timed(t.pack, [&] { kernels::pack_row_pieces(b, a, t2_mid_); });
+      pack_stage(t, t2_mid_, [&] { kernels::pack_row_pieces(b, a, t2_mid_); });
       timed(t.comm, [&] { ran2 = t2_fwd_.run(a, b, algo, opts); });
     }
   } else if (procs_.pr > 1) {
-    timed(t.pack, [&] { kernels::pack_row_pieces(a, b, t2_mid_); });
+    pack_stage(t, t2_mid_, [&] { kernels::pack_row_pieces(a, b, t2_mid_); });
     timed(t.comm, [&] { ran2 = t2_fwd_.run(b, a, algo, opts); });
   }
-  timed(t.fft, [&] { x_fwd_.execute(); });
+  fft_stage(t, x_fwd_);
   return join_ran(ran1, ran2);
 }
 
@@ -231,21 +247,21 @@ std::string DistributedFft::backward(libcomm::AlltoallAlgo algo,
   cplx* a = a_.data();
   cplx* b = b_.data();
   std::string ran1, ran2;
-  timed(t.fft, [&] { x_bwd_.execute(); });
+  fft_stage(t, x_bwd_);
   if (procs_.pc > 1) {
     if (procs_.pr > 1) {
       timed(t.comm, [&] { ran2 = t2_bwd_.run(b, a, algo, opts); });
-      timed(t.pack, [&] { kernels::unpack_row_pieces(a, b, t2_mid_); });
+      pack_stage(t, t2_mid_, [&] { kernels::unpack_row_pieces(a, b, t2_mid_); });
     }
-    timed(t.fft, [&] { y_bwd_.execute(); });
-    timed(t.pack, [&] { kernels::pack_row_pieces(b, a, t1_mid_); });
+    fft_stage(t, y_bwd_);
+    pack_stage(t, t1_mid_, [&] { kernels::pack_row_pieces(b, a, t1_mid_); });
     timed(t.comm, [&] { ran1 = t1_bwd_.run(a, b, algo, opts); });
-    timed(t.pack, [&] { kernels::unpack_row_pieces(b, a, t1_rows_); });
+    pack_stage(t, t1_rows_, [&] { kernels::unpack_row_pieces(b, a, t1_rows_); });
   } else if (procs_.pr > 1) {
     timed(t.comm, [&] { ran2 = t2_bwd_.run(a, b, algo, opts); });
-    timed(t.pack, [&] { kernels::unpack_row_pieces(b, a, t2_mid_); });
+    pack_stage(t, t2_mid_, [&] { kernels::unpack_row_pieces(b, a, t2_mid_); });
   }
-  timed(t.fft, [&] { first_bwd_.execute(); });
+  fft_stage(t, first_bwd_);
   return join_ran(ran1, ran2);
 }
 

@@ -35,6 +35,16 @@ struct StageTimes {
   double fft = 0, pack = 0, comm = 0;
 };
 
+// A cost model of the local work, for SimGrid runs whose simulated clock must not depend
+// on this machine or its load (docs/results/fft3d_sim.md). When set, each FFT stage is
+// charged its nominal flops (FftPlan::nominal_flops) at fft_flops_per_second, and each
+// pack/unpack its bytes at copy_bytes_per_second, to the simulated host; 0 = not charged.
+struct LocalWorkModel {
+  double fft_flops_per_second = 0;
+  double copy_bytes_per_second = 0;
+  bool enabled() const { return fft_flops_per_second > 0 || copy_bytes_per_second > 0; }
+};
+
 class DistributedFft {
  public:
   // Collective over world. plan_flags: FFTW_ESTIMATE, FFTW_MEASURE, ...
@@ -69,6 +79,9 @@ class DistributedFft {
   // Per transpose: even (regular alltoall) or not (alltoallv), and its block size.
   std::string describe_transposes() const;
 
+  // Charge local work by this model from now on (SimGrid builds; see LocalWorkModel).
+  void set_local_work_model(const LocalWorkModel& m) { model_ = m; }
+
  private:
   Extent grid_;
   ProcGrid procs_;
@@ -87,6 +100,12 @@ class DistributedFft {
   kernels::FftPlan x_fwd_, x_bwd_;
   kernels::RowPieces t1_rows_, t1_mid_, t2_mid_;
   Exchange t1_fwd_, t1_bwd_, t2_fwd_, t2_bwd_;
+  LocalWorkModel model_;
+
+  // One FFT stage / one pack or unpack, timed into t.fft / t.pack and charged by model_.
+  void fft_stage(StageTimes& t, const kernels::FftPlan& plan) const;
+  template <class F>
+  void pack_stage(StageTimes& t, const kernels::RowPieces& layout, F&& copy) const;
 };
 
 }  // namespace fft3d

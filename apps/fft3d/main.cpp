@@ -103,6 +103,16 @@ int run(int argc, char** argv) {
   app.add_flag("--fftw-mpi", with_fftw_mpi,
                "also time FFTW's fftw_mpi_plan_dft_3d, with and without FFTW_MPI_TRANSPOSED_OUT "
                "(c2c only)");
+  double model_gflops = 0, model_copy_gbs = 0;
+  app.add_option("--model-fft", model_gflops,
+                 "SimGrid build without --host-speed: charge each FFT stage its nominal flops "
+                 "(5 n log2 n per transform) at this many GFlop/s instead of measuring this machine, so the "
+                 "simulated time is deterministic")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--model-copy", model_copy_gbs,
+                 "with --model-fft: charge each pack/unpack, and the block copies inside the "
+                 "all-to-all algorithms, their bytes at this many GB/s")
+      ->check(CLI::PositiveNumber);
   app.add_option("--json", json_path, "also write the results as JSON to this file");
   try {
     app.parse(argc, argv);
@@ -111,6 +121,23 @@ int run(int argc, char** argv) {
     throw;
   }
 
+  const LocalWorkModel model{model_gflops * 1e9, model_copy_gbs * 1e9};
+  if (model.enabled()) {
+#ifndef LIBCOMM_SIMGRID
+    throw libcomm::Error("--model-fft/--model-copy: a cost model of the local work only applies "
+                         "to a SimGrid build (scripts/simulate.sh fft3d ...)");
+#endif
+    libcomm::require(!libcomm::sim::smpi_charges_computation(),
+                     "--model-fft/--model-copy: SMPI already charges the measured computation "
+                     "(smpi/simulate-computation:yes, i.e. --host-speed); use one or the other");
+    libcomm::require(model_gflops > 0 && model_copy_gbs > 0,
+                     "--model-fft and --model-copy go together (give both rates)");
+    libcomm::require(!with_fftw_mpi,
+                     "--model-fft: the FFTW-MPI peer's local work cannot be charged by the "
+                     "model (drop --fftw-mpi)");
+  }
+  // The all-to-all algorithms' own block copies are charged at the same copy rate.
+  if (model.enabled()) libcomm::sim::set_copy_rate(model.copy_bytes_per_second);
   const libcomm::Comm world(MPI_COMM_WORLD, nodes);
   const int p = world.size();
   const Extent g = size_text.empty() ? parse_cube(n_cube, "--n") : parse_extent(size_text, "--size");
@@ -168,6 +195,7 @@ int run(int argc, char** argv) {
   for (const auto& d : decomps) {
     const ProcGrid pg = d == "slab" ? ProcGrid{p, 1} : pencil_grid;
     engines.push_back(std::make_unique<DistributedFft>(world, g, pg, r2c, flags));
+    engines.back()->set_local_work_model(model);
     engine_decomp.push_back(d);
   }
   std::vector<std::unique_ptr<FftwMpiPeer>> peers;
@@ -248,6 +276,10 @@ int run(int argc, char** argv) {
               << (serial_check ? "random input vs serial FFTW of the gathered input"
                                : "plane waves vs their analytic spectrum")
               << "; errors are max |error| / max |reference|, tolerance " << kTolerance << "\n";
+    if (model.enabled())
+      std::cout << "local work modelled: FFT stages at " << model_gflops
+                << " GFlop/s (5 n log2 n per transform), pack/unpack at " << model_copy_gbs
+                << " GB/s\n";
     for (std::size_t e = 0; e < engines.size(); ++e)
       std::cout << engine_decomp[e] << " " << engines[e]->procs().str() << ": "
                 << engines[e]->describe_transposes() << "\n";
@@ -391,6 +423,10 @@ int run(int argc, char** argv) {
       j["reps"] = reps;
       j["plan"] = plan;
       j["check"] = serial_check ? "serial" : "analytic";
+      j["local_work"] = model.enabled()
+                            ? nlohmann::json{{"model_fft_gflops", model_gflops},
+                                             {"model_copy_gbs", model_copy_gbs}}
+                            : nlohmann::json("measured");
       j["block_bytes_meaning"] = "bytes of the whole input grid";
       j["validation"] = failures == 0 ? "PASS" : "FAIL";
       j["results"] = nlohmann::json::array();

@@ -6,6 +6,12 @@
 
 namespace kernels {
 
+std::size_t RowPieces::elements() const {
+  std::size_t per_row = 0;
+  for (std::size_t n : piece_len) per_row += n;
+  return rows * per_row;
+}
+
 void RowPieces::check() const {
   if (piece_offset.size() != piece_len.size() || block_offset.size() != piece_len.size())
     throw std::invalid_argument("RowPieces: piece_offset, piece_len and block_offset differ in size");

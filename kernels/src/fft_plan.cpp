@@ -1,5 +1,6 @@
 #include "kernels/fft_plan.hpp"
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -21,6 +22,16 @@ bool any_empty(const std::vector<FftDim>& dims, const std::vector<FftDim>& batch
   return false;
 }
 
+// 5 n log2 n per complex transform of n = product of dims points (2.5 for real data),
+// times the number of transforms in the batch.
+double transform_flops(const std::vector<FftDim>& dims, const std::vector<FftDim>& batch,
+                     bool real_data) {
+  double n = 1, transforms = 1;
+  for (const auto& d : dims) n *= static_cast<double>(d.n);
+  for (const auto& d : batch) transforms *= static_cast<double>(d.n);
+  return (real_data ? 2.5 : 5.0) * n * std::log2(n) * transforms;
+}
+
 fftw_plan must(fftw_plan p, const char* what) {
   if (!p) throw std::runtime_error(std::string("FFTW could not plan the ") + what + " transform");
   return p;
@@ -38,7 +49,8 @@ FftPlan FftPlan::dft(FftKind kind, const std::vector<FftDim>& dims,
                                            static_cast<int>(b.size()), b.data(),
                                            reinterpret_cast<fftw_complex*>(in),
                                            reinterpret_cast<fftw_complex*>(out), sign, flags),
-                      "complex"));
+                      "complex"),
+                 transform_flops(dims, batch, false));
 }
 
 FftPlan FftPlan::r2c(const std::vector<FftDim>& dims, const std::vector<FftDim>& batch,
@@ -49,7 +61,8 @@ FftPlan FftPlan::r2c(const std::vector<FftDim>& dims, const std::vector<FftDim>&
   return FftPlan(must(fftw_plan_guru64_dft_r2c(static_cast<int>(d.size()), d.data(),
                                                static_cast<int>(b.size()), b.data(), in,
                                                reinterpret_cast<fftw_complex*>(out), flags),
-                      "real-to-complex"));
+                      "real-to-complex"),
+                 transform_flops(dims, batch, true));
 }
 
 FftPlan FftPlan::c2r(const std::vector<FftDim>& dims, const std::vector<FftDim>& batch,
@@ -60,11 +73,13 @@ FftPlan FftPlan::c2r(const std::vector<FftDim>& dims, const std::vector<FftDim>&
   return FftPlan(must(fftw_plan_guru64_dft_c2r(static_cast<int>(d.size()), d.data(),
                                                static_cast<int>(b.size()), b.data(),
                                                reinterpret_cast<fftw_complex*>(in), out, flags),
-                      "complex-to-real"));
+                      "complex-to-real"),
+                 transform_flops(dims, batch, true));
 }
 
 FftPlan& FftPlan::operator=(FftPlan&& o) noexcept {
   std::swap(plan_, o.plan_);
+  std::swap(nominal_flops_, o.nominal_flops_);
   return *this;
 }
 

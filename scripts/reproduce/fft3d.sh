@@ -14,11 +14,14 @@
 #                    that the two cases can run as two processes at once
 #     --algo LIST    algorithms besides native (default auto,leader,send_aggregate,
 #                    recv_distribute,bruck,pairwise)
-#     --reps N       timed repetitions after the validated warm-up (default 1; the
-#                    charged computation makes repetitions spread by 2-3x on a loaded
-#                    machine, so use 3-5 for tables)
-#     --host-speed F passed to simulate.sh (default 4Gf: a 2008 Clovertown core taken as
-#                    4x slower than this machine's core, docs/results/fft3d_sim.md)
+#     --reps N       timed repetitions after the validated warm-up (default 1: with the
+#                    cost model the simulation is deterministic)
+#     --model-fft G  local FFT work charged at G GFlop/s of 5 n log2 n (default 2, taken
+#                    for a 2008 Clovertown core; fft3d --model-fft)
+#     --model-copy B pack/unpack and the all-to-alls' block copies charged at B GB/s
+#                    (default 1, one core's share of a Clovertown node; fft3d --model-copy)
+#     --host-speed F measure the computation on this machine instead of the model, passed
+#                    to simulate.sh (e.g. 4Gf); repetitions then spread 2-3x under load
 #     --out DIR      JSON records and logs (default results/fft3d_sim)
 # Both cases are N^3 c2c with FFTW_ESTIMATE plans, validated in every run (serial FFTW
 # check up to 64^3, plane waves beyond).
@@ -32,7 +35,9 @@ NP=512
 SLAB_NP=128
 REPS=1
 N=128
-SPEED=4Gf
+SPEED=""
+MODEL_FFT=2
+MODEL_COPY=1
 OUT="$ROOT/results/fft3d_sim"
 ALGOS=auto,leader,send_aggregate,recv_distribute,bruck,pairwise
 while (($#)); do
@@ -45,8 +50,10 @@ while (($#)); do
     --only) ONLY="$2"; shift 2 ;;
     --algo) ALGOS="$2"; shift 2 ;;
     --host-speed) SPEED="$2"; shift 2 ;;
+    --model-fft) MODEL_FFT="$2"; shift 2 ;;
+    --model-copy) MODEL_COPY="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "fft3d.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -66,6 +73,13 @@ SIM="$ROOT/scripts/simulate.sh"
 "$SIM" -np 1 fft3d --n 8 --reps 1 --algo native >/dev/null  # builds build-sim once
 export SIM_REBUILD=0
 
+# Computation: the deterministic cost model, or SMPI's measurement with --host-speed.
+if [[ -n "$SPEED" ]]; then
+  COMPUTE=(--host-speed "$SPEED") MODEL=()
+else
+  COMPUTE=() MODEL=(--model-fft "$MODEL_FFT" --model-copy "$MODEL_COPY")
+fi
+
 # case NAME NP ARGS...: one fft3d run on NP ranks of the 64 x 8 platform; wall time logged.
 status=0
 case_run() {
@@ -74,7 +88,7 @@ case_run() {
   echo "== $name: $np ranks of 64 x 8, fft3d $*"
   rm -f "$OUT/fft3d_$name.json"
   local t0=$SECONDS
-  if ! "$SIM" --platform cluster64x8 --ppn 8 -np "$np" --host-speed "$SPEED" fft3d \
+  if ! "$SIM" --platform cluster64x8 --ppn 8 -np "$np" "${COMPUTE[@]}" fft3d "${MODEL[@]}" \
       --n "$N" --reps "$REPS" --algo "$ALGOS" "$@" --json "$OUT/fft3d_$name.json" \
       >"$OUT/$name.log" 2>&1; then
     echo "== $name FAILED (log: $OUT/$name.log)"

@@ -29,13 +29,20 @@ def load(path):
     return rec, rows
 
 
+def work(rec):
+    w = rec.get("local_work", "measured")
+    if isinstance(w, dict):
+        return f"modelled ({w['model_fft_gflops']:g} GFlop/s FFT, {w['model_copy_gbs']:g} GB/s copies)"
+    return "measured by SMPI"
+
+
 def table(rec, rows):
     by_algo = {r["algo"]: r for r in rows}
     native = by_algo.get("native", rows[0])["fwd_ms"]
     auto = by_algo.get("auto", by_algo.get("native", rows[0]))["fwd_ms"]
     out = [f"**{rec['grid']} {rec['transform']}, {rows[0]['decomp']} {rows[0]['grid']}, "
            f"{rec['ranks']} ranks ({rec['nodes']})**, {rec['reps']} timed repetitions, "
-           f"check {rec['check']}, validation {rec['validation']}", "",
+           f"check {rec['check']}, validation {rec['validation']}, local work {work(rec)}", "",
            "| algo | ran | forward ms | backward ms | fft ms | pack ms | comm ms "
            "| comm share | / native | / auto | valid |",
            "|---|---|---|---|---|---|---|---|---|---|---|"]

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <complex>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "kernels/fft_pack.hpp"
@@ -132,10 +133,29 @@ TEST(Fft3dKernels, RealToComplexAndBackScalesByN) {
   for (std::size_t i = 0; i < in.size(); ++i) EXPECT_NEAR(r[i] / static_cast<double>(n), in[i], 1e-13);
 }
 
+// The SimGrid cost model (fft3d --model-fft) charges nominal_flops(): 5 n log2 n per complex
+// transform (2.5 for real data) times the batch, kept across a move.
+TEST(Fft3dKernels, NominalFlopsCountFiveNLogNPerTransform) {
+  const std::ptrdiff_t n = 16, m = 8, lines = 3;
+  kernels::FftBuffer<cplx> c(static_cast<std::size_t>(lines * n * m));
+  kernels::FftBuffer<double> r(static_cast<std::size_t>(lines * n));
+  auto two_d = kernels::FftPlan::dft(kernels::FftKind::Forward, {{n, m, m}, {m, 1, 1}},
+                                     {{lines, n * m, n * m}}, c.data(), c.data(), FFTW_ESTIMATE);
+  EXPECT_DOUBLE_EQ(two_d.nominal_flops(), 5.0 * 128 * 7 * 3);  // 3 transforms of 128 points
+  auto real = kernels::FftPlan::r2c({{n, 1, 1}}, {{lines, n, n / 2 + 1}}, r.data(), c.data(),
+                                    FFTW_ESTIMATE);
+  EXPECT_DOUBLE_EQ(real.nominal_flops(), 2.5 * 16 * 4 * 3);
+  kernels::FftPlan moved = std::move(two_d);
+  EXPECT_DOUBLE_EQ(moved.nominal_flops(), 5.0 * 128 * 7 * 3);
+  EXPECT_DOUBLE_EQ(two_d.nominal_flops(), 0.0);
+  EXPECT_EQ(pieces(5, 9, {2, 0, 4}).elements(), 5u * 6u);  // what --model-copy charges
+}
+
 TEST(Fft3dKernels, EmptyBatchGivesANoOpPlan) {
   kernels::FftBuffer<cplx> buf(4);
   auto plan = kernels::FftPlan::dft(kernels::FftKind::Forward, {{4, 1, 1}}, {{0, 4, 4}}, buf.data(), buf.data(), FFTW_ESTIMATE);
   EXPECT_TRUE(plan.empty());
+  EXPECT_DOUBLE_EQ(plan.nominal_flops(), 0.0);
   plan.execute();  // must not crash
   EXPECT_THROW(kernels::fft_plan_flags_from_name("fast"), std::invalid_argument);
   EXPECT_EQ(kernels::fft_plan_flags_from_name("measure"), FFTW_MEASURE);

@@ -25,6 +25,8 @@ struct RowPieces {
   // Throws std::invalid_argument when a piece leaves the row or the vectors differ in size.
   void check() const;
   std::size_t peers() const { return piece_len.size(); }
+  // Elements one pack or unpack moves (rows x the pieces' total length).
+  std::size_t elements() const;
 };
 
 // rows -> blocks: blocks[block_offset[d] + i * piece_len[d] + j] = rows[i * row_len +

@@ -36,7 +36,10 @@ class FftPlan {
   static FftPlan c2r(const std::vector<FftDim>& dims, const std::vector<FftDim>& batch,
                      cplx* in, double* out, unsigned flags);
 
-  FftPlan(FftPlan&& o) noexcept : plan_(o.plan_) { o.plan_ = nullptr; }
+  FftPlan(FftPlan&& o) noexcept : plan_(o.plan_), nominal_flops_(o.nominal_flops_) {
+    o.plan_ = nullptr;
+    o.nominal_flops_ = 0;
+  }
   FftPlan& operator=(FftPlan&& o) noexcept;
   FftPlan(const FftPlan&) = delete;
   FftPlan& operator=(const FftPlan&) = delete;
@@ -46,10 +49,16 @@ class FftPlan {
     if (plan_) fftw_execute(plan_);
   }
   bool empty() const { return plan_ == nullptr; }
+  // Nominal floating-point operations of one execute(), in the convention benchFFT and
+  // the fft3d GFlop/s column use: 5 n log2 n per complex transform of n points, half that
+  // for real ones, times the batch. (fftw_flops is no substitute: it counts a SIMD
+  // instruction once.) 0 if empty.
+  double nominal_flops() const { return nominal_flops_; }
 
  private:
-  explicit FftPlan(fftw_plan p) : plan_(p) {}
+  FftPlan(fftw_plan p, double nominal_flops) : plan_(p), nominal_flops_(nominal_flops) {}
   fftw_plan plan_ = nullptr;
+  double nominal_flops_ = 0;
 };
 
 // FFTW planner rigour by name: "estimate", "measure", "patient", "exhaustive".

@@ -24,6 +24,20 @@ double thread_cpu_seconds();
 void charge_since(double start);
 // Local work charged so far by this (simulated) process, in seconds.
 double charged_seconds();
+// True when SMPI itself charges computation (smpi/simulate-computation:yes, i.e.
+// scripts/simulate.sh --host-speed); false outside a LIBCOMM_SIMGRID build.
+bool smpi_charges_computation();
+// Charges `seconds` of modelled local work (a cost model rather than a measurement, so
+// the simulated clock does not depend on this machine or its load) to the simulated host.
+// Only meaningful when SMPI does not charge computation itself; a no-op outside a
+// LIBCOMM_SIMGRID build.
+void charge_seconds(double seconds);
+// The copy model: once a rate is set (bytes per second; 0 turns it off), the local block
+// copies inside the all-to-all algorithms (staging in leader / send_aggregate /
+// recv_distribute, Bruck's rotations and packing, a schedule's self-copies) charge
+// bytes / rate through charge_copy(). Set by fft3d --model-copy. Per simulated process.
+void set_copy_rate(double bytes_per_second);
+void charge_copy(double bytes);
 
 // Runs `section` (which must not call MPI) and charges its CPU time as above.
 template <class Section>

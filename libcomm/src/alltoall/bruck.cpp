@@ -13,6 +13,7 @@
 #include "../core/mpi_bytes.hpp"
 #include "alltoall_internal.hpp"
 #include "kernels/blocks.hpp"
+#include "libcomm/sim.hpp"
 
 namespace libcomm::detail {
 
@@ -32,6 +33,7 @@ void bruck_alltoall(const std::byte* send, std::byte* recv, std::size_t b, const
   // rearrangement is skipped like SMPI skips the network copies.
   const bool copies = !simulated_payload();
   if (copies) kernels::rotate_blocks_up(send, slots, n, static_cast<std::size_t>(me), b);
+  sim::charge_copy(static_cast<double>(n * b));  // SimGrid copy model (libcomm/sim.hpp)
 
   std::size_t most = 0;  // largest number of slots sent in one round
   for (std::size_t bit = 1; bit < n; bit <<= 1)
@@ -49,10 +51,12 @@ void bruck_alltoall(const std::byte* send, std::byte* recv, std::size_t b, const
                            msg.type(), from, kTag, comm, MPI_STATUS_IGNORE),
               "MPI_Sendrecv");
     if (copies) kernels::unpack_blocks_with_bit(in, slots, n, bit, b);
+    sim::charge_copy(static_cast<double>(2 * k * b));  // pack + unpack
   }
   // Slot k came from rank (me - k) mod P and belongs at recv[(me - k) mod P]. The map
   // k -> (me - k) mod P is its own inverse, so swapping pairs puts every block in place.
   std::byte* tmp = c.scratch(2, b);
+  sim::charge_copy(static_cast<double>(n * b) * 1.5);  // (n - 1) / 2 swaps of 3 copies
   for (std::size_t k = 0; copies && k < n; ++k) {
     const std::size_t home = (static_cast<std::size_t>(me) + n - k) % n;
     if (k < home) {

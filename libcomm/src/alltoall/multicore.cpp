@@ -28,6 +28,7 @@
 #include "../core/mpi_bytes.hpp"
 #include "alltoall_internal.hpp"
 #include "libcomm/buffer.hpp"
+#include "libcomm/sim.hpp"
 #include "libcomm/alltoall.hpp"
 
 namespace libcomm::detail {
@@ -98,6 +99,7 @@ AlltoallOptions inner_options(const AlltoallOptions& opts) {
 void copy_block(std::byte* dst, const std::byte* src, std::size_t b) {
   // Simulated payload (libcomm/buffer.hpp): nothing real to copy.
   if (b && !simulated_payload()) std::memcpy(dst, src, b);
+  sim::charge_copy(static_cast<double>(b));  // SimGrid copy model, if set
 }
 
 }  // namespace

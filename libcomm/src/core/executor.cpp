@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "libcomm/error.hpp"
+#include "libcomm/sim.hpp"
 #include "mpi_bytes.hpp"
 
 namespace libcomm {
@@ -14,6 +15,7 @@ namespace {
 constexpr int kScheduleTag = 7301;
 
 void copy_local(const RankStep& step, const std::byte* send, std::byte* recv, std::size_t b) {
+  sim::charge_copy(static_cast<double>(step.local.size() * b));  // SimGrid copy model
   if (simulated_payload()) return;  // libcomm/buffer.hpp: nothing real to copy
   for (const auto& t : step.local)
     if (b) std::memcpy(recv + static_cast<std::size_t>(t.src) * b,

@@ -15,6 +15,7 @@ namespace libcomm::sim {
 namespace {
 // Per process; under SMPI's privatisation, per simulated process.
 double g_charged = 0.0;
+double g_copy_rate = 0.0;  // bytes per second of the copy model; 0 = off
 }  // namespace
 
 double thread_cpu_seconds() {
@@ -27,17 +28,34 @@ double thread_cpu_seconds() {
 #endif
 }
 
-void charge_since(double start) {
+bool smpi_charges_computation() {
 #ifdef LIBCOMM_SIMGRID
-  static const bool smpi_benchmarks = sg_cfg_get_boolean("smpi/simulate-computation") != 0;
-  if (smpi_benchmarks) return;
-  const double seconds = thread_cpu_seconds() - start;
+  static const bool benchmarks = sg_cfg_get_boolean("smpi/simulate-computation") != 0;
+  return benchmarks;
+#else
+  return false;
+#endif
+}
+
+void charge_seconds(double seconds) {
+#ifdef LIBCOMM_SIMGRID
   if (seconds <= 0.0) return;
   g_charged += seconds;
   smpi_execute_flops(seconds * sg_host_get_speed(sg_host_self()));
 #else
-  (void)start;
+  (void)seconds;
 #endif
+}
+
+void set_copy_rate(double bytes_per_second) { g_copy_rate = bytes_per_second; }
+
+void charge_copy(double bytes) {
+  if (g_copy_rate > 0.0) charge_seconds(bytes / g_copy_rate);
+}
+
+void charge_since(double start) {
+  if (smpi_charges_computation()) return;
+  charge_seconds(thread_cpu_seconds() - start);
 }
 
 double charged_seconds() { return g_charged; }
