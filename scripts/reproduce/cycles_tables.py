@@ -85,6 +85,7 @@ def main(folder, plot_dir=None):
             summary[(block, d)] = ratios
             print(f"{1 << d:>6} {d:>3} | {fmt(row[0])} {fmt(row[1])} {fmt(row[2])} | {fmt(row[3])} {fmt(row[4])}"
                   f" {fmt(row[5])} | {fmt(ratios[0])} {fmt(ratios[1])}")
+        print("(d_cyc_im has no data-motion-only run: its moved indices always need the reordering pass)")
         print("\nLocal work charged with the reordering pass, us per call (slowest rank, min over reps),"
               "\nand its share of the d_cycles time")
         print(f"{'nodes':>6} {'d':>3} | {'ring':>9} {'d_cycles':>9} {'d_cyc_im':>9} | {'share':>7}")
@@ -95,7 +96,8 @@ def main(folder, plot_dir=None):
             share = f"{100 * cw[1] / t:>6.1f}%" if cw[1] is not None and t else f"{'-':>7}"
             print(f"{1 << d:>6} {d:>3} | " + " ".join(fmt(x * 1e6 if x is not None else None, 9, 1) for x in cw)
                   + f" | {share}")
-        print("\nTable 15 style: all-to-all reduction, speed-up over reduce_spread (= 1)")
+        print("\nTable 15 style: all-to-all reduction, speed-up over reduce_spread (= 1),"
+              " the combine's CPU time charged")
         print(f"{'nodes':>6} {'d':>3} | {'ring':>9} {'d_cycles':>9} | {'dcyc/ring':>9}")
         for d in ds:
             r = runs.get(("reduce_scatter", "", d), {})

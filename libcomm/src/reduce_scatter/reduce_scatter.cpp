@@ -11,6 +11,7 @@
 #include "../core/check.hpp"
 #include "../core/mpi_bytes.hpp"
 #include "reduce_scatter_internal.hpp"
+#include "libcomm/sim.hpp"
 #include "libcomm/tuning.hpp"
 #include "../tuning/table_choice.hpp"
 
@@ -86,12 +87,16 @@ void combine_op(const void* in, void* inout, std::size_t n, ReduceOp op) {
 }  // namespace
 
 void reduce_local(const void* in, void* inout, std::size_t n, ElemType type, ReduceOp op) {
-  switch (type) {
-    case ElemType::Double: combine_op<double>(in, inout, n, op); return;
-    case ElemType::Float: combine_op<float>(in, inout, n, op); return;
-    case ElemType::ComplexDouble: combine_op<std::complex<double>>(in, inout, n, op); return;
-    case ElemType::Int: combine_op<int>(in, inout, n, op); return;
-  }
+  // The combine is the reduction's local work: charged to the simulated clock in a
+  // SimGrid build (libcomm/sim.hpp), like the allgather's reordering pass.
+  sim::charge_local_work([&] {
+    switch (type) {
+      case ElemType::Double: combine_op<double>(in, inout, n, op); return;
+      case ElemType::Float: combine_op<float>(in, inout, n, op); return;
+      case ElemType::ComplexDouble: combine_op<std::complex<double>>(in, inout, n, op); return;
+      case ElemType::Int: combine_op<int>(in, inout, n, op); return;
+    }
+  });
 }
 
 const std::vector<ReduceScatterAlgoInfo>& reduce_scatter_algorithms() {
