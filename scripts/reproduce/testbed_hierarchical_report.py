@@ -9,6 +9,9 @@ payload over Ethernet frames). bound / time is that link's load during the all-t
 itself (start-up and warm-up excluded): near 100 % the network set the pace.
 
     testbed_hierarchical_report.py RESULTS_DIR RATE > docs/results/testbed_hierarchical.md
+
+docs/results/testbed_hierarchical_notes.md, if present, is appended: the hand-written
+reading of the runs (dated, so a rerun with new numbers shows that it needs rewriting).
 """
 import json
 import pathlib
@@ -93,6 +96,9 @@ def main(folder, rate):
         ok &= section(folder, path.stem, f"Paper 000, section 4: 6 machines, layout `{layout}`",
                       "linear", rate_bps)
     ok &= section(folder, f"multicore_4x4_{rate}", "Paper 002: 4 machines x 4 ranks", "auto", rate_bps)
+    notes = pathlib.Path("docs/results/testbed_hierarchical_notes.md")
+    if notes.exists():  # the hand-written reading of the runs, dated inside
+        print(notes.read_text().rstrip() + "\n")
     print(f"validation: {'PASS' if ok else 'FAIL'}")
     return 0 if ok else 1
 
