@@ -76,11 +76,13 @@ cmd_down() {
   echo "testbed: down ($n namespaces named $PREFIX-* removed)"
 }
 
-netem_available() {  # a throw-away namespace tries to add a netem qdisc
+NETEM_ERROR=""
+netem_available() {  # a throw-away namespace tries to add a netem qdisc; tc's error in NETEM_ERROR
   local ns="$PREFIX-probe" ok=0
-  ip netns add "$ns" || return 1
-  ip -n "$ns" link add "$PREFIX-pa" type veth peer name "$PREFIX-pb" &&
-    tc -n "$ns" qdisc add dev "$PREFIX-pa" root netem delay 1ms 2>/dev/null && ok=1
+  ip netns add "$ns" || { NETEM_ERROR="could not create the probe namespace $ns"; return 1; }
+  if ip -n "$ns" link add "$PREFIX-pa" type veth peer name "$PREFIX-pb"; then
+    NETEM_ERROR=$(tc -n "$ns" qdisc add dev "$PREFIX-pa" root netem delay 1ms 2>&1) && ok=1
+  fi
   ip netns del "$ns"
   ((ok))
 }
@@ -112,7 +114,7 @@ cmd_up() {
   local delay
   delay=$(awk '{for (i = 1; i < NF; i++) if ($i == "--delay") print $(i + 1)}' <<<"${args[*]:-}")
   if [[ -n "$delay" && ! "$delay" =~ ^0+(us|ms|s)?$ ]] && ! netem_available; then
-    die "up: --delay $delay needs the netem qdisc, which this kernel lacks (sch_netem); use --delay 0"
+    die "up: --delay $delay needs the netem qdisc, which this kernel lacks (kernel option CONFIG_NET_SCH_NETEM, module sch_netem; 'tc qdisc add ... netem' said: ${NETEM_ERROR:-nothing}); use --delay 0"
   fi
   mkdir -p "$STATE_DIR"
   local cmds
