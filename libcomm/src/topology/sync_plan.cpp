@@ -26,6 +26,8 @@
 #include <limits>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "libcomm/error.hpp"
 #include "libcomm/tree_schedule.hpp"
@@ -94,35 +96,31 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
   for (int r = 0; r < R; ++r) node_of_rank[r] = t.machine_node(t.machine_of_rank()[r]);
   plan.contending_pairs = pm.aapc ? aapc_contending_pairs(t) : counted_contending_pairs(pm, t, node_of_rank);
 
-  std::vector<std::int32_t> phase(n);
-  for (std::int64_t p = 0; p < phases; ++p)
-    std::fill(phase.begin() + pm.offset[p], phase.begin() + pm.offset[p + 1], static_cast<std::int32_t>(p));
-
-  // Chains: every rank's messages in phase order, chain[chain_start[r] .. chain_start[r + 1]).
-  // pos[m] is the index of message m in `chain`.
-  std::vector<Id> chain_start(static_cast<std::size_t>(R) + 1, 0), chain(n), pos(n);
+  // Chain order: the messages rank by rank, each rank's in phase order. The graph below is
+  // indexed by chain position, so that a rank's messages (a chain of program order) sit
+  // side by side. pos[m] is the chain position of message m.
+  std::vector<Id> chain_start(static_cast<std::size_t>(R) + 1, 0), pos(n);
+  std::vector<std::int32_t> phase_at(n), rank_at(n);  // by chain position
   for (std::size_t m = 0; m < n; ++m) ++chain_start[pm.src[m] + 1];
   for (int r = 0; r < R; ++r) chain_start[r + 1] += chain_start[r];
   {
     std::vector<Id> fill(chain_start.begin(), chain_start.end() - 1);
-    for (std::size_t m = 0; m < n; ++m) {
-      const Id at = fill[pm.src[m]]++;
-      if (at > chain_start[pm.src[m]] && phase[chain[at - 1]] == phase[m])
-        throw Error("plan_synchronisation: rank " + std::to_string(pm.src[m]) + " sends twice in round " +
-                    std::to_string(phase[m]) + " (the schedule must be single-ported)");
-      chain[at] = static_cast<Id>(m);
-      pos[m] = at;
-    }
+    for (std::int64_t p = 0; p < phases; ++p)
+      for (auto m = pm.offset[p]; m < pm.offset[p + 1]; ++m) {
+        const int r = pm.src[m];
+        const Id at = fill[r]++;
+        if (at > chain_start[r] && phase_at[at - 1] == p)
+          throw Error("plan_synchronisation: rank " + std::to_string(r) + " sends twice in round " +
+                      std::to_string(p) + " (the schedule must be single-ported)");
+        pos[m] = at;
+        phase_at[at] = static_cast<std::int32_t>(p);
+        rank_at[at] = r;
+      }
   }
 
-  // Incoming dependences of every message (CSR, sources ascending): the previous user of
-  // each directed edge of its path, deduplicated; same-sender pairs are program order.
-  // A dependence u -> v is redundant at once when u and v share an edge on which some
-  // other message comes between them (u reaches it along that edge, and it reaches v).
-  // The edges two tree paths share form one contiguous run, so it is enough to look at
-  // the edges just outside, and between, those on which u is v's predecessor.
+  // Depth-first times of the tree, for "is directed edge e on the path of message x".
   std::vector<int> parent(static_cast<std::size_t>(t.num_nodes())), depth(parent.size());
-  std::vector<int> enter(parent.size()), leave(parent.size());  // depth-first times
+  std::vector<int> enter(parent.size()), leave(parent.size());
   {
     int clock = 0;
     std::vector<std::pair<int, std::size_t>> stack = {{0, 0}};
@@ -144,157 +142,220 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
   }
   for (int v = 0; v < t.num_nodes(); ++v) parent[v] = t.parent(v), depth[v] = t.depth(v);
   auto below = [&](int x, int y) { return enter[x] <= enter[y] && leave[y] <= leave[x]; };  // y under x
-  auto on_path = [&](int e, Id m) {  // directed edge e on the path of message m
-    const int c = e / 2 + 1, a = node_of_rank[pm.src[m]], b = node_of_rank[pm.dst[m]];
-    return e % 2 == 0 ? below(c, a) && !below(c, b) : below(c, b) && !below(c, a);
+
+  // Step 1, one sweep in phase order: the incoming dependences of every message are the
+  // previous users of the directed edges of its path (the previous user of the sender's own
+  // link is its previous send: program order). Each edge remembers its last user with what
+  // the tests below need, so the sweep reads no other per-message data.
+  // A dependence u -> v is redundant at once when u and v share an edge on which some other
+  // message comes between them (u reaches it along that edge, and it reaches v). The edges
+  // two tree paths share form one contiguous run, so it is enough to look at the edges just
+  // outside, and between, those on which u is v's predecessor. Those dependences are
+  // dropped here: a dependence implied by a path of others can be left out of the graph
+  // without changing what reaches what (the transitive reduction of a DAG is unique and lies
+  // in every subgraph with the same reachability). Dependences with the same sender are
+  // program order and need no message.
+  struct LastUse {
+    Id id = -1, pos = -1;
+    std::int32_t phase = -1;
+    int src_node = -1, dst_node = -1;
   };
-  std::vector<Id> last_user(static_cast<std::size_t>(t.num_edge_ids()), -1);
-  std::vector<std::int64_t> in_start(n + 1, 0);
-  std::vector<Id> in_list;
-  std::vector<char> redundant;  // by position in in_list
-  in_list.reserve(4 * n);
-  redundant.reserve(4 * n);
-  std::vector<int> route, down;                         // edges of the path, in path order
-  std::vector<std::pair<Id, int>> previous;             // (predecessor, index in route)
-  for (std::size_t m = 0; m < n; ++m) {
-    route.clear();
-    down.clear();
-    int a = node_of_rank[pm.src[m]], b = node_of_rank[pm.dst[m]];
-    while (a != b) {  // climb from the deeper end: up edges 2(a-1), down edges 2(b-1)+1
-      if (depth[a] >= depth[b]) {
-        route.push_back(2 * (a - 1));
-        a = parent[a];
-      } else {
-        down.push_back(2 * (b - 1) + 1);
-        b = parent[b];
+  auto on_path = [&](int e, const LastUse& x) {  // directed edge e on the path of x
+    const int c = e / 2 + 1;
+    return e % 2 == 0 ? below(c, x.src_node) && !below(c, x.dst_node) : below(c, x.dst_node) && !below(c, x.src_node);
+  };
+  struct Dependence {
+    Id from, to;  // chain positions
+  };
+  std::vector<Dependence> deps;  // by `to` in message order; per message by `from` in message order
+  std::vector<LastUse> last_user(static_cast<std::size_t>(t.num_edge_ids()));
+  struct Previous {
+    LastUse use;
+    int first, last, count;  // indices in the route
+  };
+  std::vector<int> route, down;  // edges of the path, in path order
+  std::vector<Previous> previous;
+  for (std::int64_t p = 0; p < phases; ++p)
+    for (auto m = pm.offset[p]; m < pm.offset[p + 1]; ++m) {
+      const LastUse me{static_cast<Id>(m), pos[m], static_cast<std::int32_t>(p), node_of_rank[pm.src[m]],
+                       node_of_rank[pm.dst[m]]};
+      route.clear();
+      down.clear();
+      int a = me.src_node, b = me.dst_node;
+      while (a != b) {  // climb from the deeper end: up edges 2(a-1), down edges 2(b-1)+1
+        if (depth[a] >= depth[b]) {
+          route.push_back(2 * (a - 1));
+          a = parent[a];
+        } else {
+          down.push_back(2 * (b - 1) + 1);
+          b = parent[b];
+        }
       }
-    }
-    route.insert(route.end(), down.rbegin(), down.rend());
-    previous.clear();
-    for (int i = 0; i < static_cast<int>(route.size()); ++i) {
-      const Id before = last_user[route[i]];
-      if (before >= 0) {
-        if (phase[before] == phase[m])
-          throw Error("plan_synchronisation: round " + std::to_string(phase[m]) + " is not contention free");
-        previous.emplace_back(before, i);
+      route.insert(route.end(), down.rbegin(), down.rend());
+      previous.clear();
+      for (int i = 0; i < static_cast<int>(route.size()); ++i) {
+        LastUse& before = last_user[route[i]];
+        if (before.id >= 0) {
+          if (before.phase == me.phase)
+            throw Error("plan_synchronisation: round " + std::to_string(p) + " is not contention free");
+          auto same = previous.rbegin();  // usually the predecessor on the edge just before
+          while (same != previous.rend() && same->use.id != before.id) ++same;
+          if (same == previous.rend()) {
+            previous.push_back({before, i, i, 1});
+          } else {
+            same->last = i;
+            ++same->count;
+          }
+        }
+        before = me;
       }
-      last_user[route[i]] = static_cast<Id>(m);
-    }
-    std::sort(previous.begin(), previous.end());
-    for (std::size_t g = 0; g < previous.size();) {
-      std::size_t h = g;
-      while (h < previous.size() && previous[h].first == previous[g].first) ++h;
-      const Id x = previous[g].first;
-      const int first = previous[g].second, last = previous[h - 1].second;
-      ++plan.consecutive_pairs;
-      if (pm.src[x] == pm.src[m]) {
-        ++plan.same_sender_pairs;
-      } else {
-        const bool implied = static_cast<int>(h - g) < last - first + 1 ||
-                             (first > 0 && on_path(route[first - 1], x)) ||
+      std::sort(previous.begin(), previous.end(),
+                [](const Previous& x, const Previous& y) { return x.use.id < y.use.id; });
+      for (const auto& [x, first, last, count] : previous) {
+        ++plan.consecutive_pairs;
+        if (rank_at[x.pos] == pm.src[m]) {
+          ++plan.same_sender_pairs;
+          continue;
+        }
+        const bool implied = count < last - first + 1 || (first > 0 && on_path(route[first - 1], x)) ||
                              (last + 1 < static_cast<int>(route.size()) && on_path(route[last + 1], x));
-        in_list.push_back(x);
-        redundant.push_back(implied ? 1 : 0);
-        plan.redundant += implied ? 1 : 0;
+        if (implied)
+          ++plan.redundant;
+        else
+          deps.push_back({x.pos, me.pos});
       }
-      g = h;
     }
-    in_start[m + 1] = static_cast<std::int64_t>(in_list.size());
-  }
-  require(in_list.size() < static_cast<std::size_t>(std::numeric_limits<Id>::max()),
-          "plan_synchronisation: too many dependences (" + std::to_string(in_list.size()) + ")");
+  require(deps.size() < static_cast<std::size_t>(std::numeric_limits<Id>::max()),
+          "plan_synchronisation: too many dependences (" + std::to_string(deps.size()) + ")");
 
-  // Transitive reduction. For message v with dependences u_1 .. u_k -> v, u_i -> v is
-  // redundant when u_i reaches another predecessor of v. A backward search from v's
-  // predecessors finds the messages that reach v by two or more edges. Per rank it keeps
-  // the latest chain position expanded (everything before it, down to the earliest u_i,
-  // is expanded too) and the latest position that reaches v by two or more edges; u_i is
-  // redundant when that position of its sender's chain is at or after u_i.
-  struct ChainState {
+  // The remaining graph in chain order: predecessors and successors of every position
+  // (CSR). Counting sorts are stable, so each message's predecessors stay in message order.
+  std::vector<Id> pred_start(n + 1, 0), pred(deps.size()), succ_start(n + 1, 0), succ(deps.size());
+  for (const auto& d : deps) ++pred_start[d.to + 1], ++succ_start[d.from + 1];
+  for (std::size_t i = 0; i < n; ++i) pred_start[i + 1] += pred_start[i], succ_start[i + 1] += succ_start[i];
+  {
+    std::vector<Id> pf(pred_start.begin(), pred_start.end() - 1), sf(succ_start.begin(), succ_start.end() - 1);
+    for (const auto& d : deps) pred[pf[d.to]++] = d.from, succ[sf[d.from]++] = d.to;
+  }
+  deps = {};
+  std::vector<char> redundant(pred.size(), 0);  // by index in `pred`
+
+  // Step 2, the rest of the transitive reduction. u -> v is redundant when u reaches another
+  // in-neighbour of v (a predecessor, or v's previous send); a dependence between adjacent
+  // phases never is. For the others, a search from both ends, one step each in turn:
+  //   * forward from u, up to the latest phase of v's other in-neighbours. Dependences that
+  //     stay are typically of this kind: u's news has not spread yet, and this side dies out
+  //     after a few steps;
+  //   * backward from v's other in-neighbours, down to u's phase. Going back from v, the
+  //     messages that reach v soon cover most ranks, so for a u from far back the two sides
+  //     meet after a few steps each, where either alone would walk a large cone.
+  // Both use that a rank's messages form a chain: reaching a rank's message of phase r
+  // reaches all its later ones, and whatever reaches it reaches all its earlier ones. So each
+  // side keeps one watermark per rank (forward: the earliest position reached from u;
+  // backward: the latest position that reaches v without the edge u -> v), walks every chain
+  // at most once, and the sides meet when the watermarks of some rank cross. A side that
+  // runs out of work has its whole cone: no meeting by then means no other path.
+  struct Watermarks {
     std::int64_t search = -1;
-    Id expanded = 0;  // positions up to here (down to the window) have been expanded
-    Id reached = 0;   // latest position reaching v by two or more edges
-    Id target = 0;    // latest position of a u_i that needs the search
+    Id forward = 0;   // earliest position reached from u (the chain's end: none)
+    Id backward = 0;  // latest position reaching v (the chain's start - 1: none)
   };
-  std::vector<ChainState> state(static_cast<std::size_t>(R));
-  std::vector<std::pair<Id, Id>> ranges;  // chain positions [first, last] to expand, downwards
+  std::vector<Watermarks> marks(static_cast<std::size_t>(R));
+  std::vector<std::pair<Id, Id>> forward_ranges, backward_ranges;  // chain positions still to expand
   std::int64_t search = 0;
-  for (std::size_t v = 0; v < n; ++v) {
-    const auto first = in_start[v], last = in_start[v + 1];
-    std::int32_t floor = std::numeric_limits<std::int32_t>::max();  // earliest phase of interest
-    for (auto j = first; j < last; ++j)
-      if (!redundant[j] && phase[v] - phase[in_list[j]] >= 2) floor = std::min(floor, phase[in_list[j]]);
-    if (floor == std::numeric_limits<std::int32_t>::max()) continue;  // adjacent phases: never implied
+  auto mark = [&](int r) -> Watermarks& {
+    Watermarks& w = marks[r];
+    if (w.search != search) w = {search, chain_start[r + 1], chain_start[r] - 1};
+    return w;
+  };
+  // true: the sides meet.
+  auto reach_forward = [&](Id x) {
+    Watermarks& w = mark(rank_at[x]);
+    if (x >= w.forward) return false;
+    if (x <= w.backward) return true;
+    forward_ranges.emplace_back(x, w.forward);  // [x, old watermark), upwards
+    w.forward = x;
+    return false;
+  };
+  auto reach_backward = [&](Id x) {
+    Watermarks& w = mark(rank_at[x]);
+    if (x <= w.backward) return false;
+    if (x >= w.forward) return true;
+    backward_ranges.emplace_back(w.backward + 1, x);  // [old watermark + 1, x], downwards
+    w.backward = x;
+    return false;
+  };
+  // Does u reach v other than by the edge u -> v? `v_first..v_last`: v's predecessors in
+  // `pred`; `before_v`: v's previous send (-1: none).
+  auto other_path = [&](Id u, Id v_first, Id v_last, Id before_v) {
     ++search;
-    auto chain_state = [&](int r) -> ChainState& {
-      ChainState& c = state[r];
-      if (c.search != search) c = {search, chain_start[r] - 1, chain_start[r] - 1, chain_start[r] - 1};
-      return c;
-    };
-    int pending = 0;  // ranks whose latest u_i is not reached yet
-    for (auto j = first; j < last; ++j) {
-      const Id u = in_list[j];
-      if (redundant[j] || phase[v] - phase[u] < 2) continue;
-      ChainState& c = chain_state(pm.src[u]);
-      if (c.target < chain_start[pm.src[u]]) ++pending;
-      c.target = std::max(c.target, pos[u]);
+    forward_ranges.clear();
+    backward_ranges.clear();
+    std::int32_t horizon = -1;  // latest phase of v's other in-neighbours
+    for (Id j = v_first; j <= v_last; ++j) {
+      const Id x = j < v_last ? pred[j] : before_v;
+      if (x < 0 || x == u) continue;
+      horizon = std::max(horizon, phase_at[x]);
+      reach_backward(x);
     }
-    // A message found to reach v: remember how far its chain reaches v and queue the part
-    // of the chain not expanded yet. `direct`: a predecessor of v itself, so only the chain
-    // before it reaches v by two or more edges.
-    auto visit = [&](Id m, bool direct) {
-      if (phase[m] < floor) return;
-      ChainState& c = chain_state(pm.src[m]);
-      const Id p = pos[m], reach = direct ? p - 1 : p;
-      if (reach > c.reached) {
-        if (c.target >= chain_start[pm.src[m]] && c.reached < c.target && reach >= c.target) --pending;
-        c.reached = reach;
+    if (reach_forward(u)) return true;
+    const std::int32_t floor = phase_at[u];
+    while (!forward_ranges.empty() && !backward_ranges.empty()) {
+      auto& [f_low, f_high] = forward_ranges.back();
+      if (phase_at[f_low] >= horizon) {
+        forward_ranges.pop_back();  // later messages cannot reach an in-neighbour
+      } else {
+        const Id x = f_low++;
+        if (f_low == f_high) forward_ranges.pop_back();
+        for (Id j = succ_start[x]; j < succ_start[x + 1]; ++j)
+          if (reach_forward(succ[j])) return true;
       }
-      if (p > c.expanded) {
-        ranges.emplace_back(c.expanded + 1, p);
-        c.expanded = p;
-      }
-    };
-    ranges.clear();
-    for (auto j = first; j < last; ++j) visit(in_list[j], true);
-    if (pos[v] > chain_start[pm.src[v]]) visit(chain[pos[v] - 1], true);
-    while (!ranges.empty() && pending > 0) {
-      const auto [low, high] = ranges.back();
-      ranges.pop_back();
-      for (Id i = high; i >= low && pending > 0; --i) {
-        const Id x = chain[i];
-        if (phase[x] < floor) break;
-        for (auto j = in_start[x]; j < in_start[x + 1]; ++j) visit(in_list[j], false);
+      if (backward_ranges.empty()) break;
+      auto& [b_low, b_high] = backward_ranges.back();
+      if (phase_at[b_high] < floor) {
+        backward_ranges.pop_back();  // earlier messages cannot be reached from u
+      } else {
+        const Id x = b_high--;
+        if (b_high < b_low) backward_ranges.pop_back();
+        for (Id j = pred_start[x]; j < pred_start[x + 1]; ++j)
+          if (reach_backward(pred[j])) return true;
       }
     }
-    for (auto j = first; j < last; ++j) {
-      const Id u = in_list[j];
-      if (!redundant[j] && phase[v] - phase[u] >= 2 && state[pm.src[u]].reached >= pos[u]) {
+    return false;
+  };
+  for (Id v = 0; v < static_cast<Id>(n); ++v) {
+    const Id before_v = v > chain_start[rank_at[v]] ? v - 1 : -1;
+    for (Id j = pred_start[v]; j < pred_start[v + 1]; ++j)
+      if (phase_at[v] - phase_at[pred[j]] >= 2 && other_path(pred[j], pred_start[v], pred_start[v + 1], before_v))
         redundant[j] = 1;
-        ++plan.redundant;
-      }
-    }
   }
 
-  // The kept dependences, already in (before, to, after, from) order: targets by id, and
-  // each target's sources by id.
-  plan.syncs.reserve(in_list.size() - static_cast<std::size_t>(plan.redundant));
-  for (std::size_t v = 0; v < n; ++v)
-    for (auto j = in_start[v]; j < in_start[v + 1]; ++j)
-      if (!redundant[j]) plan.syncs.push_back({pm.src[in_list[j]], pm.src[v], phase[in_list[j]], phase[v]});
+  // The kept dependences in (before, to, after, from) order: targets by message id, and
+  // each target's sources by message id.
+  for (char r : redundant) plan.redundant += r;
+  plan.syncs.reserve(redundant.size() - static_cast<std::size_t>(std::count(redundant.begin(), redundant.end(), 1)));
+  for (std::int64_t p = 0; p < phases; ++p)
+    for (auto m = pm.offset[p]; m < pm.offset[p + 1]; ++m)
+      for (Id v = pos[m], j = pred_start[v]; j < pred_start[v + 1]; ++j)
+        if (!redundant[j]) plan.syncs.push_back({rank_at[pred[j]], rank_at[v], phase_at[pred[j]], phase_at[v]});
   // Synchronisations between one pair of ranks must be consumed in the order they are
   // sent (they carry no data to tell them apart); the reduction guarantees it, because two
-  // crossing ones would make one of them redundant. Check it: in `before` order, each
-  // pair's `after` must increase strictly too.
-  std::vector<std::int32_t> last_after(static_cast<std::size_t>(R) * R, -1), last_before(last_after.size(), -1);
-  for (const auto& y : plan.syncs) {
-    const std::size_t k = static_cast<std::size_t>(y.from) * R + y.to;
-    if (y.after <= last_after[k] || y.before <= last_before[k])
-      throw Error("plan_synchronisation: internal error: crossing synchronisations " + std::to_string(y.from) +
-                  " -> " + std::to_string(y.to));
-    last_after[k] = y.after;
-    last_before[k] = y.before;
-  }
+  // crossing ones would make one of them redundant. Check it, rank by rank of the receiver:
+  // in chain order each sender's `after` and the receiver's `before` must increase strictly.
+  struct LastSync {
+    int to = -1;
+    std::int32_t after = -1, before = -1;
+  };
+  std::vector<LastSync> last_sync(static_cast<std::size_t>(R));
+  for (Id v = 0; v < static_cast<Id>(n); ++v)
+    for (Id j = pred_start[v]; j < pred_start[v + 1]; ++j) {
+      if (redundant[j]) continue;
+      LastSync& l = last_sync[rank_at[pred[j]]];
+      if (l.to == rank_at[v] && (phase_at[pred[j]] <= l.after || phase_at[v] <= l.before))
+        throw Error("plan_synchronisation: internal error: crossing synchronisations " +
+                    std::to_string(rank_at[pred[j]]) + " -> " + std::to_string(rank_at[v]));
+      l = {rank_at[v], phase_at[pred[j]], phase_at[v]};
+    }
   return plan;
 }
 
