@@ -112,24 +112,6 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
   plan.contending_pairs = count.contending_pairs;
   const int hub = count.busiest_edge;
 
-  // Chain order: the messages rank by rank, each rank's in phase order. The graph of step 2
-  // is indexed by chain position, so that a rank's messages (a chain of program order) sit
-  // side by side. pos[m] is the chain position of message m.
-  std::vector<Id> chain_start(static_cast<std::size_t>(R) + 1, 0), pos(n);
-  std::vector<std::int32_t> phase_at(n), rank_at(n);  // by chain position
-  for (std::size_t m = 0; m < n; ++m) ++chain_start[pm.src[m] + 1];
-  for (int r = 0; r < R; ++r) chain_start[r + 1] += chain_start[r];
-  {
-    std::vector<Id> fill(chain_start.begin(), chain_start.end() - 1);
-    for (std::int64_t p = 0; p < phases; ++p)
-      for (auto m = pm.offset[p]; m < pm.offset[p + 1]; ++m) {
-        const Id at = fill[pm.src[m]]++;
-        pos[m] = at;
-        phase_at[at] = static_cast<std::int32_t>(p);
-        rank_at[at] = pm.src[m];
-      }
-  }
-
   // Depth-first times of the tree, for "is directed edge e on the path of message x".
   std::vector<int> parent(static_cast<std::size_t>(t.num_nodes())), depth(parent.size());
   std::vector<int> enter(parent.size()), leave(parent.size());
@@ -154,11 +136,14 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
   }
   for (int v = 0; v < t.num_nodes(); ++v) parent[v] = t.parent(v), depth[v] = t.depth(v);
   auto below = [&](int x, int y) { return enter[x] <= enter[y] && leave[y] <= leave[x]; };  // y under x
+  auto on_path = [&](int e, int src_node, int dst_node) {  // directed edge e on the path src -> dst
+    const int c = e / 2 + 1;
+    return e % 2 == 0 ? below(c, src_node) && !below(c, dst_node) : below(c, dst_node) && !below(c, src_node);
+  };
 
   // Step 1, one sweep in phase order: the incoming dependences of every message are the
   // previous users of the directed edges of its path (the previous user of the sender's own
-  // link is its previous send: program order). Each edge remembers its last user with what
-  // the tests below need, so the sweep reads no other per-message data.
+  // link is its previous send: program order). Every edge remembers its last user.
   // A dependence u -> v is redundant at once when u and v share an edge on which some other
   // message comes between them (u reaches it along that edge, and it reaches v). The edges
   // two tree paths share form one contiguous run, so it is enough to look at the edges just
@@ -170,36 +155,34 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
   // the final order; step 2 takes the redundant ones out again.
   // The sweep also labels every message with the latest user of the hub edge that reaches it
   // (`hub_in`, counting the hub's users from 0), for step 2.
-  struct LastUse {
-    Id id = -1, pos = -1, hub_in = -1;
-    std::int32_t phase = -1, rank = -1;
-    int src_node = -1, dst_node = -1;
+  struct Sent {  // what the sweep needs of a message that is some edge's last user
+    std::int32_t phase, rank;
+    int dst_node;
+    Id hub_in;
   };
-  auto on_path = [&](int e, const LastUse& x) {  // directed edge e on the path of x
-    const int c = e / 2 + 1;
-    return e % 2 == 0 ? below(c, x.src_node) && !below(c, x.dst_node) : below(c, x.dst_node) && !below(c, x.src_node);
-  };
+  std::vector<Sent> sent(n);  // by message id
   struct Dependence {
-    Id from, to;  // chain positions
+    Id from, to;  // message ids
   };
-  std::vector<Dependence> deps;  // the same as plan.syncs, as positions
-  bool search_needed = false;    // some dependence spans more than one phase
-  std::vector<Id> hub_in(n), hub_out(n, kNone);  // by chain position; hub_out: for step 2
+  std::vector<Dependence> deps;  // the same as plan.syncs, as message ids
+  plan.syncs.reserve(n);
+  deps.reserve(n);
+  bool search_needed = false;  // some dependence spans more than one phase
   Id hub_users = 0;
-  std::vector<LastUse> last_user(static_cast<std::size_t>(t.num_edge_ids()));
+  std::vector<Id> last_user(static_cast<std::size_t>(t.num_edge_ids()), -1);
   struct Previous {
-    LastUse use;
+    Id id;
     int first, last, count;  // indices in the route
   };
   std::vector<int> route, down;  // edges of the path, in path order
   std::vector<Previous> previous;
   for (std::int64_t p = 0; p < phases; ++p)
     for (auto m = pm.offset[p]; m < pm.offset[p + 1]; ++m) {
-      LastUse me{static_cast<Id>(m), pos[m], -1, static_cast<std::int32_t>(p), pm.src[m], node_of_rank[pm.src[m]],
-                 node_of_rank[pm.dst[m]]};
+      Sent me{static_cast<std::int32_t>(p), pm.src[m], node_of_rank[pm.dst[m]], -1};
+      const int src_node = node_of_rank[me.rank];
       route.clear();
       down.clear();
-      int a = me.src_node, b = me.dst_node;
+      int a = src_node, b = me.dst_node;
       while (a != b) {  // climb from the deeper end: up edges 2(a-1), down edges 2(b-1)+1
         if (depth[a] >= depth[b]) {
           route.push_back(2 * (a - 1));
@@ -211,41 +194,49 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
       }
       route.insert(route.end(), down.rbegin(), down.rend());
       previous.clear();
+      bool on_hub = false;
       for (int i = 0; i < static_cast<int>(route.size()); ++i) {
-        const LastUse& before = last_user[route[i]];
-        if (before.id < 0) continue;
-        if (before.phase == me.phase)
-          throw Error(i == 0 ? "plan_synchronisation: rank " + std::to_string(me.rank) + " sends twice in round " +
-                                   std::to_string(p) + " (the schedule must be single-ported)"
-                             : "plan_synchronisation: round " + std::to_string(p) + " is not contention free");
-        auto same = previous.rbegin();  // usually the predecessor on the edge just before
-        while (same != previous.rend() && same->use.id != before.id) ++same;
-        if (same == previous.rend()) {
-          previous.push_back({before, i, i, 1});
-          me.hub_in = std::max(me.hub_in, before.hub_in);
-        } else {
-          same->last = i;
-          ++same->count;
+        Id& before = last_user[route[i]];
+        on_hub |= route[i] == hub;
+        if (before >= 0) {
+          auto same = previous.rbegin();  // usually the predecessor on the edge just before
+          while (same != previous.rend() && same->id != before) ++same;
+          if (same == previous.rend()) {
+            previous.push_back({before, i, i, 1});
+          } else {
+            same->last = i;
+            ++same->count;
+          }
         }
+        before = static_cast<Id>(m);
       }
-      if (std::find(route.begin(), route.end(), hub) != route.end()) me.hub_in = hub_out[me.pos] = hub_users++;
-      for (int e : route) last_user[e] = me;
-      hub_in[me.pos] = me.hub_in;
-      std::sort(previous.begin(), previous.end(),
-                [](const Previous& x, const Previous& y) { return x.use.id < y.use.id; });
-      for (const auto& [x, first, last, count] : previous) {
+      for (const auto& x : previous) {
+        const Sent& y = sent[x.id];
+        if (y.phase == me.phase)
+          throw Error(x.first == 0 ? "plan_synchronisation: rank " + std::to_string(me.rank) + " sends twice in round " +
+                                         std::to_string(p) + " (the schedule must be single-ported)"
+                                   : "plan_synchronisation: round " + std::to_string(p) + " is not contention free");
+        me.hub_in = std::max(me.hub_in, y.hub_in);
+      }
+      if (on_hub) me.hub_in = hub_users++;
+      sent[m] = me;
+      std::sort(previous.begin(), previous.end(), [](const Previous& x, const Previous& y) { return x.id < y.id; });
+      for (const auto& [id, first, last, count] : previous) {
+        const Sent& x = sent[id];
         ++plan.consecutive_pairs;
         if (x.rank == me.rank) {
           ++plan.same_sender_pairs;
           continue;
         }
-        const bool implied = count < last - first + 1 || (first > 0 && on_path(route[first - 1], x)) ||
-                             (last + 1 < static_cast<int>(route.size()) && on_path(route[last + 1], x));
+        const int x_src = node_of_rank[x.rank];
+        const bool implied =
+            count < last - first + 1 || (first > 0 && on_path(route[first - 1], x_src, x.dst_node)) ||
+            (last + 1 < static_cast<int>(route.size()) && on_path(route[last + 1], x_src, x.dst_node));
         if (implied) {
           ++plan.redundant;
         } else {
           plan.syncs.push_back({x.rank, me.rank, x.phase, me.phase});
-          deps.push_back({x.pos, me.pos});
+          deps.push_back({id, static_cast<Id>(m)});
           search_needed |= me.phase - x.phase >= 2;
         }
       }
@@ -253,6 +244,30 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
   require(deps.size() < static_cast<std::size_t>(kNone),
           "plan_synchronisation: too many dependences (" + std::to_string(deps.size()) + ")");
   if (!search_needed) return plan;  // adjacent phases only (one switch): nothing is implied
+
+  // Chain order: the messages rank by rank, each rank's in phase order. The graph of step 2
+  // is indexed by chain position, so that a rank's messages (a chain of program order) sit
+  // side by side. pos[m] is the chain position of message m. hub_out starts as the hub
+  // index of the hub's own users.
+  std::vector<Id> chain_start(static_cast<std::size_t>(R) + 1, 0), pos(n);
+  std::vector<std::int32_t> phase_at(n), rank_at(n);  // by chain position
+  std::vector<Id> hub_in(n), hub_out(n, kNone);
+  for (std::size_t m = 0; m < n; ++m) ++chain_start[pm.src[m] + 1];
+  for (int r = 0; r < R; ++r) chain_start[r + 1] += chain_start[r];
+  {
+    std::vector<Id> fill(chain_start.begin(), chain_start.end() - 1);
+    for (std::size_t m = 0; m < n; ++m) {
+      const Sent& x = sent[m];
+      const Id at = fill[x.rank]++;
+      pos[m] = at;
+      phase_at[at] = x.phase;
+      rank_at[at] = x.rank;
+      hub_in[at] = x.hub_in;
+      if (on_path(hub, node_of_rank[x.rank], x.dst_node)) hub_out[at] = x.hub_in;
+    }
+  }
+  sent = {};
+  for (auto& d : deps) d = {pos[d.from], pos[d.to]};
 
   // The remaining graph in chain order: predecessors and successors of every position
   // (CSR), each with its rank so that a search step reads no other per-message data.
