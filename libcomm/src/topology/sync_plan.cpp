@@ -39,8 +39,11 @@ namespace {
 // The messages of a schedule phase by phase; within a phase, senders in rank order. Ids
 // are positions in src/dst, so ids grow with (phase, sender rank).
 struct PhaseMessages {
+  struct Message {
+    std::int32_t src, dst;  // ranks
+  };
   std::vector<std::int64_t> offset;  // phase p holds messages [offset[p], offset[p + 1])
-  std::vector<std::int32_t> src, dst;  // ranks
+  std::vector<Message> msg;
   bool aapc = false;  // every ordered pair of distinct ranks exactly once
 };
 
@@ -57,15 +60,17 @@ struct PhaseMessages {
 struct PairCount {
   std::int64_t contending_pairs = 0;
   int busiest_edge = 0;
+  std::int64_t fewest_users = 0;  // of any directed edge
 };
 
 PairCount aapc_contending_pairs(const Topology& t) {
   auto pairs = [](std::int64_t k) { return k * (k - 1) / 2; };
-  std::int64_t total = 0, busiest = -1;
+  std::int64_t total = 0, busiest = -1, fewest = std::numeric_limits<std::int64_t>::max();
   int edge = 0;
   for (const auto& l : t.links()) {
     total += 2 * pairs(l.load());
     if (l.load() > busiest) busiest = l.load(), edge = t.edge_id(l.a, l.b);
+    fewest = std::min(fewest, l.load());
   }
   const std::int64_t M = t.num_machines();
   for (int x = 0; x < t.num_nodes(); ++x) {
@@ -77,7 +82,7 @@ PairCount aapc_contending_pairs(const Topology& t) {
     }
     total -= ((s2 * s2 - s4) - (s1 * s1 - s2)) / 2;
   }
-  return {total, edge};
+  return {total, edge, fewest};
 }
 
 // The same count for any schedule, from the paths themselves.
@@ -88,19 +93,20 @@ PairCount counted_contending_pairs(const PhaseMessages& pm, const Topology& t,
   std::unordered_map<std::int64_t, std::int64_t> turn_users;
   std::int64_t total = 0;
   std::vector<int> path;
-  for (std::size_t m = 0; m < pm.src.size(); ++m) {
+  for (const auto& [src, dst] : pm.msg) {
     path.clear();
-    t.path_edge_ids(node_of_rank[pm.src[m]], node_of_rank[pm.dst[m]], path);
+    t.path_edge_ids(node_of_rank[src], node_of_rank[dst], path);
     for (std::size_t k = 0; k + 1 < path.size(); ++k) total -= turn_users[path[k] * E + path[k + 1]]++;
     for (int e : path) total += users[e]++;
   }
-  return {total, static_cast<int>(std::max_element(users.begin(), users.end()) - users.begin())};
+  return {total, static_cast<int>(std::max_element(users.begin(), users.end()) - users.begin()),
+          *std::min_element(users.begin(), users.end())};
 }
 
 SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
   using Id = std::int32_t;
   constexpr Id kNone = std::numeric_limits<Id>::max();
-  const std::size_t n = pm.src.size();
+  const std::size_t n = pm.msg.size();
   require(n < static_cast<std::size_t>(kNone),
           "plan_synchronisation: " + std::to_string(n) + " messages; at most 2^31 - 2 are supported");
   const int R = t.num_machines();
@@ -155,30 +161,34 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
   // the final order; step 2 takes the redundant ones out again.
   // The sweep also labels every message with the latest user of the hub edge that reaches it
   // (`hub_in`, counting the hub's users from 0), for step 2.
-  struct Sent {  // what the sweep needs of a message that is some edge's last user
+  // When every directed edge is used in every phase (one switch), every dependence joins
+  // adjacent phases and step 2 has nothing to do: the sweep then keeps nothing for it.
+  const bool search_possible = count.fewest_users < phases;
+  struct LastUse {  // what the sweep needs of an edge's last user
+    Id id = -1;
     std::int32_t phase, rank;
     int dst_node;
     Id hub_in;
   };
-  std::vector<Sent> sent(n);  // by message id
+  std::vector<Id> hub_in_of(search_possible ? n : 0);  // by message id
   struct Dependence {
     Id from, to;  // message ids
   };
   std::vector<Dependence> deps;  // the same as plan.syncs, as message ids
   plan.syncs.reserve(n);
-  deps.reserve(n);
+  if (search_possible) deps.reserve(n);
   bool search_needed = false;  // some dependence spans more than one phase
   Id hub_users = 0;
-  std::vector<Id> last_user(static_cast<std::size_t>(t.num_edge_ids()), -1);
+  std::vector<LastUse> last_user(static_cast<std::size_t>(t.num_edge_ids()));
   struct Previous {
-    Id id;
+    LastUse use;
     int first, last, count;  // indices in the route
   };
   std::vector<int> route, down;  // edges of the path, in path order
   std::vector<Previous> previous;
   for (std::int64_t p = 0; p < phases; ++p)
     for (auto m = pm.offset[p]; m < pm.offset[p + 1]; ++m) {
-      Sent me{static_cast<std::int32_t>(p), pm.src[m], node_of_rank[pm.dst[m]], -1};
+      LastUse me{static_cast<Id>(m), static_cast<std::int32_t>(p), pm.msg[m].src, node_of_rank[pm.msg[m].dst], -1};
       const int src_node = node_of_rank[me.rank];
       route.clear();
       down.clear();
@@ -196,33 +206,29 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
       previous.clear();
       bool on_hub = false;
       for (int i = 0; i < static_cast<int>(route.size()); ++i) {
-        Id& before = last_user[route[i]];
+        const LastUse& before = last_user[route[i]];
         on_hub |= route[i] == hub;
-        if (before >= 0) {
-          auto same = previous.rbegin();  // usually the predecessor on the edge just before
-          while (same != previous.rend() && same->id != before) ++same;
-          if (same == previous.rend()) {
-            previous.push_back({before, i, i, 1});
-          } else {
-            same->last = i;
-            ++same->count;
-          }
+        if (before.id < 0) continue;
+        if (before.phase == me.phase)
+          throw Error(i == 0 ? "plan_synchronisation: rank " + std::to_string(me.rank) + " sends twice in round " +
+                                   std::to_string(p) + " (the schedule must be single-ported)"
+                             : "plan_synchronisation: round " + std::to_string(p) + " is not contention free");
+        auto same = previous.rbegin();  // usually the predecessor on the edge just before
+        while (same != previous.rend() && same->use.id != before.id) ++same;
+        if (same == previous.rend()) {
+          previous.push_back({before, i, i, 1});
+          me.hub_in = std::max(me.hub_in, before.hub_in);
+        } else {
+          same->last = i;
+          ++same->count;
         }
-        before = static_cast<Id>(m);
-      }
-      for (const auto& x : previous) {
-        const Sent& y = sent[x.id];
-        if (y.phase == me.phase)
-          throw Error(x.first == 0 ? "plan_synchronisation: rank " + std::to_string(me.rank) + " sends twice in round " +
-                                         std::to_string(p) + " (the schedule must be single-ported)"
-                                   : "plan_synchronisation: round " + std::to_string(p) + " is not contention free");
-        me.hub_in = std::max(me.hub_in, y.hub_in);
       }
       if (on_hub) me.hub_in = hub_users++;
-      sent[m] = me;
-      std::sort(previous.begin(), previous.end(), [](const Previous& x, const Previous& y) { return x.id < y.id; });
-      for (const auto& [id, first, last, count] : previous) {
-        const Sent& x = sent[id];
+      if (search_possible) hub_in_of[m] = me.hub_in;
+      for (int e : route) last_user[e] = me;
+      std::sort(previous.begin(), previous.end(),
+                [](const Previous& x, const Previous& y) { return x.use.id < y.use.id; });
+      for (const auto& [x, first, last, count] : previous) {
         ++plan.consecutive_pairs;
         if (x.rank == me.rank) {
           ++plan.same_sender_pairs;
@@ -236,7 +242,7 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
           ++plan.redundant;
         } else {
           plan.syncs.push_back({x.rank, me.rank, x.phase, me.phase});
-          deps.push_back({id, static_cast<Id>(m)});
+          if (search_possible) deps.push_back({x.id, me.id});
           search_needed |= me.phase - x.phase >= 2;
         }
       }
@@ -252,21 +258,22 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
   std::vector<Id> chain_start(static_cast<std::size_t>(R) + 1, 0), pos(n);
   std::vector<std::int32_t> phase_at(n), rank_at(n);  // by chain position
   std::vector<Id> hub_in(n), hub_out(n, kNone);
-  for (std::size_t m = 0; m < n; ++m) ++chain_start[pm.src[m] + 1];
+  for (const auto& x : pm.msg) ++chain_start[x.src + 1];
   for (int r = 0; r < R; ++r) chain_start[r + 1] += chain_start[r];
   {
     std::vector<Id> fill(chain_start.begin(), chain_start.end() - 1);
-    for (std::size_t m = 0; m < n; ++m) {
-      const Sent& x = sent[m];
-      const Id at = fill[x.rank]++;
-      pos[m] = at;
-      phase_at[at] = x.phase;
-      rank_at[at] = x.rank;
-      hub_in[at] = x.hub_in;
-      if (on_path(hub, node_of_rank[x.rank], x.dst_node)) hub_out[at] = x.hub_in;
-    }
+    for (std::int64_t p = 0; p < phases; ++p)
+      for (auto m = pm.offset[p]; m < pm.offset[p + 1]; ++m) {
+        const auto [src, dst] = pm.msg[m];
+        const Id at = fill[src]++;
+        pos[m] = at;
+        phase_at[at] = static_cast<std::int32_t>(p);
+        rank_at[at] = src;
+        hub_in[at] = hub_in_of[m];
+        if (on_path(hub, node_of_rank[src], node_of_rank[dst])) hub_out[at] = hub_in_of[m];
+      }
   }
-  sent = {};
+  hub_in_of = {};
   for (auto& d : deps) d = {pos[d.from], pos[d.to]};
 
   // The remaining graph in chain order: predecessors and successors of every position
@@ -427,10 +434,10 @@ SyncPlan plan_synchronisation(const Schedule& s, const Topology& t) {
       bit = true;
     }
     std::sort(round.begin(), round.end());
-    for (const auto& [a, b] : round) pm.src.push_back(a), pm.dst.push_back(b);
-    pm.offset.push_back(static_cast<std::int64_t>(pm.src.size()));
+    for (const auto& [a, b] : round) pm.msg.push_back({a, b});
+    pm.offset.push_back(static_cast<std::int64_t>(pm.msg.size()));
   }
-  pm.aapc = !duplicate && pm.src.size() == static_cast<std::size_t>(R) * (R - 1);
+  pm.aapc = !duplicate && pm.msg.size() == static_cast<std::size_t>(R) * (R - 1);
   return plan_from_messages(pm, t);
 }
 
@@ -444,16 +451,15 @@ SyncPlan plan_synchronisation(const TreeAapcSchedule& s, const Topology& t) {
   for (std::int32_t p : s.phase_of)
     if (p >= 0) ++pm.offset[static_cast<std::size_t>(p) + 1];
   for (std::int64_t p = 0; p < s.num_phases; ++p) pm.offset[p + 1] += pm.offset[p];
-  pm.src.resize(static_cast<std::size_t>(pm.offset.back()));
-  pm.dst.resize(pm.src.size());
+  pm.msg.resize(static_cast<std::size_t>(pm.offset.back()));
   std::vector<std::int64_t> fill(pm.offset.begin(), pm.offset.end() - 1);
+  std::vector<std::int32_t> rank_of(M);
+  for (std::size_t b = 0; b < M; ++b) rank_of[b] = t.rank_of_machine(static_cast<int>(b));
   for (std::size_t r = 0; r < M; ++r) {  // senders in rank order
     const std::int32_t* row = s.phase_of.data() + static_cast<std::size_t>(t.machine_of_rank()[r]) * M;
     for (std::size_t b = 0; b < M; ++b)
       if (row[b] >= 0) {
-        const auto k = fill[row[b]]++;
-        pm.src[k] = static_cast<std::int32_t>(r);
-        pm.dst[k] = t.rank_of_machine(static_cast<int>(b));
+        pm.msg[fill[row[b]]++] = {static_cast<std::int32_t>(r), rank_of[b]};
       }
   }
   pm.aapc = true;  // schedule_tree_aapc places every message exactly once
