@@ -392,21 +392,34 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
     for (Id j = pred_start[v]; j < pred_start[v + 1]; ++j)
       if (pred[j].pos != u.pos) others.push_back(pred[j]);
     if (v > chain_start[at[v].rank]) others.push_back({v - 1, at[v].rank});
-    for (const Arc& w : others)
+    // The labels decide most cases: a path through the hub, or none because a message
+    // only reaches what has labels at least its own.
+    bool possible = false;
+    for (const Arc& w : others) {
       if (hub_out[u.pos] <= hub_in[w.pos]) return true;
+      possible |= hub_in[u.pos] <= hub_in[w.pos] && hub_out[u.pos] <= hub_out[w.pos];
+    }
+    if (!possible) return false;
     ++search;
     forward_ranges.clear();
     backward_ranges.clear();
-    std::int32_t horizon = -1;  // latest phase of v's other in-neighbours
+    // Forward, a message is worth expanding while it is before the latest in-neighbour and
+    // its labels are at most theirs; backward, while it is after u and its labels are at
+    // least u's. Labels and phases grow along a chain, so a range ends at the first that fails.
+    std::int32_t horizon = -1;
+    Id in_limit = -1, out_limit = -1;
     for (const Arc& w : others) {
       horizon = std::max(horizon, at[w.pos].phase);
+      in_limit = std::max(in_limit, hub_in[w.pos]);
+      out_limit = std::max(out_limit, hub_out[w.pos]);
       reach_backward(w);
     }
     if (reach_forward(u)) return true;
     const std::int32_t floor = at[u.pos].phase;
+    const Id in_floor = hub_in[u.pos], out_floor = hub_out[u.pos];
     while (!forward_ranges.empty() && !backward_ranges.empty()) {
       auto& [f_low, f_high] = forward_ranges.back();
-      if (at[f_low].phase >= horizon) {
+      if (at[f_low].phase >= horizon || hub_in[f_low] > in_limit || hub_out[f_low] > out_limit) {
         forward_ranges.pop_back();  // later messages cannot reach an in-neighbour
       } else {
         const Id x = f_low++;
@@ -416,7 +429,7 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
       }
       if (backward_ranges.empty()) break;
       auto& [b_low, b_high] = backward_ranges.back();
-      if (at[b_high].phase < floor) {
+      if (at[b_high].phase < floor || hub_in[b_high] < in_floor || hub_out[b_high] < out_floor) {
         backward_ranges.pop_back();  // earlier messages cannot be reached from u
       } else {
         const Id x = b_high--;
