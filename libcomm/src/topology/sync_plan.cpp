@@ -185,10 +185,11 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
   struct Sender {
     std::int32_t phase, rank;
   };
-  std::vector<Id> chain_start(static_cast<std::size_t>(R) + 1, 0), pos;
+  std::vector<Id> chain_start(static_cast<std::size_t>(R) + 1, 0), pos, id_at;
   std::vector<Sender> at;  // by chain position
   if (search_possible) {
     pos = large_vector<Id>(n, 0);
+    id_at = large_vector<Id>(n, 0);
     at = large_vector<Sender>(n, {});
     for (const auto& x : pm.msg) ++chain_start[x.src + 1];
     for (int r = 0; r < R; ++r) chain_start[r + 1] += chain_start[r];
@@ -196,6 +197,7 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
     for (std::int64_t p = 0; p < phases; ++p)
       for (auto m = pm.offset[p]; m < pm.offset[p + 1]; ++m) {
         pos[m] = fill[pm.msg[m].src]++;
+        id_at[pos[m]] = static_cast<Id>(m);
         at[pos[m]] = {static_cast<std::int32_t>(p), pm.msg[m].src};
       }
   }
@@ -221,15 +223,15 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
     Id hub_in;
   };
   std::vector<Id> hub_in, hub_out;  // by chain position; hub_out: the hub's users only, for now
-  struct Dependence {
-    Id from, to;  // chain positions
-  };
-  std::vector<Dependence> deps;  // the same as plan.syncs
+  // The graph for step 2: the kept dependences as predecessor lists by message id (CSR,
+  // pred[pred_start[m] ..] as chain positions), entry for entry the same as plan.syncs.
+  std::vector<Id> pred_start, pred;
   // Room for (typically) all the dependences kept here, about one a message on one switch
   // and 1.1-1.3 on deeper trees; only what is written costs memory.
   reserve_large(plan.syncs, search_possible ? 2 * n : n);
   if (search_possible) {
-    reserve_large(deps, 2 * n);
+    pred_start = large_vector<Id>(n + 1, 0);
+    reserve_large(pred, 2 * n);
     hub_in = large_vector<Id>(n, -1);
     hub_out = large_vector<Id>(n, kNone);
   }
@@ -302,38 +304,31 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
           ++plan.redundant;
         } else {
           plan.syncs.push_back({x.rank, me.rank, x.phase, me.phase});
-          if (search_possible) deps.push_back({x.pos, me.pos});
+          if (search_possible) pred.push_back(x.pos);
           search_needed |= me.phase - x.phase >= 2;
         }
       }
+      if (search_possible) pred_start[m + 1] = static_cast<Id>(pred.size());
     }
-  require(deps.size() < static_cast<std::size_t>(kNone),
-          "plan_synchronisation: too many dependences (" + std::to_string(deps.size()) + ")");
+  require(plan.syncs.size() < static_cast<std::size_t>(kNone),
+          "plan_synchronisation: too many dependences (" + std::to_string(plan.syncs.size()) + ")");
   if (!search_needed) return plan;  // adjacent phases only: nothing more is implied
 
-  // The remaining graph in chain order: predecessors and successors of every position
-  // (CSR), each with its rank so that a search step reads no other per-message data.
-  struct Arc {
-    Id pos;
-    std::int32_t rank;
-  };
-  std::vector<Id> pred_start = large_vector<Id>(n + 1, 0), succ_start = large_vector<Id>(n + 1, 0);
-  std::vector<Arc> pred = large_vector<Arc>(deps.size(), {}), succ = large_vector<Arc>(deps.size(), {});
-  for (const auto& d : deps) ++pred_start[d.to + 1], ++succ_start[d.from + 1];
-  for (std::size_t i = 0; i < n; ++i) pred_start[i + 1] += pred_start[i], succ_start[i + 1] += succ_start[i];
-  for (const auto& d : deps) {  // fills position i at start[i], moving start[i] to start[i + 1]
-    pred[pred_start[d.to]++] = {d.from, at[d.from].rank};
-    succ[succ_start[d.from]++] = {d.to, at[d.to].rank};
-  }
-  for (std::size_t i = n; i > 0; --i) pred_start[i] = pred_start[i - 1], succ_start[i] = succ_start[i - 1];
-  pred_start[0] = succ_start[0] = 0;
+  // Successors of every chain position (CSR), for the forward side of step 2.
+  std::vector<Id> succ_start = large_vector<Id>(n + 1, 0), succ = large_vector<Id>(pred.size(), 0);
+  for (Id u : pred) ++succ_start[u + 1];
+  for (std::size_t i = 0; i < n; ++i) succ_start[i + 1] += succ_start[i];
+  for (std::size_t m = 0; m < n; ++m)  // fills position i at start[i], moving start[i] to start[i + 1]
+    for (Id j = pred_start[m]; j < pred_start[m + 1]; ++j) succ[succ_start[pred[j]]++] = pos[m];
+  for (std::size_t i = n; i > 0; --i) succ_start[i] = succ_start[i - 1];
+  succ_start[0] = 0;
   // hub_out: the earliest user of the hub edge that a message reaches (kNone: none), from
   // the latest message backwards.
   for (auto m = static_cast<std::int64_t>(n) - 1; m >= 0; --m) {
     const Id x = pos[m];
     Id h = hub_out[x];
     if (x + 1 < chain_start[at[x].rank + 1]) h = std::min(h, hub_out[x + 1]);
-    for (Id j = succ_start[x]; j < succ_start[x + 1]; ++j) h = std::min(h, hub_out[succ[j].pos]);
+    for (Id j = succ_start[x]; j < succ_start[x + 1]; ++j) h = std::min(h, hub_out[succ[j]]);
     hub_out[x] = h;
   }
 
@@ -369,35 +364,35 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
     return w;
   };
   // true: the sides meet.
-  auto reach_forward = [&](Arc x) {
-    Watermarks& w = mark(x.rank);
-    if (x.pos >= w.forward) return false;
-    if (x.pos <= w.backward) return true;
-    forward_ranges.emplace_back(x.pos, w.forward);  // [x, old watermark), upwards
-    w.forward = x.pos;
+  auto reach_forward = [&](Id x) {
+    Watermarks& w = mark(at[x].rank);
+    if (x >= w.forward) return false;
+    if (x <= w.backward) return true;
+    forward_ranges.emplace_back(x, w.forward);  // [x, old watermark), upwards
+    w.forward = x;
     return false;
   };
-  auto reach_backward = [&](Arc x) {
-    Watermarks& w = mark(x.rank);
-    if (x.pos <= w.backward) return false;
-    if (x.pos >= w.forward) return true;
-    backward_ranges.emplace_back(w.backward + 1, x.pos);  // [old watermark + 1, x], downwards
-    w.backward = x.pos;
+  auto reach_backward = [&](Id x) {
+    Watermarks& w = mark(at[x].rank);
+    if (x <= w.backward) return false;
+    if (x >= w.forward) return true;
+    backward_ranges.emplace_back(w.backward + 1, x);  // [old watermark + 1, x], downwards
+    w.backward = x;
     return false;
   };
-  std::vector<Arc> others;  // v's in-neighbours other than u
-  // Does u reach v other than by the edge u -> v?
-  auto other_path = [&](Arc u, Id v) {
+  std::vector<Id> others;  // v's in-neighbours other than u
+  // Does u reach v (message m) other than by the edge u -> v?
+  auto other_path = [&](Id u, Id v, std::size_t m) {
     others.clear();
-    for (Id j = pred_start[v]; j < pred_start[v + 1]; ++j)
-      if (pred[j].pos != u.pos) others.push_back(pred[j]);
-    if (v > chain_start[at[v].rank]) others.push_back({v - 1, at[v].rank});
+    for (Id j = pred_start[m]; j < pred_start[m + 1]; ++j)
+      if (pred[j] != u) others.push_back(pred[j]);
+    if (v > chain_start[at[v].rank]) others.push_back(v - 1);
     // The labels decide most cases: a path through the hub, or none because a message
     // only reaches what has labels at least its own.
     bool possible = false;
-    for (const Arc& w : others) {
-      if (hub_out[u.pos] <= hub_in[w.pos]) return true;
-      possible |= hub_in[u.pos] <= hub_in[w.pos] && hub_out[u.pos] <= hub_out[w.pos];
+    for (Id w : others) {
+      if (hub_out[u] <= hub_in[w]) return true;
+      possible |= hub_in[u] <= hub_in[w] && hub_out[u] <= hub_out[w];
     }
     if (!possible) return false;
     ++search;
@@ -408,15 +403,15 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
     // least u's. Labels and phases grow along a chain, so a range ends at the first that fails.
     std::int32_t horizon = -1;
     Id in_limit = -1, out_limit = -1;
-    for (const Arc& w : others) {
-      horizon = std::max(horizon, at[w.pos].phase);
-      in_limit = std::max(in_limit, hub_in[w.pos]);
-      out_limit = std::max(out_limit, hub_out[w.pos]);
+    for (Id w : others) {
+      horizon = std::max(horizon, at[w].phase);
+      in_limit = std::max(in_limit, hub_in[w]);
+      out_limit = std::max(out_limit, hub_out[w]);
       reach_backward(w);
     }
     if (reach_forward(u)) return true;
-    const std::int32_t floor = at[u.pos].phase;
-    const Id in_floor = hub_in[u.pos], out_floor = hub_out[u.pos];
+    const std::int32_t floor = at[u].phase;
+    const Id in_floor = hub_in[u], out_floor = hub_out[u];
     while (!forward_ranges.empty() && !backward_ranges.empty()) {
       auto& [f_low, f_high] = forward_ranges.back();
       if (at[f_low].phase >= horizon || hub_in[f_low] > in_limit || hub_out[f_low] > out_limit) {
@@ -434,20 +429,22 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
       } else {
         const Id x = b_high--;
         if (b_high < b_low) backward_ranges.pop_back();
-        for (Id j = pred_start[x]; j < pred_start[x + 1]; ++j)
+        const Id m = id_at[x];
+        for (Id j = pred_start[m]; j < pred_start[m + 1]; ++j)
           if (reach_backward(pred[j])) return true;
       }
     }
     return false;
   };
   std::size_t kept = 0;
-  for (std::size_t k = 0; k < deps.size(); ++k) {
-    const auto [u, v] = deps[k];
-    if (at[v].phase - at[u].phase >= 2 && other_path({u, at[u].rank}, v))
-      ++plan.redundant;
-    else
-      plan.syncs[kept++] = plan.syncs[k];
-  }
+  for (std::size_t m = 0; m < n; ++m)
+    for (Id j = pred_start[m]; j < pred_start[m + 1]; ++j) {
+      const Id u = pred[j], v = pos[m];
+      if (at[v].phase - at[u].phase >= 2 && other_path(u, v, m))
+        ++plan.redundant;
+      else
+        plan.syncs[kept++] = plan.syncs[j];
+    }
   plan.syncs.resize(kept);
   // Synchronisations between one pair of ranks are consumed in the order they are sent
   // (they carry no data to tell them apart), so two of them must never cross: a -> b after
