@@ -251,15 +251,14 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
       const int src_node = node_of_rank[me.rank];
       route.clear();
       down.clear();
+      // Up edges 2(a-1) from the source, down edges 2(b-1)+1 to the destination: climb the
+      // deeper end to the other's depth, then both together to the common ancestor.
       int a = src_node, b = me.dst_node;
-      while (a != b) {  // climb from the deeper end: up edges 2(a-1), down edges 2(b-1)+1
-        if (depth[a] >= depth[b]) {
-          route.push_back(2 * (a - 1));
-          a = parent[a];
-        } else {
-          down.push_back(2 * (b - 1) + 1);
-          b = parent[b];
-        }
+      for (; depth[a] > depth[b]; a = parent[a]) route.push_back(2 * (a - 1));
+      for (; depth[b] > depth[a]; b = parent[b]) down.push_back(2 * (b - 1) + 1);
+      for (; a != b; a = parent[a], b = parent[b]) {
+        route.push_back(2 * (a - 1));
+        down.push_back(2 * (b - 1) + 1);
       }
       route.insert(route.end(), down.rbegin(), down.rend());
       previous.clear();
