@@ -8,20 +8,17 @@
 // other dependences, are removed: the transitive reduction of the graph.
 //
 // The plan has to stay fast at 4096 machines (16.7 M messages), so it leans on the
-// structure of the graph:
+// structure of the graph (details at plan_from_messages; docs/algorithms/tree_scheduled.md):
 //   * the messages that use one directed edge are totally ordered by phase (a phase is
-//     contention free), so only consecutive users of an edge need a direct dependence;
-//     every other pair on the edge follows by transitivity. Walking the messages in phase
-//     order and remembering the last user of every edge gives each message its incoming
-//     dependences directly (no global sort);
-//   * every dependence goes from an earlier phase to a later one, so a dependence between
-//     adjacent phases can never be implied by a longer path, and a search for another path
-//     to a message of phase q only visits messages of phases up to q;
-//   * a rank's messages form a chain in program order: once a search reaches a rank's
-//     message of phase r, it reaches all of that rank's later messages. The search for
-//     other paths from a message u therefore keeps, per rank, the earliest message reached
-//     and expands every rank's chain at most once; one search serves all of u's
-//     dependences at once.
+//     contention free), so only consecutive users of an edge need a direct dependence.
+//     One sweep in phase order, remembering the last user of every edge, gives each
+//     message its incoming dependences and drops at once those implied along a shared edge;
+//   * every dependence goes from an earlier phase to a later one, so one between adjacent
+//     phases can never be implied;
+//   * the users of one edge, like the sends of one rank, form a chain. Labels against the
+//     chain of the busiest edge (the latest of its users reaching a message, the earliest
+//     one reached from it) prove or rule out most other paths in O(1);
+//   * the rest is a search from both ends that walks every rank's chain at most once.
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -181,7 +178,8 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
 
   // Chain order (for step 2): the messages rank by rank, each rank's in phase order. The
   // graph of step 2 is indexed by chain position, so that a rank's messages (a chain of
-  // program order) sit side by side. pos[m] is the chain position of message m.
+  // program order) sit side by side. pos[m] is the chain position of message m, id_at[]
+  // the message at a position.
   struct Sender {
     std::int32_t phase, rank;
   };
@@ -312,6 +310,9 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
   require(plan.syncs.size() < static_cast<std::size_t>(kNone),
           "plan_synchronisation: too many dependences (" + std::to_string(plan.syncs.size()) + ")");
   if (!search_needed) return plan;  // adjacent phases only: nothing more is implied
+  if (!search_possible)  // every edge busy in every phase leaves no gap of two phases
+    throw Error("plan_synchronisation: internal error: a dependence spans two phases on a tree whose edges are "
+                "all busy in every phase");
 
   // Successors of every chain position (CSR), for the forward side of step 2.
   std::vector<Id> succ_start = large_vector<Id>(n + 1, 0), succ = large_vector<Id>(pred.size(), 0);
