@@ -20,6 +20,7 @@
 //     one reached from it) prove or rule out most other paths in O(1);
 //   * the rest is a search from both ends that walks every rank's chain at most once.
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <unordered_map>
