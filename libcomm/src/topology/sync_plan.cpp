@@ -8,24 +8,28 @@
 // other dependences, are removed: the transitive reduction of the graph.
 //
 // The plan has to stay fast at 4096 machines (16.7 M messages), so it leans on the
-// structure of the graph:
+// structure of the graph (details at plan_from_messages; docs/algorithms/tree_scheduled.md):
 //   * the messages that use one directed edge are totally ordered by phase (a phase is
-//     contention free), so only consecutive users of an edge need a direct dependence;
-//     every other pair on the edge follows by transitivity. Walking the messages in phase
-//     order and remembering the last user of every edge gives each message its incoming
-//     dependences directly (no global sort);
-//   * every dependence goes from an earlier phase to a later one, so a dependence between
-//     adjacent phases can never be implied by a longer path, and a search for another path
-//     to a message of phase q only visits messages of phases up to q;
-//   * a rank's messages form a chain in program order: once a search reaches a rank's
-//     message of phase r, it reaches all of that rank's later messages. The search for
-//     other paths from a message u therefore keeps, per rank, the earliest message reached
-//     and expands every rank's chain at most once; one search serves all of u's
-//     dependences at once.
+//     contention free), so only consecutive users of an edge need a direct dependence.
+//     One sweep in phase order, remembering the last user of every edge, gives each
+//     message its incoming dependences and drops at once those implied along a shared edge;
+//   * every dependence goes from an earlier phase to a later one, so one between adjacent
+//     phases can never be implied;
+//   * the users of one edge, like the sends of one rank, form a chain. Labels against the
+//     chain of the busiest edge (the latest of its users reaching a message, the earliest
+//     one reached from it) prove or rule out most other paths in O(1);
+//   * the rest is a search from both ends that walks every rank's chain at most once.
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "libcomm/error.hpp"
 #include "libcomm/tree_schedule.hpp"
@@ -37,10 +41,37 @@ namespace {
 // The messages of a schedule phase by phase; within a phase, senders in rank order. Ids
 // are positions in src/dst, so ids grow with (phase, sender rank).
 struct PhaseMessages {
+  struct Message {
+    std::int32_t src, dst;  // ranks
+  };
   std::vector<std::int64_t> offset;  // phase p holds messages [offset[p], offset[p + 1])
-  std::vector<std::int32_t> src, dst;  // ranks
+  std::vector<Message> msg;
   bool aapc = false;  // every ordered pair of distinct ranks exactly once
 };
+
+// The big arrays below (tens of millions of entries at 4096 machines) are written once. On
+// Linux, ask for transparent huge pages for them: with 4 KiB pages the page faults of the
+// first touch cost more than the computation (about 4 ns a byte on the shared VM this was
+// measured on; some 25 times less with 2 MiB pages). Only a hint: where it is refused or
+// unknown, nothing changes.
+template <class T>
+void reserve_large(std::vector<T>& v, std::size_t n) {
+  v.reserve(n);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  const auto begin = reinterpret_cast<std::uintptr_t>(v.data());
+  const std::uintptr_t low = (begin + kHuge - 1) & ~(kHuge - 1), high = (begin + n * sizeof(T)) & ~(kHuge - 1);
+  if (high > low) madvise(reinterpret_cast<void*>(low), high - low, MADV_HUGEPAGE);
+#endif
+}
+
+template <class T>
+std::vector<T> large_vector(std::size_t n, const T& value) {
+  std::vector<T> v;
+  reserve_large(v, n);
+  v.assign(n, value);
+  return v;
+}
 
 // Pairs of messages sharing a directed edge, for an all-to-all personalised exchange
 // (every ordered pair of machines once), without looking at the messages. Two paths of a
@@ -48,10 +79,25 @@ struct PhaseMessages {
 // L times and the same sum over consecutive edge pairs ("turns" through a node) L - 1
 // times. For AAPC, n_e = |Mu| |Mv| of the link, and a turn through node x from its
 // neighbour side i to side j carries m_i m_j messages (m_i: machines on side i).
-std::int64_t aapc_contending_pairs(const Topology& t) {
+//
+// Both counts also name the busiest directed edge (the most messages), the hub of step 2
+// of plan_from_messages. For AAPC that is a direction of the bottleneck link, used in every
+// phase of schedule_tree_aapc.
+struct PairCount {
+  std::int64_t contending_pairs = 0;
+  int busiest_edge = 0;
+  std::int64_t fewest_users = 0;  // of any directed edge
+};
+
+PairCount aapc_contending_pairs(const Topology& t) {
   auto pairs = [](std::int64_t k) { return k * (k - 1) / 2; };
-  std::int64_t total = 0;
-  for (const auto& l : t.links()) total += 2 * pairs(l.load());
+  std::int64_t total = 0, busiest = -1, fewest = std::numeric_limits<std::int64_t>::max();
+  int edge = 0;
+  for (const auto& l : t.links()) {
+    total += 2 * pairs(l.load());
+    if (l.load() > busiest) busiest = l.load(), edge = t.edge_id(l.a, l.b);
+    fewest = std::min(fewest, l.load());
+  }
   const std::int64_t M = t.num_machines();
   for (int x = 0; x < t.num_nodes(); ++x) {
     // sum over ordered i != j of C(m_i m_j, 2) = ((S2^2 - S4) - (S1^2 - S2)) / 2
@@ -62,67 +108,45 @@ std::int64_t aapc_contending_pairs(const Topology& t) {
     }
     total -= ((s2 * s2 - s4) - (s1 * s1 - s2)) / 2;
   }
-  return total;
+  return {total, edge, fewest};
 }
 
 // The same count for any schedule, from the paths themselves.
-std::int64_t counted_contending_pairs(const PhaseMessages& pm, const Topology& t,
-                                      const std::vector<int>& node_of_rank) {
+PairCount counted_contending_pairs(const PhaseMessages& pm, const Topology& t,
+                                   const std::vector<int>& node_of_rank) {
   const std::int64_t E = t.num_edge_ids();
   std::vector<std::int64_t> users(static_cast<std::size_t>(E), 0);
   std::unordered_map<std::int64_t, std::int64_t> turn_users;
   std::int64_t total = 0;
   std::vector<int> path;
-  for (std::size_t m = 0; m < pm.src.size(); ++m) {
+  for (const auto& [src, dst] : pm.msg) {
     path.clear();
-    t.path_edge_ids(node_of_rank[pm.src[m]], node_of_rank[pm.dst[m]], path);
+    t.path_edge_ids(node_of_rank[src], node_of_rank[dst], path);
     for (std::size_t k = 0; k + 1 < path.size(); ++k) total -= turn_users[path[k] * E + path[k + 1]]++;
     for (int e : path) total += users[e]++;
   }
-  return total;
+  return {total, static_cast<int>(std::max_element(users.begin(), users.end()) - users.begin()),
+          *std::min_element(users.begin(), users.end())};
 }
 
 SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
   using Id = std::int32_t;
-  const std::size_t n = pm.src.size();
-  require(n < static_cast<std::size_t>(std::numeric_limits<Id>::max()),
-          "plan_synchronisation: " + std::to_string(n) + " messages; at most 2^31 - 1 are supported");
+  constexpr Id kNone = std::numeric_limits<Id>::max();
+  const std::size_t n = pm.msg.size();
+  require(n < static_cast<std::size_t>(kNone),
+          "plan_synchronisation: " + std::to_string(n) + " messages; at most 2^31 - 2 are supported");
   const int R = t.num_machines();
   const std::int64_t phases = static_cast<std::int64_t>(pm.offset.size()) - 1;
   SyncPlan plan;
   std::vector<int> node_of_rank(static_cast<std::size_t>(R));
   for (int r = 0; r < R; ++r) node_of_rank[r] = t.machine_node(t.machine_of_rank()[r]);
-  plan.contending_pairs = pm.aapc ? aapc_contending_pairs(t) : counted_contending_pairs(pm, t, node_of_rank);
+  const PairCount count = pm.aapc ? aapc_contending_pairs(t) : counted_contending_pairs(pm, t, node_of_rank);
+  plan.contending_pairs = count.contending_pairs;
+  const int hub = count.busiest_edge;
 
-  std::vector<std::int32_t> phase(n);
-  for (std::int64_t p = 0; p < phases; ++p)
-    std::fill(phase.begin() + pm.offset[p], phase.begin() + pm.offset[p + 1], static_cast<std::int32_t>(p));
-
-  // Chains: every rank's messages in phase order, chain[chain_start[r] .. chain_start[r + 1]).
-  // pos[m] is the index of message m in `chain`.
-  std::vector<Id> chain_start(static_cast<std::size_t>(R) + 1, 0), chain(n), pos(n);
-  for (std::size_t m = 0; m < n; ++m) ++chain_start[pm.src[m] + 1];
-  for (int r = 0; r < R; ++r) chain_start[r + 1] += chain_start[r];
-  {
-    std::vector<Id> fill(chain_start.begin(), chain_start.end() - 1);
-    for (std::size_t m = 0; m < n; ++m) {
-      const Id at = fill[pm.src[m]]++;
-      if (at > chain_start[pm.src[m]] && phase[chain[at - 1]] == phase[m])
-        throw Error("plan_synchronisation: rank " + std::to_string(pm.src[m]) + " sends twice in round " +
-                    std::to_string(phase[m]) + " (the schedule must be single-ported)");
-      chain[at] = static_cast<Id>(m);
-      pos[m] = at;
-    }
-  }
-
-  // Incoming dependences of every message (CSR, sources ascending): the previous user of
-  // each directed edge of its path, deduplicated; same-sender pairs are program order.
-  // A dependence u -> v is redundant at once when u and v share an edge on which some
-  // other message comes between them (u reaches it along that edge, and it reaches v).
-  // The edges two tree paths share form one contiguous run, so it is enough to look at
-  // the edges just outside, and between, those on which u is v's predecessor.
+  // Depth-first times of the tree, for "is directed edge e on the path of message x".
   std::vector<int> parent(static_cast<std::size_t>(t.num_nodes())), depth(parent.size());
-  std::vector<int> enter(parent.size()), leave(parent.size());  // depth-first times
+  std::vector<int> enter(parent.size()), leave(parent.size());
   {
     int clock = 0;
     std::vector<std::pair<int, std::size_t>> stack = {{0, 0}};
@@ -144,157 +168,289 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
   }
   for (int v = 0; v < t.num_nodes(); ++v) parent[v] = t.parent(v), depth[v] = t.depth(v);
   auto below = [&](int x, int y) { return enter[x] <= enter[y] && leave[y] <= leave[x]; };  // y under x
-  auto on_path = [&](int e, Id m) {  // directed edge e on the path of message m
-    const int c = e / 2 + 1, a = node_of_rank[pm.src[m]], b = node_of_rank[pm.dst[m]];
-    return e % 2 == 0 ? below(c, a) && !below(c, b) : below(c, b) && !below(c, a);
+  auto on_path = [&](int e, int src_node, int dst_node) {  // directed edge e on the path src -> dst
+    const int c = e / 2 + 1;
+    return e % 2 == 0 ? below(c, src_node) && !below(c, dst_node) : below(c, dst_node) && !below(c, src_node);
   };
-  std::vector<Id> last_user(static_cast<std::size_t>(t.num_edge_ids()), -1);
-  std::vector<std::int64_t> in_start(n + 1, 0);
-  std::vector<Id> in_list;
-  std::vector<char> redundant;  // by position in in_list
-  in_list.reserve(4 * n);
-  redundant.reserve(4 * n);
-  std::vector<int> route, down;                         // edges of the path, in path order
-  std::vector<std::pair<Id, int>> previous;             // (predecessor, index in route)
-  for (std::size_t m = 0; m < n; ++m) {
-    route.clear();
-    down.clear();
-    int a = node_of_rank[pm.src[m]], b = node_of_rank[pm.dst[m]];
-    while (a != b) {  // climb from the deeper end: up edges 2(a-1), down edges 2(b-1)+1
-      if (depth[a] >= depth[b]) {
+
+  // When every directed edge is used in every phase (one switch), every dependence joins
+  // adjacent phases and step 2 has nothing to do: nothing is kept for it then.
+  const bool search_possible = count.fewest_users < phases;
+
+  // Chain order (for step 2): the messages rank by rank, each rank's in phase order. The
+  // graph of step 2 is indexed by chain position, so that a rank's messages (a chain of
+  // program order) sit side by side. pos[m] is the chain position of message m, id_at[]
+  // the message at a position.
+  struct Sender {
+    std::int32_t phase, rank;
+  };
+  std::vector<Id> chain_start(static_cast<std::size_t>(R) + 1, 0), pos, id_at;
+  std::vector<Sender> at;  // by chain position
+  if (search_possible) {
+    pos = large_vector<Id>(n, 0);
+    id_at = large_vector<Id>(n, 0);
+    at = large_vector<Sender>(n, {});
+    for (const auto& x : pm.msg) ++chain_start[x.src + 1];
+    for (int r = 0; r < R; ++r) chain_start[r + 1] += chain_start[r];
+    std::vector<Id> fill(chain_start.begin(), chain_start.end() - 1);
+    for (std::int64_t p = 0; p < phases; ++p)
+      for (auto m = pm.offset[p]; m < pm.offset[p + 1]; ++m) {
+        pos[m] = fill[pm.msg[m].src]++;
+        id_at[pos[m]] = static_cast<Id>(m);
+        at[pos[m]] = {static_cast<std::int32_t>(p), pm.msg[m].src};
+      }
+  }
+
+  // Step 1, one sweep in phase order: the incoming dependences of every message are the
+  // previous users of the directed edges of its path (the previous user of the sender's own
+  // link is its previous send: program order). Every edge remembers its last user.
+  // A dependence u -> v is redundant at once when u and v share an edge on which some other
+  // message comes between them (u reaches it along that edge, and it reaches v). The edges
+  // two tree paths share form one contiguous run, so it is enough to look at the edges just
+  // outside, and between, those on which u is v's predecessor. Those dependences are
+  // dropped here: a dependence implied by a path of others can be left out of the graph
+  // without changing what reaches what (the transitive reduction of a DAG is unique and lies
+  // in every subgraph with the same reachability). Dependences with the same sender are
+  // program order and need no message. The others are written to plan.syncs at once, in
+  // the final order; step 2 takes the redundant ones out again.
+  // The sweep also labels every message with the latest user of the hub edge that reaches it
+  // (hub_in, counting the hub's users from 0), for step 2.
+  struct LastUse {  // what the sweep needs of an edge's last user
+    Id id = -1, pos;
+    std::int32_t phase, rank;
+    int dst_node;
+    Id hub_in;
+  };
+  std::vector<Id> hub_in, hub_out;  // by chain position; hub_out: the hub's users only, for now
+  // The graph for step 2: the kept dependences as predecessor lists by message id (CSR,
+  // pred[pred_start[m] ..] as chain positions), entry for entry the same as plan.syncs.
+  std::vector<Id> pred_start, pred;
+  // Room for (typically) all the dependences kept here, about one a message on one switch
+  // and 1.1-1.3 on deeper trees; only what is written costs memory.
+  reserve_large(plan.syncs, search_possible ? 2 * n : n);
+  if (search_possible) {
+    pred_start = large_vector<Id>(n + 1, 0);
+    reserve_large(pred, 2 * n);
+    hub_in = large_vector<Id>(n, -1);
+    hub_out = large_vector<Id>(n, kNone);
+  }
+  bool search_needed = false;  // some dependence spans more than one phase
+  Id hub_users = 0;
+  std::vector<LastUse> last_user(static_cast<std::size_t>(t.num_edge_ids()));
+  struct Previous {
+    LastUse use;
+    int first, last, count;  // indices in the route
+  };
+  std::vector<int> route, down;  // edges of the path, in path order
+  std::vector<Previous> previous;
+  for (std::int64_t p = 0; p < phases; ++p)
+    for (auto m = pm.offset[p]; m < pm.offset[p + 1]; ++m) {
+      LastUse me{static_cast<Id>(m), search_possible ? pos[m] : -1, static_cast<std::int32_t>(p), pm.msg[m].src,
+                 node_of_rank[pm.msg[m].dst], -1};
+      const int src_node = node_of_rank[me.rank];
+      route.clear();
+      down.clear();
+      // Up edges 2(a-1) from the source, down edges 2(b-1)+1 to the destination: climb the
+      // deeper end to the other's depth, then both together to the common ancestor.
+      int a = src_node, b = me.dst_node;
+      for (; depth[a] > depth[b]; a = parent[a]) route.push_back(2 * (a - 1));
+      for (; depth[b] > depth[a]; b = parent[b]) down.push_back(2 * (b - 1) + 1);
+      for (; a != b; a = parent[a], b = parent[b]) {
         route.push_back(2 * (a - 1));
-        a = parent[a];
-      } else {
         down.push_back(2 * (b - 1) + 1);
-        b = parent[b];
       }
-    }
-    route.insert(route.end(), down.rbegin(), down.rend());
-    previous.clear();
-    for (int i = 0; i < static_cast<int>(route.size()); ++i) {
-      const Id before = last_user[route[i]];
-      if (before >= 0) {
-        if (phase[before] == phase[m])
-          throw Error("plan_synchronisation: round " + std::to_string(phase[m]) + " is not contention free");
-        previous.emplace_back(before, i);
+      route.insert(route.end(), down.rbegin(), down.rend());
+      previous.clear();
+      bool on_hub = false;
+      for (int i = 0; i < static_cast<int>(route.size()); ++i) {
+        const LastUse& before = last_user[route[i]];
+        on_hub |= route[i] == hub;
+        if (before.id < 0) continue;
+        if (before.phase == me.phase)
+          throw Error(i == 0 ? "plan_synchronisation: rank " + std::to_string(me.rank) + " sends twice in round " +
+                                   std::to_string(p) + " (the schedule must be single-ported)"
+                             : "plan_synchronisation: round " + std::to_string(p) + " is not contention free");
+        auto same = previous.rbegin();  // usually the predecessor on the edge just before
+        while (same != previous.rend() && same->use.id != before.id) ++same;
+        if (same == previous.rend()) {
+          previous.push_back({before, i, i, 1});
+          me.hub_in = std::max(me.hub_in, before.hub_in);
+        } else {
+          same->last = i;
+          ++same->count;
+        }
       }
-      last_user[route[i]] = static_cast<Id>(m);
-    }
-    std::sort(previous.begin(), previous.end());
-    for (std::size_t g = 0; g < previous.size();) {
-      std::size_t h = g;
-      while (h < previous.size() && previous[h].first == previous[g].first) ++h;
-      const Id x = previous[g].first;
-      const int first = previous[g].second, last = previous[h - 1].second;
-      ++plan.consecutive_pairs;
-      if (pm.src[x] == pm.src[m]) {
-        ++plan.same_sender_pairs;
-      } else {
-        const bool implied = static_cast<int>(h - g) < last - first + 1 ||
-                             (first > 0 && on_path(route[first - 1], x)) ||
-                             (last + 1 < static_cast<int>(route.size()) && on_path(route[last + 1], x));
-        in_list.push_back(x);
-        redundant.push_back(implied ? 1 : 0);
-        plan.redundant += implied ? 1 : 0;
+      if (on_hub) me.hub_in = hub_users++;
+      if (search_possible) {
+        hub_in[me.pos] = me.hub_in;
+        if (on_hub) hub_out[me.pos] = me.hub_in;
       }
-      g = h;
+      for (int e : route) last_user[e] = me;
+      std::sort(previous.begin(), previous.end(),
+                [](const Previous& x, const Previous& y) { return x.use.id < y.use.id; });
+      for (const auto& [x, first, last, count] : previous) {
+        ++plan.consecutive_pairs;
+        if (x.rank == me.rank) {
+          ++plan.same_sender_pairs;
+          continue;
+        }
+        const int x_src = node_of_rank[x.rank];
+        const bool implied =
+            count < last - first + 1 || (first > 0 && on_path(route[first - 1], x_src, x.dst_node)) ||
+            (last + 1 < static_cast<int>(route.size()) && on_path(route[last + 1], x_src, x.dst_node));
+        if (implied) {
+          ++plan.redundant;
+        } else {
+          plan.syncs.push_back({x.rank, me.rank, x.phase, me.phase});
+          if (search_possible) pred.push_back(x.pos);
+          search_needed |= me.phase - x.phase >= 2;
+        }
+      }
+      if (search_possible) pred_start[m + 1] = static_cast<Id>(pred.size());
     }
-    in_start[m + 1] = static_cast<std::int64_t>(in_list.size());
-  }
-  require(in_list.size() < static_cast<std::size_t>(std::numeric_limits<Id>::max()),
-          "plan_synchronisation: too many dependences (" + std::to_string(in_list.size()) + ")");
+  require(plan.syncs.size() < static_cast<std::size_t>(kNone),
+          "plan_synchronisation: too many dependences (" + std::to_string(plan.syncs.size()) + ")");
+  if (!search_needed) return plan;  // adjacent phases only: nothing more is implied
+  if (!search_possible)  // every edge busy in every phase leaves no gap of two phases
+    throw Error("plan_synchronisation: internal error: a dependence spans two phases on a tree whose edges are "
+                "all busy in every phase");
 
-  // Transitive reduction. For message v with dependences u_1 .. u_k -> v, u_i -> v is
-  // redundant when u_i reaches another predecessor of v. A backward search from v's
-  // predecessors finds the messages that reach v by two or more edges. Per rank it keeps
-  // the latest chain position expanded (everything before it, down to the earliest u_i,
-  // is expanded too) and the latest position that reaches v by two or more edges; u_i is
-  // redundant when that position of its sender's chain is at or after u_i.
-  struct ChainState {
+  // Successors of every chain position (CSR), for the forward side of step 2.
+  std::vector<Id> succ_start = large_vector<Id>(n + 1, 0), succ = large_vector<Id>(pred.size(), 0);
+  for (Id u : pred) ++succ_start[u + 1];
+  for (std::size_t i = 0; i < n; ++i) succ_start[i + 1] += succ_start[i];
+  for (std::size_t m = 0; m < n; ++m)  // fills position i at start[i], moving start[i] to start[i + 1]
+    for (Id j = pred_start[m]; j < pred_start[m + 1]; ++j) succ[succ_start[pred[j]]++] = pos[m];
+  for (std::size_t i = n; i > 0; --i) succ_start[i] = succ_start[i - 1];
+  succ_start[0] = 0;
+  // hub_out: the earliest user of the hub edge that a message reaches (kNone: none), from
+  // the latest message backwards.
+  for (auto m = static_cast<std::int64_t>(n) - 1; m >= 0; --m) {
+    const Id x = pos[m];
+    Id h = hub_out[x];
+    if (x + 1 < chain_start[at[x].rank + 1]) h = std::min(h, hub_out[x + 1]);
+    for (Id j = succ_start[x]; j < succ_start[x + 1]; ++j) h = std::min(h, hub_out[succ[j]]);
+    hub_out[x] = h;
+  }
+
+  // Step 2, the rest of the transitive reduction. u -> v is redundant when u reaches another
+  // in-neighbour w of v (a predecessor, or v's previous send); a dependence between adjacent
+  // phases never is. First the hub: the users of one directed edge form a chain too, so
+  // hub_out(u) <= hub_in(w) shows a path u -> hub -> w in O(1). For the busiest edge, used
+  // in every phase, that settles most dependences from far back. The rest by a search from
+  // both ends, one step each in turn:
+  //   * forward from u, up to the latest phase of v's other in-neighbours. Dependences that
+  //     stay are typically of this kind: u's news has not spread yet, and this side dies out
+  //     after a few steps;
+  //   * backward from v's other in-neighbours, down to u's phase. Going back from v, the
+  //     messages that reach v soon cover most ranks, so when u's news has spread the two
+  //     sides meet after a few steps each, where either alone may walk a large cone.
+  // Both use that a rank's messages form a chain: reaching a rank's message of phase r
+  // reaches all its later ones, and whatever reaches it reaches all its earlier ones. So each
+  // side keeps one watermark per rank (forward: the earliest position reached from u;
+  // backward: the latest position that reaches v without the edge u -> v), walks every chain
+  // at most once, and the sides meet when the watermarks of some rank cross. A side that
+  // runs out of work has its whole cone: no meeting by then means no other path.
+  struct Watermarks {
     std::int64_t search = -1;
-    Id expanded = 0;  // positions up to here (down to the window) have been expanded
-    Id reached = 0;   // latest position reaching v by two or more edges
-    Id target = 0;    // latest position of a u_i that needs the search
+    Id forward = 0;   // earliest position reached from u (the chain's end: none)
+    Id backward = 0;  // latest position reaching v (the chain's start - 1: none)
   };
-  std::vector<ChainState> state(static_cast<std::size_t>(R));
-  std::vector<std::pair<Id, Id>> ranges;  // chain positions [first, last] to expand, downwards
+  std::vector<Watermarks> marks(static_cast<std::size_t>(R));
+  std::vector<std::pair<Id, Id>> forward_ranges, backward_ranges;  // chain positions still to expand
   std::int64_t search = 0;
-  for (std::size_t v = 0; v < n; ++v) {
-    const auto first = in_start[v], last = in_start[v + 1];
-    std::int32_t floor = std::numeric_limits<std::int32_t>::max();  // earliest phase of interest
-    for (auto j = first; j < last; ++j)
-      if (!redundant[j] && phase[v] - phase[in_list[j]] >= 2) floor = std::min(floor, phase[in_list[j]]);
-    if (floor == std::numeric_limits<std::int32_t>::max()) continue;  // adjacent phases: never implied
+  auto mark = [&](int r) -> Watermarks& {
+    Watermarks& w = marks[r];
+    if (w.search != search) w = {search, chain_start[r + 1], chain_start[r] - 1};
+    return w;
+  };
+  // true: the sides meet.
+  auto reach_forward = [&](Id x) {
+    Watermarks& w = mark(at[x].rank);
+    if (x >= w.forward) return false;
+    if (x <= w.backward) return true;
+    forward_ranges.emplace_back(x, w.forward);  // [x, old watermark), upwards
+    w.forward = x;
+    return false;
+  };
+  auto reach_backward = [&](Id x) {
+    Watermarks& w = mark(at[x].rank);
+    if (x <= w.backward) return false;
+    if (x >= w.forward) return true;
+    backward_ranges.emplace_back(w.backward + 1, x);  // [old watermark + 1, x], downwards
+    w.backward = x;
+    return false;
+  };
+  std::vector<Id> others;  // v's in-neighbours other than u
+  // Does u reach v (message m) other than by the edge u -> v?
+  auto other_path = [&](Id u, Id v, std::size_t m) {
+    others.clear();
+    for (Id j = pred_start[m]; j < pred_start[m + 1]; ++j)
+      if (pred[j] != u) others.push_back(pred[j]);
+    if (v > chain_start[at[v].rank]) others.push_back(v - 1);
+    // The labels decide most cases: a path through the hub, or none because a message
+    // only reaches what has labels at least its own.
+    bool possible = false;
+    for (Id w : others) {
+      if (hub_out[u] <= hub_in[w]) return true;
+      possible |= hub_in[u] <= hub_in[w] && hub_out[u] <= hub_out[w];
+    }
+    if (!possible) return false;
     ++search;
-    auto chain_state = [&](int r) -> ChainState& {
-      ChainState& c = state[r];
-      if (c.search != search) c = {search, chain_start[r] - 1, chain_start[r] - 1, chain_start[r] - 1};
-      return c;
-    };
-    int pending = 0;  // ranks whose latest u_i is not reached yet
-    for (auto j = first; j < last; ++j) {
-      const Id u = in_list[j];
-      if (redundant[j] || phase[v] - phase[u] < 2) continue;
-      ChainState& c = chain_state(pm.src[u]);
-      if (c.target < chain_start[pm.src[u]]) ++pending;
-      c.target = std::max(c.target, pos[u]);
+    forward_ranges.clear();
+    backward_ranges.clear();
+    // Forward, a message is worth expanding while it is before the latest in-neighbour and
+    // its labels are at most theirs; backward, while it is after u and its labels are at
+    // least u's. Labels and phases grow along a chain, so a range ends at the first that fails.
+    std::int32_t horizon = -1;
+    Id in_limit = -1, out_limit = -1;
+    for (Id w : others) {
+      horizon = std::max(horizon, at[w].phase);
+      in_limit = std::max(in_limit, hub_in[w]);
+      out_limit = std::max(out_limit, hub_out[w]);
+      reach_backward(w);
     }
-    // A message found to reach v: remember how far its chain reaches v and queue the part
-    // of the chain not expanded yet. `direct`: a predecessor of v itself, so only the chain
-    // before it reaches v by two or more edges.
-    auto visit = [&](Id m, bool direct) {
-      if (phase[m] < floor) return;
-      ChainState& c = chain_state(pm.src[m]);
-      const Id p = pos[m], reach = direct ? p - 1 : p;
-      if (reach > c.reached) {
-        if (c.target >= chain_start[pm.src[m]] && c.reached < c.target && reach >= c.target) --pending;
-        c.reached = reach;
+    if (reach_forward(u)) return true;
+    const std::int32_t floor = at[u].phase;
+    const Id in_floor = hub_in[u], out_floor = hub_out[u];
+    while (!forward_ranges.empty() && !backward_ranges.empty()) {
+      auto& [f_low, f_high] = forward_ranges.back();
+      if (at[f_low].phase >= horizon || hub_in[f_low] > in_limit || hub_out[f_low] > out_limit) {
+        forward_ranges.pop_back();  // later messages cannot reach an in-neighbour
+      } else {
+        const Id x = f_low++;
+        if (f_low == f_high) forward_ranges.pop_back();
+        for (Id j = succ_start[x]; j < succ_start[x + 1]; ++j)
+          if (reach_forward(succ[j])) return true;
       }
-      if (p > c.expanded) {
-        ranges.emplace_back(c.expanded + 1, p);
-        c.expanded = p;
-      }
-    };
-    ranges.clear();
-    for (auto j = first; j < last; ++j) visit(in_list[j], true);
-    if (pos[v] > chain_start[pm.src[v]]) visit(chain[pos[v] - 1], true);
-    while (!ranges.empty() && pending > 0) {
-      const auto [low, high] = ranges.back();
-      ranges.pop_back();
-      for (Id i = high; i >= low && pending > 0; --i) {
-        const Id x = chain[i];
-        if (phase[x] < floor) break;
-        for (auto j = in_start[x]; j < in_start[x + 1]; ++j) visit(in_list[j], false);
+      if (backward_ranges.empty()) break;
+      auto& [b_low, b_high] = backward_ranges.back();
+      if (at[b_high].phase < floor || hub_in[b_high] < in_floor || hub_out[b_high] < out_floor) {
+        backward_ranges.pop_back();  // earlier messages cannot be reached from u
+      } else {
+        const Id x = b_high--;
+        if (b_high < b_low) backward_ranges.pop_back();
+        const Id m = id_at[x];
+        for (Id j = pred_start[m]; j < pred_start[m + 1]; ++j)
+          if (reach_backward(pred[j])) return true;
       }
     }
-    for (auto j = first; j < last; ++j) {
-      const Id u = in_list[j];
-      if (!redundant[j] && phase[v] - phase[u] >= 2 && state[pm.src[u]].reached >= pos[u]) {
-        redundant[j] = 1;
+    return false;
+  };
+  std::size_t kept = 0;
+  for (std::size_t m = 0; m < n; ++m)
+    for (Id j = pred_start[m]; j < pred_start[m + 1]; ++j) {
+      const Id u = pred[j], v = pos[m];
+      if (at[v].phase - at[u].phase >= 2 && other_path(u, v, m))
         ++plan.redundant;
-      }
+      else
+        plan.syncs[kept++] = plan.syncs[j];
     }
-  }
-
-  // The kept dependences, already in (before, to, after, from) order: targets by id, and
-  // each target's sources by id.
-  plan.syncs.reserve(in_list.size() - static_cast<std::size_t>(plan.redundant));
-  for (std::size_t v = 0; v < n; ++v)
-    for (auto j = in_start[v]; j < in_start[v + 1]; ++j)
-      if (!redundant[j]) plan.syncs.push_back({pm.src[in_list[j]], pm.src[v], phase[in_list[j]], phase[v]});
-  // Synchronisations between one pair of ranks must be consumed in the order they are
-  // sent (they carry no data to tell them apart); the reduction guarantees it, because two
-  // crossing ones would make one of them redundant. Check it: in `before` order, each
-  // pair's `after` must increase strictly too.
-  std::vector<std::int32_t> last_after(static_cast<std::size_t>(R) * R, -1), last_before(last_after.size(), -1);
-  for (const auto& y : plan.syncs) {
-    const std::size_t k = static_cast<std::size_t>(y.from) * R + y.to;
-    if (y.after <= last_after[k] || y.before <= last_before[k])
-      throw Error("plan_synchronisation: internal error: crossing synchronisations " + std::to_string(y.from) +
-                  " -> " + std::to_string(y.to));
-    last_after[k] = y.after;
-    last_before[k] = y.before;
-  }
+  plan.syncs.resize(kept);
+  // Synchronisations between one pair of ranks are consumed in the order they are sent
+  // (they carry no data to tell them apart), so two of them must never cross: a -> b after
+  // a's sends x1 < x2 before b's sends y1 >= y2. They cannot: x1 reaches x2 -> y2, which
+  // reaches y1, so x1 -> y1 would be redundant. (test_sync_plan.cpp checks this too.)
   return plan;
 }
 
@@ -323,10 +479,10 @@ SyncPlan plan_synchronisation(const Schedule& s, const Topology& t) {
       bit = true;
     }
     std::sort(round.begin(), round.end());
-    for (const auto& [a, b] : round) pm.src.push_back(a), pm.dst.push_back(b);
-    pm.offset.push_back(static_cast<std::int64_t>(pm.src.size()));
+    for (const auto& [a, b] : round) pm.msg.push_back({a, b});
+    pm.offset.push_back(static_cast<std::int64_t>(pm.msg.size()));
   }
-  pm.aapc = !duplicate && pm.src.size() == static_cast<std::size_t>(R) * (R - 1);
+  pm.aapc = !duplicate && pm.msg.size() == static_cast<std::size_t>(R) * (R - 1);
   return plan_from_messages(pm, t);
 }
 
@@ -340,16 +496,16 @@ SyncPlan plan_synchronisation(const TreeAapcSchedule& s, const Topology& t) {
   for (std::int32_t p : s.phase_of)
     if (p >= 0) ++pm.offset[static_cast<std::size_t>(p) + 1];
   for (std::int64_t p = 0; p < s.num_phases; ++p) pm.offset[p + 1] += pm.offset[p];
-  pm.src.resize(static_cast<std::size_t>(pm.offset.back()));
-  pm.dst.resize(pm.src.size());
+  reserve_large(pm.msg, static_cast<std::size_t>(pm.offset.back()));
+  pm.msg.resize(static_cast<std::size_t>(pm.offset.back()));
   std::vector<std::int64_t> fill(pm.offset.begin(), pm.offset.end() - 1);
+  std::vector<std::int32_t> rank_of(M);
+  for (std::size_t b = 0; b < M; ++b) rank_of[b] = t.rank_of_machine(static_cast<int>(b));
   for (std::size_t r = 0; r < M; ++r) {  // senders in rank order
     const std::int32_t* row = s.phase_of.data() + static_cast<std::size_t>(t.machine_of_rank()[r]) * M;
     for (std::size_t b = 0; b < M; ++b)
       if (row[b] >= 0) {
-        const auto k = fill[row[b]]++;
-        pm.src[k] = static_cast<std::int32_t>(r);
-        pm.dst[k] = t.rank_of_machine(static_cast<int>(b));
+        pm.msg[fill[row[b]]++] = {static_cast<std::int32_t>(r), rank_of[b]};
       }
   }
   pm.aapc = true;  // schedule_tree_aapc places every message exactly once
