@@ -80,7 +80,11 @@ class TuningTable {
 // rule). Loaded once; a named file that cannot be read or parsed is an Error.
 std::shared_ptr<const TuningTable> active_tuning_table();
 // Replaces the active table (tests, programs that load their own); nullptr = no table.
+// Decisions Auto remembered under the previous table are not used again.
 void set_tuning_table(std::shared_ptr<const TuningTable> table);
+// Changes whenever the active table is replaced: the epoch Auto's remembered decisions
+// (Comm::remembered_decision) are stored under.
+std::uint64_t tuning_table_epoch();
 // Where the default search looks (LIBCOMM_TUNING_DIR, else the source tree's inputs/tuning).
 std::string tuning_directory();
 

@@ -2,6 +2,7 @@
 // active table that every Auto consults before its built-in rule.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -183,6 +184,7 @@ namespace {
 std::mutex g_mutex;
 bool g_loaded = false;
 std::shared_ptr<const TuningTable> g_table;
+std::atomic<std::uint64_t> g_epoch{0};
 }  // namespace
 
 std::string tuning_directory() {
@@ -216,7 +218,10 @@ void set_tuning_table(std::shared_ptr<const TuningTable> table) {
   std::lock_guard<std::mutex> lock(g_mutex);
   g_loaded = true;
   g_table = std::move(table);
+  g_epoch.fetch_add(1, std::memory_order_acq_rel);
 }
+
+std::uint64_t tuning_table_epoch() { return g_epoch.load(std::memory_order_acquire); }
 
 TuningQuery tuning_query(std::string op, const Comm& comm, std::uint64_t bytes) {
   TuningQuery q;
