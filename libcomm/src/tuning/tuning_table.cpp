@@ -151,8 +151,13 @@ std::optional<TuningPick> TuningTable::lookup(const TuningQuery& q) const {
                                  r.topology == q.topology ? 0.0 : 1.0,
                                  log_distance(r.spread, std::max(q.spread, 1.0))};
   };
+  // Rows measured with one rank per node say nothing about nodes of several ranks, and
+  // the other way round: the inter-node step of a hierarchical scheme (one rank per node)
+  // must not take rows measured on the whole multi-rank machine, as tune, which measures
+  // without a table, never ran it that way.
+  const bool one_per_node = q.ppn <= 1;
   for (const auto& r : rows_) {
-    if (r.op != q.op) continue;
+    if (r.op != q.op || (r.ppn == 1) != one_per_node) continue;
     if (shape == nullptr || key(r) < key(*shape) ||
         (key(r) == key(*shape) && r.ranks < shape->ranks))
       shape = &r;
