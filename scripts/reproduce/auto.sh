@@ -4,9 +4,10 @@
 # times every algorithm and auto side by side with that table, and auto_report.py prints
 # auto / best and auto / native per size (docs/results/auto.md).
 #   scripts/reproduce/auto.sh [--only real|flat64|cluster64x8|ethernet_fig5b]...
-# Simulated tables are tuned on every other size (8 B, 32 B, ..., 2 MiB) and evaluated on
-# all sizes 8 B .. 4 MiB, so half the evaluated sizes fall between measured ones (the
-# simulation is deterministic: at a tuned size auto / best is 1 by construction).
+# Simulated tables are tuned at every doubling from 8 B to 256 KiB and evaluated at those
+# sizes and at the 1.5x sizes between them (12 B, 24 B, ..., 192 KiB), which no table
+# measured (the simulation is deterministic: at a tuned size auto / best is 1 by
+# construction, so only the in-between sizes test the size ranges).
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
 cd "$LIBCOMM_ROOT"
@@ -22,8 +23,8 @@ done
 want() { ((${#ONLY[@]} == 0)) || [[ " ${ONLY[*]} " == *" $1 "* ]]; }
 OUT=results/auto
 mkdir -p "$OUT" inputs/tuning
-TUNE_SIZES=8,32,128,512,2K,8K,32K,128K,512K,2M
-SIM_SIZES=8,16,32,64,128,256,512,1K,2K,4K,8K,16K,32K,64K,128K,256K,512K,1M,2M,4M
+TUNE_SIZES=8,16,32,64,128,256,512,1K,2K,4K,8K,16K,32K,64K,128K,256K
+SIM_SIZES=8,12,16,24,32,48,64,96,128,192,256,384,512,768,1K,1536,2K,3K,4K,6K,8K,12K,16K,24K,32K,48K,64K,96K,128K,192K,256K
 
 if want real; then
   cmake --build build -j2 --target tune commbench >/dev/null

@@ -5,8 +5,10 @@ usage: auto_report.py LABEL=RUN.json [LABEL=RUN.json ...]
 
 Each record must time `auto` next to the other algorithms (commbench --algo all, or a
 list holding auto). For every block size it prints the best single algorithm (the lowest
-median among everything but auto, native included), what auto ran, auto / best and
-auto / native, then a summary line per record. Prints Markdown.
+median among everything but auto, native included), what auto ran, auto / best,
+auto / native and auto / direct (auto against the algorithm it ran, called by name in the
+same run: the cost of deciding, "-" when that algorithm was not timed), then a summary
+line per record. Prints Markdown.
 """
 import json
 import sys
@@ -28,8 +30,9 @@ def report(label, path):
     nodes = rec["nodes"] if len(rec["nodes"]) < 40 else rec["nodes"].split(":")[0]
     print(f"\n### {label}: {rec['op']}, {rec['ranks']} ranks ({nodes}), "
           f"{rec['reps']} reps, validation {rec['validation']}\n")
-    print("| block | best single | best us | auto ran | auto us | auto / best | auto / native |")
-    print("|---|---|---:|---|---:|---:|---:|")
+    print("| block | best single | best us | auto ran | auto us | auto / best | auto / native "
+          "| auto / direct |")
+    print("|---|---|---:|---|---:|---:|---:|---:|")
     ratios = []
     for b in sorted(by_size):
         rows = by_size[b]
@@ -41,10 +44,12 @@ def report(label, path):
         singles = [r for r in rows if r["algo"].split("/")[0] != "auto" and r["ran"] == r["algo"]]
         best = min(singles, key=lambda r: r["median_s"])
         native = [r for r in rows if r["algo"] == "native"][0]
+        direct = [r for r in rows if r["algo"] == auto["ran"]]
         ratio = auto["median_s"] / best["median_s"]
         ratios.append(ratio)
         print(f"| {size(b)} | {best['algo']} | {best['median_s'] * 1e6:.1f} | {auto['ran']} | "
-              f"{auto['median_s'] * 1e6:.1f} | {ratio:.2f} | {auto['median_s'] / native['median_s']:.2f} |")
+              f"{auto['median_s'] * 1e6:.1f} | {ratio:.2f} | {auto['median_s'] / native['median_s']:.2f} | "
+              + (f"{auto['median_s'] / direct[0]['median_s']:.2f} |" if direct else "- |"))
     within = sum(1 for r in ratios if r <= 1.05)
     print(f"\nauto within 5 % of the best at {within} of {len(ratios)} sizes; "
           f"worst auto / best {max(ratios):.2f}")

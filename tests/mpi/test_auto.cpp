@@ -12,6 +12,7 @@
 
 #include "apps/common.hpp"
 #include "libcomm/libcomm.hpp"
+#include "libcomm/topology.hpp"
 #include "mpi_test.hpp"
 
 namespace {
@@ -22,36 +23,46 @@ using mpitest::world;
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-// Makes `rows` (OP FROM TO ALGORITHM [extra], one per line) the active table for this
-// communicator's exact shape; restores "no table" when it goes out of scope.
-struct ScopedTable {
-  explicit ScopedTable(const std::vector<std::string>& rows) {
-    const auto shape = tuning_query("", world(), 0);
-    std::ostringstream text;
-    for (const auto& r : rows) {
-      std::istringstream f(r);
-      std::string op, rest;
-      f >> op;
-      std::getline(f, rest);
-      text << op << " " << shape.ranks << " " << shape.ppn << rest << "\n";
-    }
-    std::istringstream in(text.str());
+// Makes `text` (whole rows) the active table; restores "no table" when it goes out of scope.
+struct ScopedTableText {
+  explicit ScopedTableText(const std::string& text) {
+    std::istringstream in(text);
     set_tuning_table(std::make_shared<const TuningTable>(TuningTable::parse(in, "test.tune")));
   }
-  ~ScopedTable() { set_tuning_table(nullptr); }
+  ~ScopedTableText() { set_tuning_table(nullptr); }
+};
+
+// The rows `rows` (OP FROM TO ALGORITHM [extra], one per line) for the world
+// communicator's exact shape.
+std::string rows_for_world(const std::vector<std::string>& rows) {
+  const auto shape = tuning_query("", world(), 0);
+  std::ostringstream text;
+  for (const auto& r : rows) {
+    std::istringstream f(r);
+    std::string op, rest;
+    f >> op;
+    std::getline(f, rest);
+    text << op << " " << shape.ranks << " " << shape.ppn << rest << "\n";
+  }
+  return text.str();
+}
+
+// Makes `rows` the active table for the world communicator's shape, as above.
+struct ScopedTable : ScopedTableText {
+  explicit ScopedTable(const std::vector<std::string>& rows) : ScopedTableText(rows_for_world(rows)) {}
 };
 
 bool power_of_two(int p) { return (p & (p - 1)) == 0; }
 
-// Alltoall with Auto: returns what ran; checks the bytes against the pattern and native.
-AlltoallAlgo alltoall_auto(std::size_t b) {
-  const Comm& comm = world();
+// Alltoall with Auto on comm: returns what ran; checks that it is what the uncached
+// choose_alltoall says and the bytes against the pattern and native.
+AlltoallAlgo alltoall_auto(std::size_t b, const Comm& comm = world(), const AlltoallOptions& opts = {}) {
   const auto p = static_cast<std::size_t>(comm.size());
   std::vector<std::byte> send(b * p), recv(b * p, std::byte{0xA5}), ref(b * p, std::byte{0x5A});
   for (std::size_t d = 0; d < p; ++d)
     apps::fill_pattern(send.data() + d * b, comm.rank(), static_cast<int>(d), b);
-  const AlltoallAlgo ran = alltoall(send.data(), recv.data(), b, comm, AlltoallAlgo::Auto);
-  EXPECT_EQ(ran, choose_alltoall(AlltoallAlgo::Auto, b, comm).algo);
+  const AlltoallAlgo ran = alltoall(send.data(), recv.data(), b, comm, AlltoallAlgo::Auto, opts);
+  EXPECT_EQ(ran, choose_alltoall(AlltoallAlgo::Auto, b, comm, opts).algo) << b << " B";
   alltoall(send.data(), ref.data(), b, comm, AlltoallAlgo::Native);
   EXPECT_TRUE(recv == ref)
       << "auto (" << alltoall_algo_name(ran) << ") differs from native at " << b << " B";
@@ -60,6 +71,13 @@ AlltoallAlgo alltoall_auto(std::size_t b) {
         << "block from rank " << s;
   return ran;
 }
+
+// A private duplicate of the world communicator, freed at scope exit.
+struct DupComm {
+  MPI_Comm comm = MPI_COMM_NULL;
+  DupComm() { MPI_Comm_dup(world().mpi(), &comm); }
+  ~DupComm() { MPI_Comm_free(&comm); }
+};
 
 class AutoTable : public MpiTest {};
 
@@ -154,6 +172,89 @@ TEST_F(AutoTable, AlltoallvUsesCountStatistics) {
   EXPECT_EQ(recv, ref);
 }
 
+// Auto remembers its decisions per communicator, size and options: repeated and
+// interleaved calls must keep running what the uncached choose_alltoall says
+// (alltoall_auto compares them on every call).
+TEST_F(AutoTable, RememberedDecisionsMatchTheUncachedChoice) {
+  ScopedTable table({"alltoall 0 100 factor", "alltoall 101 10000 linear"});
+  const std::size_t sizes[] = {8, 101, 100, 20000, 0, 10000, 10001, 256, 257};
+  for (int round = 0; round < 2; ++round)
+    for (std::size_t b : sizes) alltoall_auto(b);
+  EXPECT_EQ(alltoall_auto(100), AlltoallAlgo::Factor);
+  EXPECT_EQ(alltoall_auto(101), AlltoallAlgo::Linear);
+}
+
+TEST_F(AutoTable, RememberedDecisionsFollowTheOptions) {
+  const int p = world().size();
+  if (p < 4) GTEST_SKIP() << "needs two nodes of two ranks (ppn=2), P = " << p;
+  // A hierarchical row runs only with a regular inter-node algorithm.
+  ScopedTableText table("alltoall " + std::to_string(p) + " 2 0 inf send_aggregate\n");
+  DupComm dup;
+  const Comm pairs(dup.comm, "ppn=2");
+  EXPECT_EQ(alltoall_auto(64, pairs), AlltoallAlgo::SendAggregate);
+  const AlltoallOptions hierarchical_inter{.inter_node = AlltoallAlgo::Leader};
+  EXPECT_EQ(alltoall_auto(64, pairs, hierarchical_inter), AlltoallAlgo::Bruck);
+  EXPECT_EQ(alltoall_auto(64, pairs), AlltoallAlgo::SendAggregate);
+}
+
+TEST_F(AutoTable, RememberedDecisionsFollowAReplacedTable) {
+  {
+    ScopedTable table({"alltoall 0 inf factor"});
+    EXPECT_EQ(alltoall_auto(64), AlltoallAlgo::Factor);
+  }
+  {
+    ScopedTable table({"alltoall 0 inf linear"});
+    EXPECT_EQ(alltoall_auto(64), AlltoallAlgo::Linear);
+  }
+  EXPECT_EQ(alltoall_auto(64), AlltoallAlgo::Bruck);  // no table: the size rule
+}
+
+TEST_F(AutoTable, RememberedDecisionsFollowAnAttachedTopology) {
+  if (world().size() < 3) GTEST_SKIP() << "a switch tree needs at least 3 machines";
+  const auto shape = tuning_query("", world(), 0);
+  const std::string s = std::to_string(shape.ranks) + " " + std::to_string(shape.ppn);
+  ScopedTableText table("alltoall " + s + " 0 inf factor\nalltoall " + s +
+                        " 0 inf linear topology=tree\n");
+  DupComm dup;
+  const Comm comm(dup.comm, world().nodes());
+  EXPECT_EQ(alltoall_auto(64, comm), AlltoallAlgo::Factor);
+  attach_topology(comm, Topology::single_switch(comm.size()));
+  EXPECT_EQ(alltoall_auto(64, comm), AlltoallAlgo::Linear);
+}
+
+// Decisions live with the Comm: a communicator freed and created again (MPI may hand out
+// the same handle) or a second Comm on one handle starts without any.
+TEST_F(AutoTable, FreedAndDuplicatedCommunicatorsDecideAfresh) {
+  const std::string p = std::to_string(world().size());
+  ScopedTableText table("alltoall " + p + " 1 0 inf factor\nalltoall " + p + " 2 0 inf linear\n");
+  {
+    DupComm dup;
+    const Comm flat(dup.comm, "flat");
+    EXPECT_EQ(alltoall_auto(64, flat), AlltoallAlgo::Factor);
+  }
+  DupComm dup;
+  const Comm pairs(dup.comm, "ppn=2");
+  // One rank: ppn=2 is the same shape as flat.
+  const AlltoallAlgo want = world().size() > 1 ? AlltoallAlgo::Linear : AlltoallAlgo::Factor;
+  EXPECT_EQ(alltoall_auto(64, pairs), want);
+  const Comm flat_again(dup.comm, "flat");
+  EXPECT_EQ(alltoall_auto(64, flat_again), AlltoallAlgo::Factor);
+  EXPECT_EQ(alltoall_auto(64, pairs), want);
+}
+
+TEST_F(AutoTable, RememberedAllgatherDecisionsFollowTheSize) {
+  const Comm& comm = world();
+  const int p = comm.size();
+  ScopedTable table({"allgather 0 8 send_spread", "allgather 9 inf butterfly"});
+  for (std::size_t n : {1u, 3u, 1u, 3u}) {  // 8 B, 24 B, again
+    std::vector<double> mine(n, comm.rank()), all(n * p, -1.0);
+    const auto ran = allgather<double>(mine, all, comm, AllgatherAlgo::Auto);
+    EXPECT_EQ(ran, n == 1 ? AllgatherAlgo::SendSpread : AllgatherAlgo::Butterfly) << n;
+    EXPECT_EQ(ran, choose_allgather(AllgatherAlgo::Auto, n * sizeof(double), comm).algo);
+    for (int r = 0; r < p; ++r) ASSERT_EQ(all[r * n], r) << "block " << r;
+  }
+}
+
 // Registered separately with LIBCOMM_TUNING=tests/mpi/data/auto_env.tune.
 TEST_F(MpiTest, AutoEnvTableIsLoaded) {
   const char* path = std::getenv("LIBCOMM_TUNING");
@@ -163,7 +264,9 @@ TEST_F(MpiTest, AutoEnvTableIsLoaded) {
   EXPECT_EQ(table->source(), path);
   const auto c = choose_alltoall(AlltoallAlgo::Auto, 1000, world());
   EXPECT_EQ(c.algo, AlltoallAlgo::Factor) << c.reason;
-  EXPECT_TRUE(contains(c.reason, "line 3")) << c.reason;
+  // Line 3 is the one-rank-per-node shape, line 4 the shared-node one.
+  const bool one_per_node = tuning_query("", world(), 0).ppn == 1;
+  EXPECT_TRUE(contains(c.reason, one_per_node ? "line 3" : "line 4")) << c.reason;
   EXPECT_EQ(alltoall_auto(1000), AlltoallAlgo::Factor);
 }
 

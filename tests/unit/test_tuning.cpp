@@ -122,6 +122,20 @@ TEST(TuningTable, NearestRankCountThenNodeShape) {
   EXPECT_EQ(algo_of(t, query("alltoall", 16, 1, 100)), "bruck");
 }
 
+TEST(TuningTable, OneRankPerNodeAndMultiRankNodesDoNotMix) {
+  // Only multi-rank shapes: a call with one rank per node (the leaders' communicator of a
+  // hierarchical scheme) finds no row, and the built-in rule decides.
+  const auto multi = parse("alltoall 64 8 0 inf leader\n");
+  EXPECT_FALSE(multi.lookup(query("alltoall", 8, 1, 100)));
+  EXPECT_EQ(algo_of(multi, query("alltoall", 8, 2, 100)), "leader");
+  // Only flat shapes: a call on nodes of several ranks finds none either.
+  const auto flat = parse("alltoall 64 1 0 inf linear\n");
+  EXPECT_FALSE(flat.lookup(query("alltoall", 64, 8, 100)));
+  EXPECT_EQ(algo_of(flat, query("alltoall", 8, 1, 100)), "linear");
+  // kTable has both: 64 ranks at 8 per node take the 8-rank flat shape no more.
+  EXPECT_EQ(algo_of(parse(kTable), query("alltoall", 8, 8, 100)), "factor");
+}
+
 TEST(TuningTable, TopologyAndSpreadSelectTheShape) {
   const auto t = parse(kTable);
   auto q = query("alltoall", 64, 1, 100);

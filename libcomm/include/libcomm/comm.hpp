@@ -3,11 +3,14 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "libcomm/buffer.hpp"
@@ -16,6 +19,17 @@
 namespace libcomm {
 
 class RankPlan;
+
+// What one Auto decision depends on besides the communicator: the operation, the size
+// (and for alltoallv the spread of the counts) and the options that can change the
+// outcome, packed into `options` by the operation.
+struct DecisionKey {
+  std::string_view op;  // a string literal: "alltoall", "allgather", ...
+  std::uint64_t bytes = 0;
+  double spread = 1.0;
+  std::uint64_t options = 0;
+  bool operator==(const DecisionKey&) const = default;
+};
 
 class Comm {
  public:
@@ -46,9 +60,18 @@ class Comm {
   std::byte* scratch(int slot, std::size_t bytes) const;
 
   // Any per-communicator state an algorithm builds once (sub-communicators of the
-  // hierarchical schemes), keyed by name; freed with the last copy of this Comm.
+  // hierarchical schemes), keyed by name; freed with the last copy of this Comm. attach()
+  // forgets the remembered decisions below, as an attachment (a switch tree) can change them.
   std::shared_ptr<const void> attachment(const std::string& key) const;
   void attach(const std::string& key, std::shared_ptr<const void> value) const;
+
+  // Auto's decisions on this communicator (an algorithm number per key), so that repeated
+  // calls with one operation and size cost a lookup instead of a table search. `epoch`
+  // names the state of everything global the decisions depend on (the tuning table):
+  // entries stored under another epoch are dropped. At most kMaxDecisions are kept.
+  std::optional<int> remembered_decision(const DecisionKey& key, std::uint64_t epoch) const;
+  void remember_decision(const DecisionKey& key, std::uint64_t epoch, int algo) const;
+  static constexpr std::size_t kMaxDecisions = 64;
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
@@ -63,6 +86,11 @@ class Comm {
       std::make_shared<std::map<std::string, std::shared_ptr<const void>>>();
   mutable std::shared_ptr<std::vector<ByteBuffer>> scratch_ =
       std::make_shared<std::vector<ByteBuffer>>();
+  struct Decisions {
+    std::uint64_t epoch = 0;
+    std::vector<std::pair<DecisionKey, int>> entries;
+  };
+  mutable std::shared_ptr<Decisions> decisions_ = std::make_shared<Decisions>();
 };
 
 // NodeMap of the ranks of `comm` that share memory (MPI_Comm_split_type). Collective.

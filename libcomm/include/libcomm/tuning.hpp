@@ -59,10 +59,10 @@ class TuningTable {
   static TuningTable parse(std::istream& in, const std::string& source);
   static TuningTable load(const std::string& path);  // Error if the file cannot be read
 
-  // The row for a query: among the rows of q.op, the measured shape nearest to q (rank
-  // count first, then ranks per node, then topology, then spread; distances in log
-  // scale, ties to the smaller), then the row of that shape whose size range holds
-  // q.bytes. std::nullopt when the table has no row for the operation or no range of the
+  // The row for a query: among the rows of q.op measured with the same kind of node map
+  // (one rank per node, or several), the measured shape nearest to q (rank count first,
+  // then ranks per node, then topology, then spread; distances in log scale, ties to the
+  // smaller), then the row of that shape whose size range holds q.bytes. std::nullopt when the table has no row for the operation or no range of the
   // nearest shape holds the size.
   std::optional<TuningPick> lookup(const TuningQuery& q) const;
 
@@ -80,7 +80,11 @@ class TuningTable {
 // rule). Loaded once; a named file that cannot be read or parsed is an Error.
 std::shared_ptr<const TuningTable> active_tuning_table();
 // Replaces the active table (tests, programs that load their own); nullptr = no table.
+// Decisions Auto remembered under the previous table are not used again.
 void set_tuning_table(std::shared_ptr<const TuningTable> table);
+// Changes whenever the active table is replaced: the epoch Auto's remembered decisions
+// (Comm::remembered_decision) are stored under.
+std::uint64_t tuning_table_epoch();
 // Where the default search looks (LIBCOMM_TUNING_DIR, else the source tree's inputs/tuning).
 std::string tuning_directory();
 

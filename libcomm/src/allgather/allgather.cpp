@@ -238,12 +238,16 @@ AllgatherAlgo allgatherv(const void* send, std::size_t send_bytes, void* recv,
           "allgather: rank " + std::to_string(comm.rank()) + ": counts has " +
               std::to_string(counts.size()) + " entries, P = " + std::to_string(comm.size()));
   const std::size_t largest = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
-  const AllgatherChoice choice = choose_allgather(algo, largest, comm, opts);
+  // Auto's choice depends on the largest block, the fallback switch and the ring order.
+  const DecisionKey key{"allgather", largest, 1.0,
+                        static_cast<std::uint64_t>(opts.order) * 2 + opts.allow_fallback};
+  const AllgatherAlgo ran = detail::decided_algorithm(
+      algo, comm, key, [&] { return choose_allgather(algo, largest, comm, opts); });
   const detail::Blocks b(counts);
   const auto* s = static_cast<const std::byte*>(send);
   auto* r = static_cast<std::byte*>(recv);
-  if (b.total == 0 && choice.algo != AllgatherAlgo::Native) return choice.algo;
-  switch (choice.algo) {
+  if (b.total == 0 && ran != AllgatherAlgo::Native) return ran;
+  switch (ran) {
     case AllgatherAlgo::Native: detail::native_allgatherv(s, r, b, comm.mpi()); break;
     case AllgatherAlgo::Ring: detail::ring_allgatherv(s, r, b, comm, opts.order, opts.reorder); break;
     case AllgatherAlgo::DCycles:
@@ -256,7 +260,7 @@ AllgatherAlgo allgatherv(const void* send, std::size_t send_bytes, void* recv,
     case AllgatherAlgo::Butterfly: detail::butterfly_allgatherv(s, r, b, comm); break;
     case AllgatherAlgo::Auto: throw Error("allgather: internal error, Auto was not resolved");
   }
-  return choice.algo;
+  return ran;
 }
 
 AllgatherAlgo allgather(const void* send, void* recv, std::size_t block_bytes, const Comm& comm,

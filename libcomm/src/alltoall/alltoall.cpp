@@ -11,6 +11,7 @@
 
 #include "../core/check.hpp"
 #include "../core/mpi_bytes.hpp"
+#include "../tuning/table_choice.hpp"
 #include "alltoall_internal.hpp"
 #include "libcomm/executor.hpp"
 #include "libcomm/hierarchical.hpp"
@@ -229,39 +230,43 @@ AlltoallAlgo alltoall(const void* send, void* recv, std::size_t block_bytes, con
     detail::check_same_on_all_ranks(comm, "alltoall", fields);
   }
   if (opts.check_args) check_alltoall_args(send, recv, block_bytes, comm, algo, opts.inter_node);
-  const AlltoallChoice choice = choose_alltoall(algo, block_bytes, comm, opts);
+  // Auto's choice depends on the size, the inter-node algorithm and the fallback switch.
+  const DecisionKey key{"alltoall", block_bytes, 1.0,
+                        static_cast<std::uint64_t>(opts.inter_node) * 2 + opts.allow_fallback};
+  const AlltoallAlgo ran = detail::decided_algorithm(
+      algo, comm, key, [&] { return choose_alltoall(algo, block_bytes, comm, opts); });
   const auto* s = static_cast<const std::byte*>(send);
   auto* r = static_cast<std::byte*>(recv);
-  switch (choice.algo) {
+  switch (ran) {
     case AlltoallAlgo::Native:
       detail::native_alltoall(s, r, block_bytes, comm.mpi());
-      return choice.algo;
+      return ran;
     case AlltoallAlgo::Bruck:
       if (block_bytes > 0) detail::bruck_alltoall(s, r, block_bytes, comm);
-      return choice.algo;
+      return ran;
     case AlltoallAlgo::Leader:
     case AlltoallAlgo::SendAggregate:
     case AlltoallAlgo::RecvDistribute: {
       require(!is_hierarchical(opts.inter_node),
-              "alltoall: the inter-node algorithm of " + std::string(alltoall_algo_name(choice.algo)) +
+              "alltoall: the inter-node algorithm of " + std::string(alltoall_algo_name(ran)) +
                   " must be a regular one, not " + std::string(alltoall_algo_name(opts.inter_node)));
-      if (block_bytes == 0) return choice.algo;
-      if (choice.algo == AlltoallAlgo::Leader) detail::leader_alltoall(s, r, block_bytes, comm, opts);
-      if (choice.algo == AlltoallAlgo::SendAggregate) detail::send_aggregate_alltoall(s, r, block_bytes, comm, opts);
-      if (choice.algo == AlltoallAlgo::RecvDistribute) detail::recv_distribute_alltoall(s, r, block_bytes, comm, opts);
-      return choice.algo;
+      if (block_bytes == 0) return ran;
+      if (ran == AlltoallAlgo::Leader) detail::leader_alltoall(s, r, block_bytes, comm, opts);
+      if (ran == AlltoallAlgo::SendAggregate) detail::send_aggregate_alltoall(s, r, block_bytes, comm, opts);
+      if (ran == AlltoallAlgo::RecvDistribute) detail::recv_distribute_alltoall(s, r, block_bytes, comm, opts);
+      return ran;
     }
     case AlltoallAlgo::TreeScheduled:
     case AlltoallAlgo::TreeScheduledBarrier:
-      if (block_bytes > 0) detail::tree_scheduled_alltoall(s, r, block_bytes, comm, choice.algo);
-      return choice.algo;
+      if (block_bytes > 0) detail::tree_scheduled_alltoall(s, r, block_bytes, comm, ran);
+      return ran;
     case AlltoallAlgo::Auto:
       throw Error("alltoall: internal error, Auto was not resolved");
     default:
       if (block_bytes > 0)
-        execute_aapc(*plan_for(choice.algo, comm), s, r, block_bytes, comm.internal(),
-                     exec_mode_of(choice.algo));
-      return choice.algo;
+        execute_aapc(*plan_for(ran, comm), s, r, block_bytes, comm.internal(),
+                     exec_mode_of(ran));
+      return ran;
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include "../core/check.hpp"
 #include "../core/mpi_bytes.hpp"
+#include "../tuning/table_choice.hpp"
 #include "alltoallv_internal.hpp"
 #include "libcomm/tuning.hpp"
 
@@ -341,10 +342,12 @@ AlltoallvAlgo alltoallv(const void* send, std::span<const std::int64_t> sendcoun
                                  algo, opts.mode);
   // Auto with a tuning table needs the count statistics of the whole call (one
   // MPI_Allreduce), so that every rank makes the same choice.
-  const AlltoallvAlgo ran =
-      algo == AlltoallvAlgo::Auto && active_tuning_table()
-          ? choose_alltoallv(algo, alltoallv_count_stats(sendcounts, esize, comm), comm).algo
-          : choose_alltoallv(algo, comm.size());
+  AlltoallvAlgo ran = choose_alltoallv(algo, comm.size());
+  if (algo == AlltoallvAlgo::Auto && active_tuning_table()) {
+    const auto stats = alltoallv_count_stats(sendcounts, esize, comm);
+    ran = detail::decided_algorithm(algo, comm, {"alltoallv", stats.max_bytes, stats.spread(), 0},
+                                    [&] { return choose_alltoallv(algo, stats, comm); });
+  }
   const auto* s = static_cast<const std::byte*>(send);
   auto* r = static_cast<std::byte*>(recv);
   if (opts.stats != nullptr) {

@@ -77,6 +77,26 @@ std::shared_ptr<const void> Comm::attachment(const std::string& key) const {
 void Comm::attach(const std::string& key, std::shared_ptr<const void> value) const {
   std::lock_guard lock(*cache_mutex_);
   (*attachments_)[key] = std::move(value);
+  decisions_->entries.clear();
+}
+
+std::optional<int> Comm::remembered_decision(const DecisionKey& key, std::uint64_t epoch) const {
+  std::lock_guard lock(*cache_mutex_);
+  if (decisions_->epoch != epoch) return std::nullopt;
+  for (const auto& [k, algo] : decisions_->entries)
+    if (k == key) return algo;
+  return std::nullopt;
+}
+
+void Comm::remember_decision(const DecisionKey& key, std::uint64_t epoch, int algo) const {
+  std::lock_guard lock(*cache_mutex_);
+  if (decisions_->epoch != epoch) {
+    decisions_->entries.clear();
+    decisions_->epoch = epoch;
+  }
+  // Many distinct keys (alltoallv with ever-changing counts): start over rather than grow.
+  if (decisions_->entries.size() >= kMaxDecisions) decisions_->entries.clear();
+  decisions_->entries.emplace_back(key, algo);
 }
 
 std::byte* Comm::scratch(int slot, std::size_t bytes) const {

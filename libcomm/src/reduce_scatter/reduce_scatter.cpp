@@ -254,19 +254,24 @@ ReduceScatterAlgo reduce_scatter(const void* send, void* recv, std::span<const s
   require(type != ElemType::ComplexDouble || op == ReduceOp::Sum,
           "reduce_scatter: " + std::string(reduce_op_name(op)) + " is not defined for complex numbers");
   const std::size_t largest = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
-  const ReduceScatterChoice choice = choose_reduce_scatter(algo, largest * elem_size(type), comm, opts);
+  // Auto's choice depends on the largest block, the fallback switch and the ring order.
+  const std::size_t largest_bytes = largest * elem_size(type);
+  const DecisionKey key{"reduce_scatter", largest_bytes, 1.0,
+                        static_cast<std::uint64_t>(opts.order) * 2 + opts.allow_fallback};
+  const ReduceScatterAlgo ran = detail::decided_algorithm(
+      algo, comm, key, [&] { return choose_reduce_scatter(algo, largest_bytes, comm, opts); });
   const detail::ReduceBlocks b(counts, type, op);
   const auto* s = static_cast<const std::byte*>(send);
   auto* r = static_cast<std::byte*>(recv);
-  if (b.total == 0 && choice.algo != ReduceScatterAlgo::Native) return choice.algo;
-  switch (choice.algo) {
+  if (b.total == 0 && ran != ReduceScatterAlgo::Native) return ran;
+  switch (ran) {
     case ReduceScatterAlgo::Native: detail::native_reduce_scatter(s, r, b, comm.mpi()); break;
     case ReduceScatterAlgo::Ring: detail::ring_reduce_scatter(s, r, b, comm, opts.order); break;
     case ReduceScatterAlgo::DCycles: detail::dcycles_reduce_scatter(s, r, b, comm); break;
     case ReduceScatterAlgo::ReduceSpread: detail::reduce_spread_reduce_scatter(s, r, b, comm); break;
     case ReduceScatterAlgo::Auto: throw Error("reduce_scatter: internal error, Auto was not resolved");
   }
-  return choice.algo;
+  return ran;
 }
 
 }  // namespace libcomm

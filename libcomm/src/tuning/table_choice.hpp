@@ -1,9 +1,11 @@
 // Auto through the tuning table for the operations whose choice is (algorithm, reason) and
 // whose options carry allow_fallback (allgather, reduce_scatter): the table's row if its
-// algorithm can run here, else the built-in rule with a note saying why.
+// algorithm can run here, else the built-in rule with a note saying why. And the decision
+// memo every operation's call path goes through.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "libcomm/comm.hpp"
@@ -37,6 +39,19 @@ auto choose_from_table(const char* op, Algo requested, std::size_t block_bytes, 
     built_in.reason += " (the table's " + pick->algo + " cannot run here: " + e.what() + ")";
     return built_in;
   }
+}
+
+// What a call runs, without the explanation: Auto's decision (made by `decide`, which
+// returns a choice with its reason) is remembered on comm under `key`, so repeated calls
+// with one operation, size and options cost a lookup; other requests go to `decide`.
+template <class Algo, class Decide>
+Algo decided_algorithm(Algo requested, const Comm& comm, const DecisionKey& key, Decide decide) {
+  if (requested != Algo::Auto) return decide().algo;
+  const std::uint64_t epoch = tuning_table_epoch();  // read first: a newer table misses
+  if (const auto hit = comm.remembered_decision(key, epoch)) return static_cast<Algo>(*hit);
+  const Algo algo = decide().algo;
+  comm.remember_decision(key, epoch, static_cast<int>(algo));
+  return algo;
 }
 
 }  // namespace libcomm::detail

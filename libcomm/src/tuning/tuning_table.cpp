@@ -2,6 +2,7 @@
 // active table that every Auto consults before its built-in rule.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -150,8 +151,13 @@ std::optional<TuningPick> TuningTable::lookup(const TuningQuery& q) const {
                                  r.topology == q.topology ? 0.0 : 1.0,
                                  log_distance(r.spread, std::max(q.spread, 1.0))};
   };
+  // Rows measured with one rank per node say nothing about nodes of several ranks, and
+  // the other way round: the inter-node step of a hierarchical scheme (one rank per node)
+  // must not take rows measured on the whole multi-rank machine, as tune, which measures
+  // without a table, never ran it that way.
+  const bool one_per_node = q.ppn <= 1;
   for (const auto& r : rows_) {
-    if (r.op != q.op) continue;
+    if (r.op != q.op || (r.ppn == 1) != one_per_node) continue;
     if (shape == nullptr || key(r) < key(*shape) ||
         (key(r) == key(*shape) && r.ranks < shape->ranks))
       shape = &r;
@@ -183,6 +189,7 @@ namespace {
 std::mutex g_mutex;
 bool g_loaded = false;
 std::shared_ptr<const TuningTable> g_table;
+std::atomic<std::uint64_t> g_epoch{0};
 }  // namespace
 
 std::string tuning_directory() {
@@ -216,7 +223,10 @@ void set_tuning_table(std::shared_ptr<const TuningTable> table) {
   std::lock_guard<std::mutex> lock(g_mutex);
   g_loaded = true;
   g_table = std::move(table);
+  g_epoch.fetch_add(1, std::memory_order_acq_rel);
 }
+
+std::uint64_t tuning_table_epoch() { return g_epoch.load(std::memory_order_acquire); }
 
 TuningQuery tuning_query(std::string op, const Comm& comm, std::uint64_t bytes) {
   TuningQuery q;
