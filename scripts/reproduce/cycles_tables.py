@@ -96,8 +96,7 @@ def main(folder, plot_dir=None):
             share = f"{100 * cw[1] / t:>6.1f}%" if cw[1] is not None and t else f"{'-':>7}"
             print(f"{1 << d:>6} {d:>3} | " + " ".join(fmt(x * 1e6 if x is not None else None, 9, 1) for x in cw)
                   + f" | {share}")
-        print("\nTable 15 style: all-to-all reduction, speed-up over reduce_spread (= 1),"
-              " the combine's CPU time charged")
+        print("\nTable 15 style: all-to-all reduction, speed-up over reduce_spread (= 1), data motion only")
         print(f"{'nodes':>6} {'d':>3} | {'ring':>9} {'d_cycles':>9} | {'dcyc/ring':>9}")
         for d in ds:
             r = runs.get(("reduce_scatter", "", d), {})
