@@ -89,7 +89,7 @@ void combine_op(const void* in, void* inout, std::size_t n, ReduceOp op) {
 // pass: in the cube reductions each combine is a few elements (2 KiB per node at d = 6 is
 // under one double per subblock), so its thread-CPU reading would mostly measure the clock
 // read, not the work. Charging it was tried: d_cycles fell from 4.49x to 0.72x
-// reduce_spread at d = 6, while reduce_spread, with a few large combines, barely moved.
+// reduce_spread at d = 6, while ring, with a sixth as many combines, stayed near 1x.
 void reduce_local(const void* in, void* inout, std::size_t n, ElemType type, ReduceOp op) {
   switch (type) {
     case ElemType::Double: combine_op<double>(in, inout, n, op); return;
