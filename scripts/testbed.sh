@@ -5,7 +5,7 @@
 #     up TOPOLOGY [--rate R] [--delay D] [--queue Q] [--ranks-per-machine SPEC] [--tcp CC]
 #        [--dry-run]
 #         TOPOLOGY: a .topo file (inputs/topologies/, or a bare name such as fig5a);
-#         R: link rate per direction (tc syntax, default 10mbit); D: added delay per link
+#         R: link rate per direction (tc syntax, default 2mbit); D: added delay per link
 #         and direction (default 0; needs the kernel's netem qdisc);
 #         Q: queue of each link end (default 64kb); SPEC: K, A,B,C or a .nodes file
 #         (ranks on each machine, rank order; default 1); CC: the machines' TCP congestion

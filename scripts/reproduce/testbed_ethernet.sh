@@ -4,7 +4,7 @@
 # synchronisation and barrier variants), linear (LAM), ring and pairwise (MPICH) and
 # native, validated; the CPU and link load of every run is logged. Writes
 # results/testbed/*.json|log and docs/results/testbed_ethernet.md + PNG plots.
-#   scripts/reproduce/testbed_ethernet.sh [--rate 10mbit] [--sizes 8K,...] [--reps 1]
+#   scripts/reproduce/testbed_ethernet.sh [--rate 2mbit] [--sizes 8K,...] [--reps 1]
 #                                         [--topologies "fig1 fig5a fig5b fig5c"] [--no-check]
 #                                         [--tcp CC]  (TCP congestion control, see testbed.sh)
 # The links run at --rate instead of the paper's 100 Mbit/s so that the 2 cores are not
@@ -13,7 +13,7 @@
 # topologies may be run one by one at different rates.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-RATE=10mbit
+RATE=2mbit
 SIZES="8K,16K,32K,64K,128K,256K"
 REPS=1
 TOPOS="fig5a fig5b fig5c"

@@ -6,7 +6,7 @@
 #     inputs/nodes/, clustered_factor (and its fill variant) vs linear;
 #   - paper 002: 4 machines x 4 ranks, leader, send_aggregate, recv_distribute vs the
 #     flat algorithms (auto, linear, pairwise).
-#   scripts/reproduce/testbed_hierarchical.sh [--rate 10mbit] [--layouts "regular_24 ..."]
+#   scripts/reproduce/testbed_hierarchical.sh [--rate 2mbit] [--layouts "regular_24 ..."]
 #                                             [--uneven-sizes 4K,64K] [--multicore-sizes 64,8K]
 #                                             [--reps 1] [--tcp CC]
 #   --reps: timed repetitions per cell (median reported), after one warm-up; --tcp: the
@@ -14,7 +14,7 @@
 # Writes results/testbed/*.json|log and docs/results/testbed_hierarchical.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-RATE=10mbit
+RATE=2mbit
 LAYOUTS="regular_24 organ_pipe_18 alternating_15 random_seed1_15"
 REPS=1
 UP_EXTRA=()

@@ -2,7 +2,7 @@
 """Translates a switch tree (inputs/topologies/*.topo) into the Linux commands that build
 it as an emulated packet network on one machine (issue 9), and back down.
 
-    plan.py up TOPO [--rate 10mbit] [--delay 0] [--queue 64kb] [--ranks-per-machine SPEC] [--tcp CC]
+    plan.py up TOPO [--rate 2mbit] [--delay 0] [--queue 64kb] [--ranks-per-machine SPEC] [--tcp CC]
                     [--prefix lc] [--net 10.147] [--state FILE]
     plan.py hostfile STATE              one "NAMESPACE slots=K" line per machine, rank order
     plan.py describe STATE              what is up, for `testbed.sh status`
@@ -263,7 +263,7 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     up = sub.add_parser("up")
     up.add_argument("topology")
-    up.add_argument("--rate", default="10mbit")
+    up.add_argument("--rate", default="2mbit")
     up.add_argument("--delay", default="0")
     up.add_argument("--queue", default="64kb", help="tbf queue (switch port buffer)")
     up.add_argument("--ranks-per-machine", default=None)

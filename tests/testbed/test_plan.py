@@ -115,7 +115,7 @@ class Translation(unittest.TestCase):
         rc, cmds, err, _ = plan(os.path.join(TOPOS, "star3.topo"), "--delay", "50us")
         self.assertEqual(rc, 0, err)
         self.assertIn("tc -n lc-n0 qdisc add dev lc-eth root handle 1: netem delay 50us", cmds)
-        self.assertIn("tc -n lc-n0 qdisc add dev lc-eth parent 1:1 handle 10: tbf rate 10mbit burst 3028 limit 64kb", cmds)
+        self.assertIn("tc -n lc-n0 qdisc add dev lc-eth parent 1:1 handle 10: tbf rate 2mbit burst 3028 limit 64kb", cmds)
 
     def test_errors_name_the_problem(self):
         cases = [
