@@ -56,15 +56,17 @@ void bruck_alltoall(const std::byte* send, std::byte* recv, std::size_t b, const
   // Slot k came from rank (me - k) mod P and belongs at recv[(me - k) mod P]. The map
   // k -> (me - k) mod P is its own inverse, so swapping pairs puts every block in place.
   std::byte* tmp = c.scratch(2, b);
-  sim::charge_copy(static_cast<double>(n * b) * 1.5);  // (n - 1) / 2 swaps of 3 copies
-  for (std::size_t k = 0; copies && k < n; ++k) {
+  std::size_t swaps = 0;
+  for (std::size_t k = 0; k < n; ++k) {
     const std::size_t home = (static_cast<std::size_t>(me) + n - k) % n;
-    if (k < home) {
-      std::memcpy(tmp, slots + k * b, b);
-      std::memcpy(slots + k * b, slots + home * b, b);
-      std::memcpy(slots + home * b, tmp, b);
-    }
+    if (k >= home) continue;
+    ++swaps;
+    if (!copies) continue;
+    std::memcpy(tmp, slots + k * b, b);
+    std::memcpy(slots + k * b, slots + home * b, b);
+    std::memcpy(slots + home * b, tmp, b);
   }
+  sim::charge_copy(static_cast<double>(3 * swaps * b));  // three copies per swap
 }
 
 }  // namespace libcomm::detail
