@@ -3,7 +3,6 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <utility>
 #include <vector>
 
 #include "libcomm/error.hpp"
@@ -212,11 +211,19 @@ void DistributedFft::fft_stage(StageTimes& t, const kernels::FftPlan& plan) cons
   timed(t.fft, [&] { plan.execute(); }, rate > 0 ? plan.nominal_flops() / rate : 0.0);
 }
 
-template <class F>
-void DistributedFft::pack_stage(StageTimes& t, const kernels::RowPieces& layout, F&& copy) const {
+double DistributedFft::copy_seconds(const kernels::RowPieces& layout) const {
   const double rate = model_.copy_bytes_per_second;
-  const double bytes = static_cast<double>(layout.elements() * sizeof(cplx));
-  timed(t.pack, std::forward<F>(copy), rate > 0 ? bytes / rate : 0.0);
+  return rate > 0 ? static_cast<double>(layout.elements() * sizeof(cplx)) / rate : 0.0;
+}
+
+void DistributedFft::pack(StageTimes& t, const cplx* rows, cplx* blocks,
+                          const kernels::RowPieces& layout) const {
+  timed(t.pack, [&] { kernels::pack_row_pieces(rows, blocks, layout); }, copy_seconds(layout));
+}
+
+void DistributedFft::unpack(StageTimes& t, const cplx* blocks, cplx* rows,
+                            const kernels::RowPieces& layout) const {
+  timed(t.pack, [&] { kernels::unpack_row_pieces(blocks, rows, layout); }, copy_seconds(layout));
 }
 
 std::string DistributedFft::forward(libcomm::AlltoallAlgo algo,
@@ -226,16 +233,16 @@ std::string DistributedFft::forward(libcomm::AlltoallAlgo algo,
   std::string ran1, ran2;
   fft_stage(t, first_fwd_);
   if (procs_.pc > 1) {
-    pack_stage(t, t1_rows_, [&] { kernels::pack_row_pieces(a, b, t1_rows_); });
+    pack(t, a, b, t1_rows_);
     timed(t.comm, [&] { ran1 = t1_fwd_.run(b, a, algo, opts); });
-    pack_stage(t, t1_mid_, [&] { kernels::unpack_row_pieces(a, b, t1_mid_); });
+    unpack(t, a, b, t1_mid_);
     fft_stage(t, y_fwd_);
     if (procs_.pr > 1) {
-      pack_stage(t, t2_mid_, [&] { kernels::pack_row_pieces(b, a, t2_mid_); });
+      pack(t, b, a, t2_mid_);
       timed(t.comm, [&] { ran2 = t2_fwd_.run(a, b, algo, opts); });
     }
   } else if (procs_.pr > 1) {
-    pack_stage(t, t2_mid_, [&] { kernels::pack_row_pieces(a, b, t2_mid_); });
+    pack(t, a, b, t2_mid_);
     timed(t.comm, [&] { ran2 = t2_fwd_.run(b, a, algo, opts); });
   }
   fft_stage(t, x_fwd_);
@@ -251,15 +258,15 @@ std::string DistributedFft::backward(libcomm::AlltoallAlgo algo,
   if (procs_.pc > 1) {
     if (procs_.pr > 1) {
       timed(t.comm, [&] { ran2 = t2_bwd_.run(b, a, algo, opts); });
-      pack_stage(t, t2_mid_, [&] { kernels::unpack_row_pieces(a, b, t2_mid_); });
+      unpack(t, a, b, t2_mid_);
     }
     fft_stage(t, y_bwd_);
-    pack_stage(t, t1_mid_, [&] { kernels::pack_row_pieces(b, a, t1_mid_); });
+    pack(t, b, a, t1_mid_);
     timed(t.comm, [&] { ran1 = t1_bwd_.run(a, b, algo, opts); });
-    pack_stage(t, t1_rows_, [&] { kernels::unpack_row_pieces(b, a, t1_rows_); });
+    unpack(t, b, a, t1_rows_);
   } else if (procs_.pr > 1) {
     timed(t.comm, [&] { ran2 = t2_bwd_.run(a, b, algo, opts); });
-    pack_stage(t, t2_mid_, [&] { kernels::unpack_row_pieces(b, a, t2_mid_); });
+    unpack(t, b, a, t2_mid_);
   }
   fft_stage(t, first_bwd_);
   return join_ran(ran1, ran2);

@@ -104,8 +104,9 @@ class DistributedFft {
 
   // One FFT stage / one pack or unpack, timed into t.fft / t.pack and charged by model_.
   void fft_stage(StageTimes& t, const kernels::FftPlan& plan) const;
-  template <class F>
-  void pack_stage(StageTimes& t, const kernels::RowPieces& layout, F&& copy) const;
+  void pack(StageTimes& t, const cplx* rows, cplx* blocks, const kernels::RowPieces& layout) const;
+  void unpack(StageTimes& t, const cplx* blocks, cplx* rows, const kernels::RowPieces& layout) const;
+  double copy_seconds(const kernels::RowPieces& layout) const;  // 0 without a copy model
 };
 
 }  // namespace fft3d

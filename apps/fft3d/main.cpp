@@ -135,9 +135,9 @@ int run(int argc, char** argv) {
     libcomm::require(!with_fftw_mpi,
                      "--model-fft: the FFTW-MPI peer's local work cannot be charged by the "
                      "model (drop --fftw-mpi)");
+    // The all-to-all algorithms' own block copies are charged at the same copy rate.
+    libcomm::sim::set_copy_rate(model.copy_bytes_per_second);
   }
-  // The all-to-all algorithms' own block copies are charged at the same copy rate.
-  if (model.enabled()) libcomm::sim::set_copy_rate(model.copy_bytes_per_second);
   const libcomm::Comm world(MPI_COMM_WORLD, nodes);
   const int p = world.size();
   const Extent g = size_text.empty() ? parse_cube(n_cube, "--n") : parse_extent(size_text, "--size");
