@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <climits>
-#include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <set>
@@ -109,9 +108,7 @@ int StagedSchedule::total_steps() const {
 
 AlltoallvAlgo choose_alltoallv(AlltoallvAlgo requested, int p) {
   if (requested != AlltoallvAlgo::Auto) return requested;
-  int cs = 1;
-  while (cs * cs < p) ++cs;
-  return 4 * cs + 2 < p ? AlltoallvAlgo::FourStage : AlltoallvAlgo::Direct;
+  return 4 * detail::ceil_sqrt(p) + 2 < p ? AlltoallvAlgo::FourStage : AlltoallvAlgo::Direct;
 }
 
 AlltoallvCountStats alltoallv_count_stats(std::span<const std::int64_t> counts, int p,
@@ -151,11 +148,9 @@ AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, const AlltoallvCountSt
   const int p = comm.size();
   if (requested != AlltoallvAlgo::Auto) return {requested, "requested"};
   auto rule = [&](const std::string& why) {
-    int cs = 1;
-    while (cs * cs < p) ++cs;
     const AlltoallvAlgo a = choose_alltoallv(requested, p);
     return AlltoallvChoice{a, "auto: " + std::string(alltoallv_algo_name(a)) + ": 4 ceil(sqrt P) + 2 = " +
-                                  std::to_string(4 * cs + 2) + (a == AlltoallvAlgo::FourStage ? " < " : " >= ") +
+                                  std::to_string(4 * detail::ceil_sqrt(p) + 2) + (a == AlltoallvAlgo::FourStage ? " < " : " >= ") +
                                   "P = " + std::to_string(p) + " start-ups (" + why + ")"};
   };
   auto q = tuning_query("alltoallv", comm, counts.max_bytes);
@@ -163,9 +158,7 @@ AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, const AlltoallvCountSt
   const auto pick = tuned_choice(q);
   if (!pick) return rule("no tuning table row");
   const AlltoallvAlgo tuned = alltoallv_algo_from_name(pick->algo);
-  int root = 0;
-  while ((root + 1) * (root + 1) <= p) ++root;
-  if (tuned == AlltoallvAlgo::Mesh && root * root != p)  // A3 needs a perfect square
+  if (tuned == AlltoallvAlgo::Mesh && detail::exact_sqrt(p) == 0)  // A3 needs a perfect square
     return rule("the table's mesh cannot run on P = " + std::to_string(p));
   return {tuned, "auto: " + pick->algo + " from " + pick->reason};
 }

@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -15,6 +16,26 @@
 #include "libcomm/alltoallv.hpp"
 
 namespace libcomm::detail {
+
+// Integer square roots of a rank count: the mesh (A3) needs P = q^2, the four-stage
+// algorithm (A4) lays P out on ceil(sqrt P) or floor(sqrt P) columns, and Auto compares
+// A4's 4 ceil(sqrt P) + 2 start-ups with P.
+// (std::sqrt gives the estimate; the loops correct its rounding.) p >= 1.
+inline int floor_sqrt(int p) {
+  int f = static_cast<int>(std::sqrt(static_cast<double>(p)));
+  while (f * f > p) --f;
+  while ((f + 1) * (f + 1) <= p) ++f;
+  return f;
+}
+inline int ceil_sqrt(int p) {
+  const int f = floor_sqrt(p);
+  return f * f < p ? f + 1 : f;
+}
+// q with q * q == p, or 0 when p is not a perfect square.
+inline int exact_sqrt(int p) {
+  const int f = floor_sqrt(p);
+  return f * f == p ? f : 0;
+}
 
 // A run: elements [first, first + n) of the message m(src, dst). Elements of a staged
 // algorithm travel in runs; every run in a message is preceded by its 24-byte header, so

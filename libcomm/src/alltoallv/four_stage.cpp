@@ -11,7 +11,6 @@
 //   Stage III C-Collect + R-Comm: everything for column c to the row peer in column c
 //             (again the revised R-schedule with pseudo-nodes).
 //   Stage IV  R-Collect + C-Comm: everything for node j to node j.
-#include <cmath>
 #include <string>
 
 #include "alltoallv_internal.hpp"
@@ -19,18 +18,6 @@
 namespace libcomm {
 
 namespace {
-int ceil_sqrt(int p) {
-  int c = static_cast<int>(std::sqrt(static_cast<double>(p)));
-  while (c * c < p) ++c;
-  while (c > 1 && (c - 1) * (c - 1) >= p) --c;
-  return c;
-}
-int floor_sqrt(int p) {
-  int f = static_cast<int>(std::sqrt(static_cast<double>(p)));
-  while (f * f > p) --f;
-  while ((f + 1) * (f + 1) <= p) ++f;
-  return f;
-}
 void set_layout(FourStageGeometry& g, int columns) {
   g.columns = columns;
   g.rows = (g.nprocs + columns - 1) / columns;
@@ -42,11 +29,11 @@ FourStageGeometry four_stage_geometry(int p) {
   require(p > 0, "four_stage: P must be positive, got " + std::to_string(p));
   FourStageGeometry g;
   g.nprocs = p;
-  set_layout(g, ceil_sqrt(p));
+  set_layout(g, detail::ceil_sqrt(p));
   // 3.2.2 A: the r nodes of the incomplete row need r complete rows (R - 1 >= r). That
   // fails only for P = ceil(sqrt P) * floor(sqrt P) - 1; then C = floor(sqrt P).
   if (g.incomplete > g.rows - 1) {
-    set_layout(g, floor_sqrt(p));
+    set_layout(g, detail::floor_sqrt(p));
     g.rearranged = true;
     require(g.incomplete <= g.rows - 1,
             "four_stage: internal error, no layout for P = " + std::to_string(p));

@@ -4,20 +4,12 @@
 // and then along the column to (i2, j2). 2 sqrt(P) messages per node, no load balancing.
 // P must be a perfect square: otherwise some intermediate nodes do not exist and the
 // algorithm refuses (the paper's "straightforward extensions" add hot spots).
-#include <cmath>
 #include <string>
 
 #include "alltoallv_internal.hpp"
 
 namespace libcomm::detail {
 namespace {
-
-int exact_sqrt(int p) {
-  int q = static_cast<int>(std::sqrt(static_cast<double>(p)));
-  while (q * q > p) --q;
-  while ((q + 1) * (q + 1) <= p) ++q;
-  return q * q == p ? q : 0;
-}
 
 class Mesh final : public StagedAlgorithm {
  public:
