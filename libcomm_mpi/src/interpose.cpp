@@ -13,6 +13,7 @@
 // agree across ranks, so no rank runs libcomm while another runs PMPI.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -23,6 +24,7 @@
 #include "libcomm/alltoall.hpp"
 #include "libcomm/alltoallv.hpp"
 #include "libcomm/reduce_scatter.hpp"
+#include "libcomm/tuning.hpp"
 #include "runtime.hpp"
 
 using libcomm_mpi::Call;
@@ -34,12 +36,28 @@ namespace {
 constexpr const char* kBadArguments = "invalid count, datatype or operation: MPI reports it";
 
 // The reason shown in verbose mode: the choice's own reason plus any staging done.
-struct Explanation {
-  std::string text;
-  Explanation(std::string_view requested, const std::string& reason) {
-    text = reason == "requested" ? "requested " + std::string(requested) : reason;
+// Why a call took its route, for the verbose log (LIBCOMM_VERBOSE) only, so that a call
+// without the log builds no strings: the notes of the staging steps, and the reason of the
+// choice, asked for after the call from the same Comm-based choice libcomm made (tuning
+// table included), so the log names what ran and why.
+class Explanation {
+ public:
+  explicit Explanation(std::string_view requested)
+      : requested_(requested), on_(libcomm_mpi::verbose()) {}
+  void note(const char* what) {
+    if (on_) notes_ += std::string("; ") + what;
   }
-  void note(const char* what) { text += std::string("; ") + what; }
+  template <class Reason>
+  std::string text(Reason reason) const {
+    if (!on_) return {};
+    const std::string r = reason();
+    return (r == "requested" ? "requested " + std::string(requested_) : r) + notes_;
+  }
+
+ private:
+  std::string_view requested_;
+  bool on_;
+  std::string notes_;
 };
 
 bool any_negative(const int* values, int n) {
@@ -193,8 +211,7 @@ int reduce_scatter_common(const Call& call, const Pmpi& pmpi, const void* sendbu
   opts.check_args = libcomm_mpi::check_args();
   opts.allow_fallback = true;
   const auto requested = libcomm::reduce_scatter_algo_from_env();
-  const auto choice = libcomm::choose_reduce_scatter(requested, c.size(), opts);
-  Explanation why(libcomm::reduce_scatter_algo_name(requested), choice.reason);
+  Explanation why(libcomm::reduce_scatter_algo_name(requested));
   const void* send = sendbuf;
   if (sendbuf == MPI_IN_PLACE) {  // the input is in recvbuf, the result goes there too
     auto* copy = libcomm_mpi::staging(0, total * esize);
@@ -202,8 +219,11 @@ int reduce_scatter_common(const Call& call, const Pmpi& pmpi, const void* sendbu
     send = copy;
     why.note("MPI_IN_PLACE: input copied first");
   }
-  call.route(libcomm::reduce_scatter_algo_name(choice.algo), why.text);
-  libcomm::reduce_scatter(send, recvbuf, counts, *type, *rop, c, requested, opts);
+  const auto ran = libcomm::reduce_scatter(send, recvbuf, counts, *type, *rop, c, requested, opts);
+  call.route(libcomm::reduce_scatter_algo_name(ran), why.text([&] {
+    const std::size_t largest = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
+    return libcomm::choose_reduce_scatter(requested, largest * esize, c, opts).reason;
+  }));
   return MPI_SUCCESS;
 }
 
@@ -223,11 +243,12 @@ extern "C" int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sen
     libcomm::AlltoallOptions opts;
     opts.check_args = libcomm_mpi::check_args();
     const auto requested = libcomm::alltoall_algo_from_env();
-    const auto choice = libcomm::choose_alltoall(requested, x.block, c.size(), opts);
-    Explanation why(libcomm::alltoall_algo_name(requested), choice.reason);
+    Explanation why(libcomm::alltoall_algo_name(requested));
     x.stage(c.size(), c.size(), 0, why);
-    call.route(libcomm::alltoall_algo_name(choice.algo), why.text);
-    libcomm::alltoall(x.send, x.recv, x.block, c, requested, opts);
+    const auto ran = libcomm::alltoall(x.send, x.recv, x.block, c, requested, opts);
+    call.route(libcomm::alltoall_algo_name(ran), why.text([&] {
+      return libcomm::choose_alltoall(requested, x.block, c, opts).reason;
+    }));
     x.finish();
     return MPI_SUCCESS;
   });
@@ -255,10 +276,7 @@ extern "C" int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const 
     libcomm::AlltoallvOptions opts;
     opts.check_args = libcomm_mpi::check_args();
     const auto requested = libcomm::alltoallv_algo_from_env();
-    const auto chosen = libcomm::choose_alltoallv(requested, p);
-    Explanation why(libcomm::alltoallv_algo_name(requested),
-                    requested == libcomm::AlltoallvAlgo::Auto ? "auto: " + std::string(libcomm::alltoallv_algo_name(chosen)) + " for P = " + std::to_string(p)
-                                                              : "requested");
+    Explanation why(libcomm::alltoallv_algo_name(requested));
     // With MPI_IN_PLACE the data to send is the receive buffer's, described by the
     // receive arguments; it is copied out first because the exchange overwrites it.
     const void* sbuf = in_place ? recvbuf : sendbuf;
@@ -272,9 +290,15 @@ extern "C" int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const 
     }
     const auto recv = describe_side(recvbuf, recvcounts, rdispls, *rl, p, false, 1);
     if (recv.staged) why.note("receive side unpacked (non-contiguous type or negative displacements)");
-    call.route(libcomm::alltoallv_algo_name(chosen), why.text);
-    libcomm::alltoallv(send.base, send.counts, send.displs, recv.base, recv.counts, recv.displs, 1,
-                       c, requested, opts);
+    const auto ran = libcomm::alltoallv(send.base, send.counts, send.displs, recv.base,
+                                        recv.counts, recv.displs, 1, c, requested, opts);
+    call.route(libcomm::alltoallv_algo_name(ran), why.text([&]() -> std::string {
+      if (requested != libcomm::AlltoallvAlgo::Auto) return "requested";
+      // With a table Auto decided on the whole call's count statistics (a collective,
+      // not repeated for the log).
+      if (libcomm::active_tuning_table()) return "auto: tuning table (LIBCOMM_TUNING)";
+      return "auto: " + std::string(libcomm::alltoallv_algo_name(ran)) + " for P = " + std::to_string(p);
+    }));
     if (recv.staged) unpack_side(recv, recvbuf, recvcounts, rdispls, recvtype, *rl);
     return MPI_SUCCESS;
   });
@@ -295,11 +319,12 @@ extern "C" int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype se
     opts.check_args = libcomm_mpi::check_args();
     opts.allow_fallback = true;
     const auto requested = libcomm::allgather_algo_from_env();
-    const auto choice = libcomm::choose_allgather(requested, c.size(), opts);
-    Explanation why(libcomm::allgather_algo_name(requested), choice.reason);
+    Explanation why(libcomm::allgather_algo_name(requested));
     x.stage(c.size(), 1, c.rank(), why);  // in place: this rank's block is in recvbuf
-    call.route(libcomm::allgather_algo_name(choice.algo), why.text);
-    libcomm::allgather(x.send, x.recv, x.block, c, requested, opts);
+    const auto ran = libcomm::allgather(x.send, x.recv, x.block, c, requested, opts);
+    call.route(libcomm::allgather_algo_name(ran), why.text([&] {
+      return libcomm::choose_allgather(requested, x.block, c, opts).reason;
+    }));
     x.finish();
     return MPI_SUCCESS;
   });
@@ -332,8 +357,7 @@ extern "C" int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype s
     opts.check_args = libcomm_mpi::check_args();
     opts.allow_fallback = true;
     const auto requested = libcomm::allgather_algo_from_env();
-    const auto choice = libcomm::choose_allgather(requested, p, opts);
-    Explanation why(libcomm::allgather_algo_name(requested), choice.reason);
+    Explanation why(libcomm::allgather_algo_name(requested));
 
     // libcomm places the blocks back to back in rank order: the user's buffer serves when
     // the displacements say the same, otherwise a staging buffer is copied out after.
@@ -360,8 +384,11 @@ extern "C" int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype s
       send = libcomm_mpi::dense_at(sendbuf, *sl, 0);
     }
     const std::vector<std::size_t> counts(recv.counts.begin(), recv.counts.end());
-    call.route(libcomm::allgather_algo_name(choice.algo), why.text);
-    libcomm::allgatherv(send, mine, recv.base, counts, c, requested, opts);
+    const auto ran = libcomm::allgatherv(send, mine, recv.base, counts, c, requested, opts);
+    call.route(libcomm::allgather_algo_name(ran), why.text([&] {
+      const std::size_t largest = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
+      return libcomm::choose_allgather(requested, largest, c, opts).reason;
+    }));
     if (recv.staged) unpack_side(recv, recvbuf, recvcounts, displs, recvtype, *rl);
     return MPI_SUCCESS;
   });
