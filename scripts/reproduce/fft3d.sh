@@ -88,7 +88,12 @@ case_run() {
   echo "== $name: $np ranks of 64 x 8, fft3d $*"
   rm -f "$OUT/fft3d_$name.json"
   local t0=$SECONDS
-  if ! "$SIM" --platform cluster64x8 --ppn 8 -np "$np" "${COMPUTE[@]}" fft3d "${MODEL[@]}" \
+  # smpi/allgather:ring: SimGrid 3.32's default MPI_Allgather posts 2(P-1) requests and
+  # its wait loop costs the simulator O(P^2) per rank, 10+ CPU minutes per call at 512
+  # ranks. fft3d only calls it while it sets up (libcomm::Comm, argument checks), never
+  # in a timed transform, so the timed rows do not change.
+  if ! "$SIM" --platform cluster64x8 --ppn 8 -np "$np" --cfg smpi/allgather:ring \
+      "${COMPUTE[@]}" fft3d "${MODEL[@]}" \
       --n "$N" --reps "$REPS" --algo "$ALGOS" "$@" --json "$OUT/fft3d_$name.json" \
       >"$OUT/$name.log" 2>&1; then
     echo "== $name FAILED (log: $OUT/$name.log)"
