@@ -31,11 +31,12 @@ std::string table_name(const std::string& algo) { return algo.substr(0, algo.fin
 // (no fallback). Hierarchical all-to-all schemes only where nodes hold several ranks,
 // which is also the only place auto takes them.
 std::vector<std::string> candidates(const std::string& op, commbench::Operation& operation,
-                                    const libcomm::Comm& comm, const std::vector<std::size_t>& sizes) {
+                                    const libcomm::Comm& comm, const std::vector<std::size_t>& sizes,
+                                    const std::string& list) {
   const auto& nodes = comm.nodes();
   const bool multi = nodes.num_nodes() > 1 && nodes.num_nodes() < comm.size();
   std::vector<std::string> out;
-  for (const auto& a : operation.select("all")) {
+  for (const auto& a : operation.select(list)) {
     if (table_name(a) == "auto") continue;
     if (op == "alltoall" && !multi && libcomm::is_hierarchical(libcomm::alltoall_algo_from_name(a)))
       continue;
@@ -102,10 +103,15 @@ int run(int argc, char** argv) {
       "LIBCOMM_TUNING=FILE, or name it inputs/tuning/<platform>.tune and set\n"
       "LIBCOMM_PLATFORM=<platform> (scripts/simulate.sh does so)."};
   std::string ops = "alltoall,alltoallv,allgather,reduce_scatter", min_s = "8", max_s = "4MiB",
-              sizes_list, nodes = "shared", output, platform = "this machine";
+              sizes_list, nodes = "shared", output, platform = "this machine", algo_list = "all";
   int reps = 5, warmup = 1;
   bool simulated = false;
   app.add_option("--ops", ops, "comma-separated operations to tune")->capture_default_str();
+  app.add_option("--algo", algo_list,
+                 "candidates: 'all' or a comma-separated list of algorithm names (with one "
+                 "operation in --ops; native is always among them, as the reference); at "
+                 "hundreds of simulated ranks, leaving out algorithms that cannot win saves hours")
+      ->capture_default_str();
   app.add_option("--min", min_s, "smallest block per destination (bytes; K/M/G suffixes)")
       ->capture_default_str();
   app.add_option("--max", max_s, "largest block; sizes double from --min")->capture_default_str();
@@ -158,7 +164,7 @@ int run(int argc, char** argv) {
   for (std::string op; std::getline(list, op, ',');) {
     libcomm::require(commbench::registry().count(op) == 1, "--ops: unknown operation '" + op + "'");
     auto operation = commbench::registry().at(op).make(comm, settings);
-    const auto algos = candidates(op, *operation, comm, sizes);
+    const auto algos = candidates(op, *operation, comm, sizes, algo_list);
     if (apps::is_root())
       std::cerr << "tune: " << op << ": " << algos.size() << " algorithms x " << sizes.size()
                 << " sizes\n";
