@@ -2,8 +2,9 @@
 // platform) it runs on and writes the tuning table that `auto` reads (libcomm/tuning.hpp,
 // inputs/tuning/README.md). For every operation and block size the fastest algorithm
 // (median over --reps of the slowest rank, as in commbench) wins; consecutive sizes with
-// the same winner become one size range, split halfway (geometrically) between measured
-// sizes. The measured medians are written as comments above the rows.
+// the same winner become one size range; between measured sizes the boundary is where the
+// straight lines through each algorithm's two medians cross (libcomm::tuned_ranges). The
+// measured medians are written as comments above the rows.
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 #include "apps/common.hpp"
@@ -63,36 +65,39 @@ void write_operation(std::ostream& out, const std::string& op, const libcomm::Co
   out << "\n# " << op << ": " << comm.size() << " ranks, " << comm.nodes().describe()
       << (topology ? ", switch tree attached" : "") << "\n# medians (us) per block size; the "
       << "winner first, then every candidate\n";
-  std::vector<std::string> winners;
+  // times[a][k]: candidate a at sizes[k], NaN where it failed or fell back.
+  std::vector<std::vector<double>> times(algos.size(), std::vector<double>(sizes.size()));
   for (std::size_t k = 0; k < sizes.size(); ++k) {
-    const Row* best = nullptr;
     std::string all;
+    std::size_t best = algos.size();
     for (std::size_t a = 0; a < algos.size(); ++a) {
       const Row& r = rows[k * algos.size() + a];
       const bool valid = r.bad == 0 && table_name(r.ran) == table_name(r.algo);
+      times[a][k] = valid ? r.median : std::numeric_limits<double>::quiet_NaN();
       all += " " + table_name(r.algo) + "=" + (valid ? format_us(r.median) : "invalid");
-      if (valid && (best == nullptr || r.median < best->median)) best = &r;
+      if (valid && (best == algos.size() || r.median < times[best][k])) best = a;
     }
-    libcomm::require(best != nullptr, op + ": no algorithm ran correctly at " +
-                                          apps::format_size(sizes[k]) + " (see the messages above)");
-    winners.push_back(table_name(best->algo));
+    libcomm::require(best < algos.size(), op + ": no algorithm ran correctly at " +
+                                              apps::format_size(sizes[k]) + " (see the messages above)");
     out << "#   " << std::left << std::setw(9) << apps::format_size(sizes[k]) << std::setw(24)
-        << winners.back() << "|" << all << "\n";
+        << table_name(algos[best]) << "|" << all << "\n";
   }
   std::ostringstream extra;
   if (op == "alltoallv") extra << " spread=" << std::setprecision(4) << spread;
   if (topology) extra << " topology=tree";
-  std::uint64_t from = 0;
-  for (std::size_t k = 0; k < sizes.size(); ++k) {
-    if (k + 1 < sizes.size() && winners[k + 1] == winners[k]) continue;
-    const std::string to =
-        k + 1 == sizes.size()
-            ? "inf"
-            : std::to_string(static_cast<std::uint64_t>(
-                  std::sqrt(static_cast<double>(sizes[k]) * static_cast<double>(sizes[k + 1]))));
+  const std::vector<std::uint64_t> bytes(sizes.begin(), sizes.end());
+  auto ranges = libcomm::tuned_ranges(bytes, times);
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    const auto& r = ranges[i];
+    const std::string name = table_name(algos[r.algo]);
+    // Modes of one alltoallv algorithm share its table name: one row.
+    if (i + 1 < ranges.size() && table_name(algos[ranges[i + 1].algo]) == name) {
+      ranges[i + 1].from = r.from;
+      continue;
+    }
+    const std::string to = r.to == std::numeric_limits<std::uint64_t>::max() ? "inf" : std::to_string(r.to);
     out << std::left << std::setw(15) << op << std::setw(6) << comm.size() << std::setw(5) << ppn
-        << std::setw(11) << from << std::setw(11) << to << winners[k] << extra.str() << "\n";
-    if (to != "inf") from = std::stoull(to) + 1;
+        << std::setw(11) << r.from << std::setw(11) << to << name << extra.str() << "\n";
   }
 }
 

@@ -2,6 +2,8 @@
 // lookup Auto relies on (nearest rank count and node shape, size ranges, no row).
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
 #include <sstream>
 #include <string>
 
@@ -157,6 +159,48 @@ TEST(TuningTable, NoRowMeansFallback) {
   EXPECT_FALSE(t.lookup(query("allgather", 4, 1, (4u << 20) + 1)));
   EXPECT_EQ(algo_of(t, query("allgather", 4, 1, 4u << 20)), "d_cycles");
   EXPECT_FALSE(parse("").lookup(query("alltoall", 2, 1, 8)));
+}
+
+// apps/tune's size ranges: boundaries where the interpolated times of the measured
+// algorithms cross, not halfway between the measured sizes.
+std::string ranges_of(const std::vector<TunedRange>& r) {
+  std::string out;
+  for (const auto& x : r)
+    out += std::to_string(x.from) + ".." + (x.to == UINT64_MAX ? "inf" : std::to_string(x.to)) + ":" +
+           std::to_string(x.algo) + " ";
+  return out;
+}
+constexpr double kDidNotRun = std::numeric_limits<double>::quiet_NaN();
+
+TEST(TunedRanges, BoundaryWhereTheLinesCross) {
+  // A: 10 -> 30, B: 20 -> 25 between 1000 and 2000 bytes; equal at 1666.7 (the geometric
+  // midpoint would be 1414).
+  EXPECT_EQ(ranges_of(tuned_ranges({1000, 2000}, {{10, 30}, {20, 25}})), "0..1666:0 1667..inf:1 ");
+  // The same winner at every size: one range.
+  EXPECT_EQ(ranges_of(tuned_ranges({8, 16, 32}, {{1, 2, 3}, {2, 3, 4}})), "0..inf:0 ");
+}
+
+TEST(TunedRanges, AnAlgorithmCanWinOnlyBetweenMeasuredSizes) {
+  // A falls behind, B catches up, C is flat and lowest in the middle.
+  EXPECT_EQ(ranges_of(tuned_ranges({100, 200}, {{1, 5}, {5, 1}, {2.5, 2.5}})),
+            "0..137:0 138..162:2 163..inf:1 ");
+  // Several intervals; the crossing is in the first.
+  EXPECT_EQ(ranges_of(tuned_ranges({100, 200, 400}, {{1, 3, 9}, {2, 2.5, 5}})), "0..166:0 167..inf:1 ");
+}
+
+TEST(TunedRanges, MissingMeasurementsAndTies) {
+  // A did not run at 16: no line for it, so the switch is halfway (geometrically).
+  EXPECT_EQ(ranges_of(tuned_ranges({8, 16}, {{1, kDidNotRun}, {2, 3}})), "0..11:0 12..inf:1 ");
+  // A tie at a measured size goes to the lower index there.
+  EXPECT_EQ(ranges_of(tuned_ranges({8, 16}, {{1, 3}, {2, 3}})), "0..inf:0 ");
+  EXPECT_EQ(ranges_of(tuned_ranges({8, 16}, {{2, 3}, {1, 3}})), "0..15:1 16..inf:0 ");
+}
+
+TEST(TunedRanges, ErrorsNameTheProblem) {
+  EXPECT_TRUE(contains(error_of([] { tuned_ranges({16, 8}, {{1, 2}}); }), "sizes must increase (16 then 8)"));
+  EXPECT_TRUE(contains(error_of([] { tuned_ranges({8, 16}, {{1, kDidNotRun}}); }), "no algorithm ran at 16 bytes"));
+  EXPECT_TRUE(contains(error_of([] { tuned_ranges({8, 16}, {{1}}); }), "algorithm 0 has 1 times for 2 sizes"));
+  EXPECT_TRUE(contains(error_of([] { tuned_ranges({}, {}); }), "no sizes"));
 }
 
 }  // namespace

@@ -95,4 +95,20 @@ TuningQuery tuning_query(std::string op, const Comm& comm, std::uint64_t bytes);
 // Asks the active table; nullopt without a table or row.
 std::optional<TuningPick> tuned_choice(const TuningQuery& q);
 
+// How apps/tune turns its measurements into the size ranges of a table. times[a][k] is
+// algorithm a's median at sizes[k] (sizes strictly increasing; NaN where a did not run).
+// At a measured size the fastest algorithm wins (ties to the lower index). Between two
+// measured sizes every algorithm that ran at both is taken to cost the straight line
+// between its two medians, and the range boundaries are where the lowest line changes,
+// so a crossover sits where the measurements put it rather than halfway between them.
+// Consecutive ranges of one algorithm are merged; the first starts at 0, the last ends at
+// UINT64_MAX ("inf"). Error for empty or mismatched input, sizes out of order, or a size
+// where nothing ran.
+struct TunedRange {
+  std::uint64_t from = 0, to = 0;  // inclusive
+  std::size_t algo = 0;            // index into times
+};
+std::vector<TunedRange> tuned_ranges(const std::vector<std::uint64_t>& sizes,
+                                     const std::vector<std::vector<double>>& times);
+
 }  // namespace libcomm

@@ -239,6 +239,73 @@ TuningQuery tuning_query(std::string op, const Comm& comm, std::uint64_t bytes) 
   return q;
 }
 
+std::vector<TunedRange> tuned_ranges(const std::vector<std::uint64_t>& sizes,
+                                     const std::vector<std::vector<double>>& times) {
+  const std::size_t K = sizes.size(), A = times.size();
+  require(K > 0 && A > 0, "tuned_ranges: no sizes or no algorithms");
+  for (std::size_t a = 0; a < A; ++a)
+    require(times[a].size() == K, "tuned_ranges: algorithm " + std::to_string(a) + " has " +
+                                      std::to_string(times[a].size()) + " times for " +
+                                      std::to_string(K) + " sizes");
+  for (std::size_t k = 1; k < K; ++k)
+    require(sizes[k] > sizes[k - 1], "tuned_ranges: sizes must increase (" + std::to_string(sizes[k - 1]) +
+                                         " then " + std::to_string(sizes[k]) + ")");
+  auto ran = [&](std::size_t a, std::size_t k) { return std::isfinite(times[a][k]); };
+  std::vector<std::size_t> winner(K);
+  for (std::size_t k = 0; k < K; ++k) {
+    std::size_t best = A;
+    for (std::size_t a = 0; a < A; ++a)
+      if (ran(a, k) && (best == A || times[a][k] < times[best][k])) best = a;
+    require(best < A, "tuned_ranges: no algorithm ran at " + std::to_string(sizes[k]) + " bytes");
+    winner[k] = best;
+  }
+  // Switches: (last size of the old algorithm, new algorithm), in size order.
+  std::vector<std::pair<std::uint64_t, std::size_t>> switches;
+  for (std::size_t k = 0; k + 1 < K; ++k) {
+    const double x0 = static_cast<double>(sizes[k]), x1 = static_cast<double>(sizes[k + 1]);
+    // The lower envelope of the lines of the algorithms that ran at both ends, walked from
+    // x0: from the current line, go to the line that crosses it first (below it after).
+    std::size_t cur = winner[k];
+    double x = x0;
+    auto slope = [&](std::size_t a) { return (times[a][k + 1] - times[a][k]) / (x1 - x0); };
+    if (ran(cur, k + 1)) {
+      for (;;) {
+        std::size_t next = A;
+        double cross = x1;
+        for (std::size_t a = 0; a < A; ++a) {
+          if (a == cur || !ran(a, k) || !ran(a, k + 1) || slope(a) >= slope(cur)) continue;
+          // times[a][k] + slope(a) (s - x0) = times[cur][k] + slope(cur) (s - x0)
+          const double s = x0 + (times[a][k] - times[cur][k]) / (slope(cur) - slope(a));
+          if (s > x && (s < cross || (s == cross && next < A && slope(a) < slope(next)))) next = a, cross = s;
+        }
+        if (next == A || cross >= x1) break;
+        // Sizes up to floor(cross) stay with cur; a measured size keeps its measured winner.
+        const auto last = static_cast<std::uint64_t>(std::floor(cross));
+        switches.emplace_back(std::clamp(last, sizes[k], sizes[k + 1] - 1), next);
+        cur = next, x = cross;
+      }
+    }
+    if (cur != winner[k + 1]) {  // a tie at x1, or winner[k] has no line (it did not run at x1)
+      const auto last = ran(winner[k], k + 1) || cur != winner[k]
+                            ? sizes[k + 1] - 1
+                            : static_cast<std::uint64_t>(std::sqrt(x0 * x1));  // no line: halfway
+      switches.emplace_back(std::clamp(last, sizes[k], sizes[k + 1] - 1), winner[k + 1]);
+    }
+  }
+  std::vector<TunedRange> out{{0, kInf, winner[0]}};
+  for (const auto& [last, algo] : switches) {
+    if (algo == out.back().algo) continue;
+    if (last < out.back().from) {  // two switches at one size: the later one takes it
+      out.back().algo = algo;
+      if (out.size() > 1 && out[out.size() - 2].algo == algo) out.pop_back(), out.back().to = kInf;
+      continue;
+    }
+    out.back().to = last;
+    out.push_back({last + 1, kInf, algo});
+  }
+  return out;
+}
+
 std::optional<TuningPick> tuned_choice(const TuningQuery& q) {
   const auto table = active_tuning_table();
   if (!table) return std::nullopt;
