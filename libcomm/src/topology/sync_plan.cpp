@@ -177,29 +177,8 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
   // adjacent phases and step 2 has nothing to do: nothing is kept for it then.
   const bool search_possible = count.fewest_users < phases;
 
-  // Chain order (for step 2): the messages rank by rank, each rank's in phase order. The
-  // graph of step 2 is indexed by chain position, so that a rank's messages (a chain of
-  // program order) sit side by side. pos[m] is the chain position of message m, id_at[]
-  // the message at a position.
-  struct Sender {
-    std::int32_t phase, rank;
-  };
-  std::vector<Id> chain_start(static_cast<std::size_t>(R) + 1, 0), pos, id_at;
-  std::vector<Sender> at;  // by chain position
-  if (search_possible) {
-    pos = large_vector<Id>(n, 0);
-    id_at = large_vector<Id>(n, 0);
-    at = large_vector<Sender>(n, {});
-    for (const auto& x : pm.msg) ++chain_start[x.src + 1];
-    for (int r = 0; r < R; ++r) chain_start[r + 1] += chain_start[r];
-    std::vector<Id> fill(chain_start.begin(), chain_start.end() - 1);
-    for (std::int64_t p = 0; p < phases; ++p)
-      for (auto m = pm.offset[p]; m < pm.offset[p + 1]; ++m) {
-        pos[m] = fill[pm.msg[m].src]++;
-        id_at[pos[m]] = static_cast<Id>(m);
-        at[pos[m]] = {static_cast<std::int32_t>(p), pm.msg[m].src};
-      }
-  }
+  // Everything below is indexed by message id. Ids grow with the phase, so a rank's messages
+  // (its chain of program order) have growing ids too, linked by prev_send / next_send.
 
   // Step 1, one sweep in phase order: the incoming dependences of every message are the
   // previous users of the directed edges of its path (the previous user of the sender's own
@@ -215,44 +194,46 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
   // the final order; step 2 takes the redundant ones out again.
   // The sweep also labels every message with the latest user of the hub edge that reaches it
   // (hub_in, counting the hub's users from 0), for step 2.
-  struct LastUse {  // what the sweep needs of an edge's last user
-    Id id = -1, pos;
-    std::int32_t phase, rank;
-    int dst_node;
-    Id hub_in;
+  struct EdgeUse {  // an edge's last user: 8 bytes, the rest is looked up by id
+    Id id = -1;
+    std::int32_t phase = 0;
   };
-  std::vector<Id> hub_in, hub_out;  // by chain position; hub_out: the hub's users only, for now
-  // The graph for step 2: the kept dependences as predecessor lists by message id (CSR,
-  // pred[pred_start[m] ..] as chain positions), entry for entry the same as plan.syncs.
-  std::vector<Id> pred_start, pred;
+  // For step 2, by message id, all appended in id order (no scattered writes): hub_in;
+  // hub_out (for now: the hub's users only); prev_send (the sender's previous message, -1:
+  // none); the kept dependences as predecessor lists (CSR, pred[pred_start[m] ..]), entry
+  // for entry the same as plan.syncs.
+  std::vector<Id> hub_in, hub_out, prev_send, pred_start, pred;
   // Room for (typically) all the dependences kept here, about one a message on one switch
   // and 1.1-1.3 on deeper trees; only what is written costs memory.
   reserve_large(plan.syncs, search_possible ? 2 * n : n);
   if (search_possible) {
-    pred_start = large_vector<Id>(n + 1, 0);
+    reserve_large(hub_in, n);
+    reserve_large(hub_out, n);
+    reserve_large(prev_send, n);
+    reserve_large(pred_start, n + 1);
     reserve_large(pred, 2 * n);
-    hub_in = large_vector<Id>(n, -1);
-    hub_out = large_vector<Id>(n, kNone);
+    pred_start.push_back(0);
   }
   bool search_needed = false;  // some dependence spans more than one phase
   Id hub_users = 0;
-  std::vector<LastUse> last_user(static_cast<std::size_t>(t.num_edge_ids()));
+  std::vector<EdgeUse> last_user(static_cast<std::size_t>(t.num_edge_ids()));
   struct Previous {
-    LastUse use;
+    Id id;
+    std::int32_t phase;
     int first, last, count;  // indices in the route
   };
   std::vector<int> route, down;  // edges of the path, in path order
   std::vector<Previous> previous;
   for (std::int64_t p = 0; p < phases; ++p)
     for (auto m = pm.offset[p]; m < pm.offset[p + 1]; ++m) {
-      LastUse me{static_cast<Id>(m), search_possible ? pos[m] : -1, static_cast<std::int32_t>(p), pm.msg[m].src,
-                 node_of_rank[pm.msg[m].dst], -1};
-      const int src_node = node_of_rank[me.rank];
+      const Id me = static_cast<Id>(m);
+      const std::int32_t phase = static_cast<std::int32_t>(p);
+      const int rank = pm.msg[m].src, src_node = node_of_rank[rank];
       route.clear();
       down.clear();
       // Up edges 2(a-1) from the source, down edges 2(b-1)+1 to the destination: climb the
       // deeper end to the other's depth, then both together to the common ancestor.
-      int a = src_node, b = me.dst_node;
+      int a = src_node, b = node_of_rank[pm.msg[m].dst];
       for (; depth[a] > depth[b]; a = parent[a]) route.push_back(2 * (a - 1));
       for (; depth[b] > depth[a]; b = parent[b]) down.push_back(2 * (b - 1) + 1);
       for (; a != b; a = parent[a], b = parent[b]) {
@@ -262,51 +243,63 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
       route.insert(route.end(), down.rbegin(), down.rend());
       previous.clear();
       bool on_hub = false;
-      for (int i = 0; i < static_cast<int>(route.size()); ++i) {
-        const LastUse& before = last_user[route[i]];
-        on_hub |= route[i] == hub;
+      const Id my_prev_send = last_user[route[0]].id;  // the sender's own link: its sends only
+      const int route_size = static_cast<int>(route.size());
+      for (int i = 0; i < route_size; ++i) {
+        const int e = route[i];
+        const EdgeUse before = last_user[e];
+        last_user[e] = {me, phase};  // a path uses an edge once
+        on_hub |= e == hub;
         if (before.id < 0) continue;
-        if (before.phase == me.phase)
-          throw Error(i == 0 ? "plan_synchronisation: rank " + std::to_string(me.rank) + " sends twice in round " +
+        // Paths that followed the same route as far: extend the run just seen.
+        if (!previous.empty() && previous.back().id == before.id && previous.back().last == i - 1) {
+          previous.back().last = i;
+          ++previous.back().count;
+          continue;
+        }
+        if (before.phase == phase)
+          throw Error(i == 0 ? "plan_synchronisation: rank " + std::to_string(rank) + " sends twice in round " +
                                    std::to_string(p) + " (the schedule must be single-ported)"
                              : "plan_synchronisation: round " + std::to_string(p) + " is not contention free");
-        auto same = previous.rbegin();  // usually the predecessor on the edge just before
-        while (same != previous.rend() && same->use.id != before.id) ++same;
+        auto same = previous.rbegin();
+        while (same != previous.rend() && same->id != before.id) ++same;
         if (same == previous.rend()) {
-          previous.push_back({before, i, i, 1});
-          me.hub_in = std::max(me.hub_in, before.hub_in);
+          previous.push_back({before.id, before.phase, i, i, 1});
         } else {
           same->last = i;
           ++same->count;
         }
       }
-      if (on_hub) me.hub_in = hub_users++;
+      // Insertion sort by id: a handful of entries, mostly in order already.
+      for (std::size_t i = 1; i < previous.size(); ++i)
+        for (std::size_t k = i; k > 0 && previous[k].id < previous[k - 1].id; --k) std::swap(previous[k], previous[k - 1]);
       if (search_possible) {
-        hub_in[me.pos] = me.hub_in;
-        if (on_hub) hub_out[me.pos] = me.hub_in;
+        Id in = -1;
+        for (const auto& x : previous) in = std::max(in, hub_in[x.id]);
+        if (on_hub) in = hub_users++;
+        hub_in.push_back(in);
+        hub_out.push_back(on_hub ? in : kNone);
+        prev_send.push_back(my_prev_send);
       }
-      for (int e : route) last_user[e] = me;
-      std::sort(previous.begin(), previous.end(),
-                [](const Previous& x, const Previous& y) { return x.use.id < y.use.id; });
-      for (const auto& [x, first, last, count] : previous) {
+      for (const auto& [x, x_phase, first, last, count] : previous) {
         ++plan.consecutive_pairs;
-        if (x.rank == me.rank) {
+        const int x_rank = pm.msg[x].src;
+        if (x_rank == rank) {
           ++plan.same_sender_pairs;
           continue;
         }
-        const int x_src = node_of_rank[x.rank];
-        const bool implied =
-            count < last - first + 1 || (first > 0 && on_path(route[first - 1], x_src, x.dst_node)) ||
-            (last + 1 < static_cast<int>(route.size()) && on_path(route[last + 1], x_src, x.dst_node));
+        const int x_src = node_of_rank[x_rank], x_dst = node_of_rank[pm.msg[x].dst];
+        const bool implied = count < last - first + 1 || (first > 0 && on_path(route[first - 1], x_src, x_dst)) ||
+                             (last + 1 < route_size && on_path(route[last + 1], x_src, x_dst));
         if (implied) {
           ++plan.redundant;
         } else {
-          plan.syncs.push_back({x.rank, me.rank, x.phase, me.phase});
-          if (search_possible) pred.push_back(x.pos);
-          search_needed |= me.phase - x.phase >= 2;
+          plan.syncs.push_back({x_rank, rank, x_phase, phase});
+          if (search_possible) pred.push_back(x);
+          search_needed |= phase - x_phase >= 2;
         }
       }
-      if (search_possible) pred_start[m + 1] = static_cast<Id>(pred.size());
+      if (search_possible) pred_start.push_back(static_cast<Id>(pred.size()));
     }
   require(plan.syncs.size() < static_cast<std::size_t>(kNone),
           "plan_synchronisation: too many dependences (" + std::to_string(plan.syncs.size()) + ")");
@@ -315,22 +308,27 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
     throw Error("plan_synchronisation: internal error: a dependence spans two phases on a tree whose edges are "
                 "all busy in every phase");
 
-  // Successors of every chain position (CSR), for the forward side of step 2.
+  // The phase and next send of every message, and its successors (CSR), for step 2.
+  std::vector<std::int32_t> phase_of;
+  reserve_large(phase_of, n);
+  for (std::int64_t p = 0; p < phases; ++p) phase_of.insert(phase_of.end(), pm.offset[p + 1] - pm.offset[p], static_cast<std::int32_t>(p));
+  std::vector<Id> next_send = large_vector<Id>(n, kNone);
+  for (std::size_t m = 0; m < n; ++m)
+    if (prev_send[m] >= 0) next_send[prev_send[m]] = static_cast<Id>(m);
   std::vector<Id> succ_start = large_vector<Id>(n + 1, 0), succ = large_vector<Id>(pred.size(), 0);
   for (Id u : pred) ++succ_start[u + 1];
   for (std::size_t i = 0; i < n; ++i) succ_start[i + 1] += succ_start[i];
-  for (std::size_t m = 0; m < n; ++m)  // fills position i at start[i], moving start[i] to start[i + 1]
-    for (Id j = pred_start[m]; j < pred_start[m + 1]; ++j) succ[succ_start[pred[j]]++] = pos[m];
+  for (std::size_t m = 0; m < n; ++m)  // fills list u at start[u], moving start[u] to start[u + 1]
+    for (Id j = pred_start[m]; j < pred_start[m + 1]; ++j) succ[succ_start[pred[j]]++] = static_cast<Id>(m);
   for (std::size_t i = n; i > 0; --i) succ_start[i] = succ_start[i - 1];
   succ_start[0] = 0;
   // hub_out: the earliest user of the hub edge that a message reaches (kNone: none), from
   // the latest message backwards.
   for (auto m = static_cast<std::int64_t>(n) - 1; m >= 0; --m) {
-    const Id x = pos[m];
-    Id h = hub_out[x];
-    if (x + 1 < chain_start[at[x].rank + 1]) h = std::min(h, hub_out[x + 1]);
-    for (Id j = succ_start[x]; j < succ_start[x + 1]; ++j) h = std::min(h, hub_out[succ[j]]);
-    hub_out[x] = h;
+    Id h = hub_out[m];
+    if (next_send[m] != kNone) h = std::min(h, hub_out[next_send[m]]);
+    for (Id j = succ_start[m]; j < succ_start[m + 1]; ++j) h = std::min(h, hub_out[succ[j]]);
+    hub_out[m] = h;
   }
 
   // Step 2, the rest of the transitive reduction. u -> v is redundant when u reaches another
@@ -347,47 +345,49 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
   //     sides meet after a few steps each, where either alone may walk a large cone.
   // Both use that a rank's messages form a chain: reaching a rank's message of phase r
   // reaches all its later ones, and whatever reaches it reaches all its earlier ones. So each
-  // side keeps one watermark per rank (forward: the earliest position reached from u;
-  // backward: the latest position that reaches v without the edge u -> v), walks every chain
+  // side keeps one watermark per rank (forward: the earliest message reached from u;
+  // backward: the latest message that reaches v without the edge u -> v), walks every chain
   // at most once, and the sides meet when the watermarks of some rank cross. A side that
   // runs out of work has its whole cone: no meeting by then means no other path.
   struct Watermarks {
     std::int64_t search = -1;
-    Id forward = 0;   // earliest position reached from u (the chain's end: none)
-    Id backward = 0;  // latest position reaching v (the chain's start - 1: none)
+    Id forward = kNone;  // earliest message reached from u (kNone: none)
+    Id backward = -1;    // latest message reaching v (-1: none)
   };
   std::vector<Watermarks> marks(static_cast<std::size_t>(R));
-  std::vector<std::pair<Id, Id>> forward_ranges, backward_ranges;  // chain positions still to expand
+  // Chain stretches still to expand: forward {next, stop}, walking next_send from `next` up to
+  // the old watermark `stop`; backward {stop, next}, walking prev_send down to `stop`.
+  std::vector<std::pair<Id, Id>> forward_ranges, backward_ranges;
   std::int64_t search = 0;
-  auto mark = [&](int r) -> Watermarks& {
-    Watermarks& w = marks[r];
-    if (w.search != search) w = {search, chain_start[r + 1], chain_start[r] - 1};
+  auto mark = [&](Id x) -> Watermarks& {
+    Watermarks& w = marks[pm.msg[x].src];
+    if (w.search != search) w = {search, kNone, -1};
     return w;
   };
   // true: the sides meet.
   auto reach_forward = [&](Id x) {
-    Watermarks& w = mark(at[x].rank);
+    Watermarks& w = mark(x);
     if (x >= w.forward) return false;
     if (x <= w.backward) return true;
-    forward_ranges.emplace_back(x, w.forward);  // [x, old watermark), upwards
+    forward_ranges.emplace_back(x, w.forward);
     w.forward = x;
     return false;
   };
   auto reach_backward = [&](Id x) {
-    Watermarks& w = mark(at[x].rank);
+    Watermarks& w = mark(x);
     if (x <= w.backward) return false;
     if (x >= w.forward) return true;
-    backward_ranges.emplace_back(w.backward + 1, x);  // [old watermark + 1, x], downwards
+    backward_ranges.emplace_back(w.backward, x);
     w.backward = x;
     return false;
   };
   std::vector<Id> others;  // v's in-neighbours other than u
-  // Does u reach v (message m) other than by the edge u -> v?
-  auto other_path = [&](Id u, Id v, std::size_t m) {
+  // Does u reach v other than by the edge u -> v?
+  auto other_path = [&](Id u, Id v) {
     others.clear();
-    for (Id j = pred_start[m]; j < pred_start[m + 1]; ++j)
+    for (Id j = pred_start[v]; j < pred_start[v + 1]; ++j)
       if (pred[j] != u) others.push_back(pred[j]);
-    if (v > chain_start[at[v].rank]) others.push_back(v - 1);
+    if (prev_send[v] >= 0) others.push_back(prev_send[v]);
     // The labels decide most cases: a path through the hub, or none because a message
     // only reaches what has labels at least its own.
     bool possible = false;
@@ -401,37 +401,38 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
     backward_ranges.clear();
     // Forward, a message is worth expanding while it is before the latest in-neighbour and
     // its labels are at most theirs; backward, while it is after u and its labels are at
-    // least u's. Labels and phases grow along a chain, so a range ends at the first that fails.
+    // least u's. Labels and phases grow along a chain, so a stretch ends at the first that fails.
     std::int32_t horizon = -1;
     Id in_limit = -1, out_limit = -1;
     for (Id w : others) {
-      horizon = std::max(horizon, at[w].phase);
+      horizon = std::max(horizon, phase_of[w]);
       in_limit = std::max(in_limit, hub_in[w]);
       out_limit = std::max(out_limit, hub_out[w]);
       reach_backward(w);
     }
     if (reach_forward(u)) return true;
-    const std::int32_t floor = at[u].phase;
+    const std::int32_t floor = phase_of[u];
     const Id in_floor = hub_in[u], out_floor = hub_out[u];
     while (!forward_ranges.empty() && !backward_ranges.empty()) {
-      auto& [f_low, f_high] = forward_ranges.back();
-      if (at[f_low].phase >= horizon || hub_in[f_low] > in_limit || hub_out[f_low] > out_limit) {
+      auto& [f_next, f_stop] = forward_ranges.back();
+      if (phase_of[f_next] >= horizon || hub_in[f_next] > in_limit || hub_out[f_next] > out_limit) {
         forward_ranges.pop_back();  // later messages cannot reach an in-neighbour
       } else {
-        const Id x = f_low++;
-        if (f_low == f_high) forward_ranges.pop_back();
+        const Id x = f_next;
+        f_next = next_send[x];
+        if (f_next == f_stop) forward_ranges.pop_back();
         for (Id j = succ_start[x]; j < succ_start[x + 1]; ++j)
           if (reach_forward(succ[j])) return true;
       }
       if (backward_ranges.empty()) break;
-      auto& [b_low, b_high] = backward_ranges.back();
-      if (at[b_high].phase < floor || hub_in[b_high] < in_floor || hub_out[b_high] < out_floor) {
+      auto& [b_stop, b_next] = backward_ranges.back();
+      if (phase_of[b_next] < floor || hub_in[b_next] < in_floor || hub_out[b_next] < out_floor) {
         backward_ranges.pop_back();  // earlier messages cannot be reached from u
       } else {
-        const Id x = b_high--;
-        if (b_high < b_low) backward_ranges.pop_back();
-        const Id m = id_at[x];
-        for (Id j = pred_start[m]; j < pred_start[m + 1]; ++j)
+        const Id x = b_next;
+        b_next = prev_send[x];
+        if (b_next == b_stop) backward_ranges.pop_back();
+        for (Id j = pred_start[x]; j < pred_start[x + 1]; ++j)
           if (reach_backward(pred[j])) return true;
       }
     }
@@ -440,8 +441,8 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
   std::size_t kept = 0;
   for (std::size_t m = 0; m < n; ++m)
     for (Id j = pred_start[m]; j < pred_start[m + 1]; ++j) {
-      const Id u = pred[j], v = pos[m];
-      if (at[v].phase - at[u].phase >= 2 && other_path(u, v, m))
+      const Id u = pred[j], v = static_cast<Id>(m);
+      if (phase_of[v] - phase_of[u] >= 2 && other_path(u, v))
         ++plan.redundant;
       else
         plan.syncs[kept++] = plan.syncs[j];
