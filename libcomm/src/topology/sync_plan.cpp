@@ -42,7 +42,7 @@ namespace {
 // are positions in src/dst, so ids grow with (phase, sender rank).
 struct PhaseMessages {
   struct Message {
-    std::int32_t src, dst;  // ranks
+    std::int32_t src, dst;  // ranks (plan_from_messages puts the phase in dst after step 1)
   };
   std::vector<std::int64_t> offset;  // phase p holds messages [offset[p], offset[p + 1])
   std::vector<Message> msg;
@@ -129,7 +129,8 @@ PairCount counted_contending_pairs(const PhaseMessages& pm, const Topology& t,
           *std::min_element(users.begin(), users.end())};
 }
 
-SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
+// Takes pm by reference and reuses it: after step 1, a message's dst holds its phase.
+SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t) {
   using Id = std::int32_t;
   constexpr Id kNone = std::numeric_limits<Id>::max();
   const std::size_t n = pm.msg.size();
@@ -147,10 +148,15 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
   // Depth-first times of the tree, for "is directed edge e on the path of message x".
   std::vector<int> parent(static_cast<std::size_t>(t.num_nodes())), depth(parent.size());
   std::vector<int> enter(parent.size()), leave(parent.size());
+  // The Euler tour's depths (every node on entering it and again after each child) give the
+  // depth of the common ancestor of x and y as the least depth between their first visits:
+  // a sparse table of minima answers that in O(1).
+  std::vector<int> euler_depth, first_visit(parent.size());
   {
     int clock = 0;
     std::vector<std::pair<int, std::size_t>> stack = {{0, 0}};
     enter[0] = clock++;
+    euler_depth.push_back(t.depth(0));
     while (!stack.empty()) {
       auto& [x, next] = stack.back();
       const auto& adj = t.neighbours(x);
@@ -158,15 +164,41 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
         const int y = adj[next++];
         if (y != t.parent(x)) {
           enter[y] = clock++;
+          first_visit[y] = static_cast<int>(euler_depth.size());
+          euler_depth.push_back(t.depth(y));
           stack.emplace_back(y, 0);
         }
       } else {
         leave[x] = clock++;
         stack.pop_back();
+        if (!stack.empty()) euler_depth.push_back(t.depth(stack.back().first));
       }
     }
   }
   for (int v = 0; v < t.num_nodes(); ++v) parent[v] = t.parent(v), depth[v] = t.depth(v);
+  const std::size_t tour = euler_depth.size();
+  std::vector<int> min_depth = euler_depth;  // level k at [k * tour ..]: minima of 2^k entries
+  for (std::size_t k = 1; (std::size_t{1} << k) <= tour; ++k) {
+    min_depth.resize((k + 1) * tour);
+    const std::size_t half = std::size_t{1} << (k - 1);
+    for (std::size_t i = 0; i + 2 * half <= tour; ++i)
+      min_depth[k * tour + i] = std::min(min_depth[(k - 1) * tour + i], min_depth[(k - 1) * tour + i + half]);
+  }
+  auto common_depth = [&](int x, int y) {
+    int l = first_visit[x], r = first_visit[y];
+    if (l > r) std::swap(l, r);
+    const int k = 31 - __builtin_clz(static_cast<unsigned>(r - l + 1));
+    return std::min(min_depth[k * tour + l], min_depth[k * tour + r - (1 << k) + 1]);
+  };
+  // Up edges from every switch towards the root (the node's own first): a path is its
+  // source's up edge and a prefix of the list of the source's switch, then the same for the
+  // destination reversed, as down edges (up edge id + 1). Machines are leaves.
+  std::vector<int> up_start(parent.size() + 1, 0), up_edges;
+  for (int v = 0; v < t.num_nodes(); ++v) {
+    if (!t.is_machine(v))
+      for (int x = v; x != 0; x = parent[x]) up_edges.push_back(2 * (x - 1));
+    up_start[v + 1] = static_cast<int>(up_edges.size());
+  }
   auto below = [&](int x, int y) { return enter[x] <= enter[y] && leave[y] <= leave[x]; };  // y under x
   auto on_path = [&](int e, int src_node, int dst_node) {  // directed edge e on the path src -> dst
     const int c = e / 2 + 1;
@@ -222,54 +254,64 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
     std::int32_t phase;
     int first, last, count;  // indices in the route
   };
-  std::vector<int> route, down;  // edges of the path, in path order
+  // Edges of a path, in path order.
+  std::vector<int> route_buffer(2 * static_cast<std::size_t>(*std::max_element(depth.begin(), depth.end())) + 2);
   std::vector<Previous> previous;
   for (std::int64_t p = 0; p < phases; ++p)
     for (auto m = pm.offset[p]; m < pm.offset[p + 1]; ++m) {
       const Id me = static_cast<Id>(m);
       const std::int32_t phase = static_cast<std::int32_t>(p);
       const int rank = pm.msg[m].src, src_node = node_of_rank[rank];
-      route.clear();
-      down.clear();
-      // Up edges 2(a-1) from the source, down edges 2(b-1)+1 to the destination: climb the
-      // deeper end to the other's depth, then both together to the common ancestor.
-      int a = src_node, b = node_of_rank[pm.msg[m].dst];
-      for (; depth[a] > depth[b]; a = parent[a]) route.push_back(2 * (a - 1));
-      for (; depth[b] > depth[a]; b = parent[b]) down.push_back(2 * (b - 1) + 1);
-      for (; a != b; a = parent[a], b = parent[b]) {
-        route.push_back(2 * (a - 1));
-        down.push_back(2 * (b - 1) + 1);
+      // Up edges 2(a-1) from the source, down edges 2(b-1)+1 to the destination, up to and
+      // from the common ancestor.
+      const int a = src_node, b = node_of_rank[pm.msg[m].dst], top = common_depth(a, b);
+      const int ups = depth[a] - top, route_size = ups + depth[b] - top;
+      int* const route = route_buffer.data();
+      if (ups > 0) {
+        route[0] = 2 * (a - 1);
+        const int* up = up_edges.data() + up_start[parent[a]];
+        for (int i = 1; i < ups; ++i) route[i] = up[i - 1];
       }
-      route.insert(route.end(), down.rbegin(), down.rend());
+      if (route_size > ups) {
+        int* const last = route + route_size - 1;
+        *last = 2 * (b - 1) + 1;
+        const int* up = up_edges.data() + up_start[parent[b]];
+        for (int i = 1; i < route_size - ups; ++i) last[-i] = up[i - 1] + 1;
+      }
       previous.clear();
-      bool on_hub = false;
+      const bool on_hub = on_path(hub, a, b);
       const Id my_prev_send = last_user[route[0]].id;  // the sender's own link: its sends only
-      const int route_size = static_cast<int>(route.size());
-      for (int i = 0; i < route_size; ++i) {
+      // The edges' previous users come in runs (paths that followed the same route for a
+      // while): one entry per run, merged per user.
+      auto add_run = [&](EdgeUse x, int first, int last) {
+        if (x.id < 0) return;
+        if (x.phase == phase)
+          throw Error(first == 0 ? "plan_synchronisation: rank " + std::to_string(rank) + " sends twice in round " +
+                                       std::to_string(p) + " (the schedule must be single-ported)"
+                                 : "plan_synchronisation: round " + std::to_string(p) + " is not contention free");
+        auto same = previous.rbegin();
+        while (same != previous.rend() && same->id != x.id) ++same;
+        if (same == previous.rend()) {
+          previous.push_back({x.id, x.phase, first, last, last - first + 1});
+        } else {
+          same->last = last;
+          same->count += last - first + 1;
+        }
+      };
+      EdgeUse run = last_user[route[0]];
+      int run_first = 0;
+      last_user[route[0]] = {me, phase};
+      for (int i = 1; i < route_size; ++i) {
         const int e = route[i];
         const EdgeUse before = last_user[e];
         last_user[e] = {me, phase};  // a path uses an edge once
-        on_hub |= e == hub;
-        if (before.id < 0) continue;
-        // Paths that followed the same route as far: extend the run just seen.
-        if (!previous.empty() && previous.back().id == before.id && previous.back().last == i - 1) {
-          previous.back().last = i;
-          ++previous.back().count;
-          continue;
-        }
-        if (before.phase == phase)
-          throw Error(i == 0 ? "plan_synchronisation: rank " + std::to_string(rank) + " sends twice in round " +
-                                   std::to_string(p) + " (the schedule must be single-ported)"
-                             : "plan_synchronisation: round " + std::to_string(p) + " is not contention free");
-        auto same = previous.rbegin();
-        while (same != previous.rend() && same->id != before.id) ++same;
-        if (same == previous.rend()) {
-          previous.push_back({before.id, before.phase, i, i, 1});
-        } else {
-          same->last = i;
-          ++same->count;
+        if (before.id != run.id) {
+          add_run(run, run_first, i - 1);
+          run = before;
+          run_first = i;
         }
       }
+      add_run(run, run_first, route_size - 1);
       // Insertion sort by id: a handful of entries, mostly in order already.
       for (std::size_t i = 1; i < previous.size(); ++i)
         for (std::size_t k = i; k > 0 && previous[k].id < previous[k - 1].id; --k) std::swap(previous[k], previous[k - 1]);
@@ -309,9 +351,10 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
                 "all busy in every phase");
 
   // The phase and next send of every message, and its successors (CSR), for step 2.
-  std::vector<std::int32_t> phase_of;
-  reserve_large(phase_of, n);
-  for (std::int64_t p = 0; p < phases; ++p) phase_of.insert(phase_of.end(), pm.offset[p + 1] - pm.offset[p], static_cast<std::int32_t>(p));
+  // Destinations are not needed any more: keep the phases there (one array less to fault in).
+  for (std::int64_t p = 0; p < phases; ++p)
+    for (auto m = pm.offset[p]; m < pm.offset[p + 1]; ++m) pm.msg[m].dst = static_cast<std::int32_t>(p);
+  auto phase_of = [&pm](Id x) { return pm.msg[x].dst; };
   std::vector<Id> next_send = large_vector<Id>(n, kNone);
   for (std::size_t m = 0; m < n; ++m)
     if (prev_send[m] >= 0) next_send[prev_send[m]] = static_cast<Id>(m);
@@ -405,17 +448,17 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
     std::int32_t horizon = -1;
     Id in_limit = -1, out_limit = -1;
     for (Id w : others) {
-      horizon = std::max(horizon, phase_of[w]);
+      horizon = std::max(horizon, phase_of(w));
       in_limit = std::max(in_limit, hub_in[w]);
       out_limit = std::max(out_limit, hub_out[w]);
       reach_backward(w);
     }
     if (reach_forward(u)) return true;
-    const std::int32_t floor = phase_of[u];
+    const std::int32_t floor = phase_of(u);
     const Id in_floor = hub_in[u], out_floor = hub_out[u];
     while (!forward_ranges.empty() && !backward_ranges.empty()) {
       auto& [f_next, f_stop] = forward_ranges.back();
-      if (phase_of[f_next] >= horizon || hub_in[f_next] > in_limit || hub_out[f_next] > out_limit) {
+      if (phase_of(f_next) >= horizon || hub_in[f_next] > in_limit || hub_out[f_next] > out_limit) {
         forward_ranges.pop_back();  // later messages cannot reach an in-neighbour
       } else {
         const Id x = f_next;
@@ -426,7 +469,7 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
       }
       if (backward_ranges.empty()) break;
       auto& [b_stop, b_next] = backward_ranges.back();
-      if (phase_of[b_next] < floor || hub_in[b_next] < in_floor || hub_out[b_next] < out_floor) {
+      if (phase_of(b_next) < floor || hub_in[b_next] < in_floor || hub_out[b_next] < out_floor) {
         backward_ranges.pop_back();  // earlier messages cannot be reached from u
       } else {
         const Id x = b_next;
@@ -442,7 +485,7 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
   for (std::size_t m = 0; m < n; ++m)
     for (Id j = pred_start[m]; j < pred_start[m + 1]; ++j) {
       const Id u = pred[j], v = static_cast<Id>(m);
-      if (phase_of[v] - phase_of[u] >= 2 && other_path(u, v))
+      if (phase_of(v) - phase_of(u) >= 2 && other_path(u, v))
         ++plan.redundant;
       else
         plan.syncs[kept++] = plan.syncs[j];
