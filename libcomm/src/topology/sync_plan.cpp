@@ -175,8 +175,9 @@ SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t) {
         }
       } else {
         leave[x] = clock++;
+        const bool machine = t.is_machine(x);
         stack.pop_back();
-        if (!stack.empty() && !t.is_machine(x)) euler_depth.push_back(t.depth(stack.back().first));
+        if (!stack.empty() && !machine) euler_depth.push_back(t.depth(stack.back().first));
       }
     }
   }
