@@ -19,6 +19,12 @@
 //     chain of the busiest edge (the latest of its users reaching a message, the earliest
 //     one reached from it) prove or rule out most other paths in O(1);
 //   * the rest is a search from both ends that walks every rank's chain at most once.
+// Everything is indexed by message id (phase-major), so every per-message array is written
+// in order; a rank's chain is linked by prev/next send. A path is copied from per-switch
+// lists of up edges, its length given by an O(1) common-ancestor table, and the sweep
+// handles a run of edges with the same last user as one entry. At 4096 machines the cost
+// is page faults of the big arrays (output included) and about 2-4 s of sweep on the
+// deeper trees (docs/algorithms/tree_scheduled.md has the figures).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -52,7 +58,8 @@ struct PhaseMessages {
 // The big arrays below (tens of millions of entries at 4096 machines) are written once. On
 // Linux, ask for transparent huge pages for them: with 4 KiB pages the page faults of the
 // first touch cost more than the computation (about 4 ns a byte on the shared VM this was
-// measured on; some 25 times less with 2 MiB pages). Only a hint: where it is refused or
+// measured on; with 2 MiB pages anywhere from 25 times less to 2-3 ns a byte when the
+// host has to back fresh guest memory). Only a hint: where it is refused or
 // unknown, nothing changes.
 template <class T>
 void reserve_large(std::vector<T>& v, std::size_t n) {
