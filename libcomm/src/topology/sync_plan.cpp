@@ -19,6 +19,12 @@
 //     chain of the busiest edge (the latest of its users reaching a message, the earliest
 //     one reached from it) prove or rule out most other paths in O(1);
 //   * the rest is a search from both ends that walks every rank's chain at most once.
+// Everything is indexed by message id (phase-major), so every per-message array is written
+// in order; a rank's chain is linked by prev/next send. A path is copied from per-switch
+// lists of up edges, its length given by an O(1) common-ancestor table, and the sweep
+// handles a run of edges with the same last user as one entry. At 4096 machines the cost
+// is page faults of the big arrays (output included) and about 2-4 s of sweep on the
+// deeper trees (docs/algorithms/tree_scheduled.md has the figures).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -42,7 +48,7 @@ namespace {
 // are positions in src/dst, so ids grow with (phase, sender rank).
 struct PhaseMessages {
   struct Message {
-    std::int32_t src, dst;  // ranks
+    std::int32_t src, dst;  // ranks (plan_from_messages puts the phase in dst after step 1)
   };
   std::vector<std::int64_t> offset;  // phase p holds messages [offset[p], offset[p + 1])
   std::vector<Message> msg;
@@ -52,7 +58,8 @@ struct PhaseMessages {
 // The big arrays below (tens of millions of entries at 4096 machines) are written once. On
 // Linux, ask for transparent huge pages for them: with 4 KiB pages the page faults of the
 // first touch cost more than the computation (about 4 ns a byte on the shared VM this was
-// measured on; some 25 times less with 2 MiB pages). Only a hint: where it is refused or
+// measured on; with 2 MiB pages anywhere from 25 times less to 2-3 ns a byte when the
+// host has to back fresh guest memory). Only a hint: where it is refused or
 // unknown, nothing changes.
 template <class T>
 void reserve_large(std::vector<T>& v, std::size_t n) {
@@ -129,7 +136,8 @@ PairCount counted_contending_pairs(const PhaseMessages& pm, const Topology& t,
           *std::min_element(users.begin(), users.end())};
 }
 
-SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
+// Takes pm by reference and reuses it: after step 1, a message's dst holds its phase.
+SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t) {
   using Id = std::int32_t;
   constexpr Id kNone = std::numeric_limits<Id>::max();
   const std::size_t n = pm.msg.size();
@@ -147,10 +155,16 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
   // Depth-first times of the tree, for "is directed edge e on the path of message x".
   std::vector<int> parent(static_cast<std::size_t>(t.num_nodes())), depth(parent.size());
   std::vector<int> enter(parent.size()), leave(parent.size());
+  // The Euler tour's depths (every switch on entering it and again after each child switch)
+  // give the depth of the common ancestor of x and y as the least depth between visits of
+  // them (a machine: of its switch); a sparse table of minima answers that in O(1). Leaving
+  // the machines out keeps the table small (40 KB for 512 switches).
+  std::vector<int> euler_depth, first_visit(parent.size());
   {
     int clock = 0;
     std::vector<std::pair<int, std::size_t>> stack = {{0, 0}};
     enter[0] = clock++;
+    euler_depth.push_back(t.depth(0));
     while (!stack.empty()) {
       auto& [x, next] = stack.back();
       const auto& adj = t.neighbours(x);
@@ -158,15 +172,46 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
         const int y = adj[next++];
         if (y != t.parent(x)) {
           enter[y] = clock++;
+          if (t.is_machine(y)) {  // a leaf: its switch stands for it (the entry just written)
+            first_visit[y] = static_cast<int>(euler_depth.size()) - 1;
+          } else {
+            first_visit[y] = static_cast<int>(euler_depth.size());
+            euler_depth.push_back(t.depth(y));
+          }
           stack.emplace_back(y, 0);
         }
       } else {
         leave[x] = clock++;
+        const bool machine = t.is_machine(x);
         stack.pop_back();
+        if (!stack.empty() && !machine) euler_depth.push_back(t.depth(stack.back().first));
       }
     }
   }
   for (int v = 0; v < t.num_nodes(); ++v) parent[v] = t.parent(v), depth[v] = t.depth(v);
+  const std::size_t tour = euler_depth.size();
+  std::vector<int> min_depth = euler_depth;  // level k at [k * tour ..]: minima of 2^k entries
+  for (std::size_t k = 1; (std::size_t{1} << k) <= tour; ++k) {
+    min_depth.resize((k + 1) * tour);
+    const std::size_t half = std::size_t{1} << (k - 1);
+    for (std::size_t i = 0; i + 2 * half <= tour; ++i)
+      min_depth[k * tour + i] = std::min(min_depth[(k - 1) * tour + i], min_depth[(k - 1) * tour + i + half]);
+  }
+  auto common_depth = [&](int x, int y) {
+    int l = first_visit[x], r = first_visit[y];
+    if (l > r) std::swap(l, r);
+    const int k = 31 - __builtin_clz(static_cast<unsigned>(r - l + 1));
+    return std::min(min_depth[k * tour + l], min_depth[k * tour + r - (1 << k) + 1]);
+  };
+  // Up edges from every switch towards the root (the node's own first): a path is its
+  // source's up edge and a prefix of the list of the source's switch, then the same for the
+  // destination reversed, as down edges (up edge id + 1). Machines are leaves.
+  std::vector<int> up_start(parent.size() + 1, 0), up_edges;
+  for (int v = 0; v < t.num_nodes(); ++v) {
+    if (!t.is_machine(v))
+      for (int x = v; x != 0; x = parent[x]) up_edges.push_back(2 * (x - 1));
+    up_start[v + 1] = static_cast<int>(up_edges.size());
+  }
   auto below = [&](int x, int y) { return enter[x] <= enter[y] && leave[y] <= leave[x]; };  // y under x
   auto on_path = [&](int e, int src_node, int dst_node) {  // directed edge e on the path src -> dst
     const int c = e / 2 + 1;
@@ -177,29 +222,8 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
   // adjacent phases and step 2 has nothing to do: nothing is kept for it then.
   const bool search_possible = count.fewest_users < phases;
 
-  // Chain order (for step 2): the messages rank by rank, each rank's in phase order. The
-  // graph of step 2 is indexed by chain position, so that a rank's messages (a chain of
-  // program order) sit side by side. pos[m] is the chain position of message m, id_at[]
-  // the message at a position.
-  struct Sender {
-    std::int32_t phase, rank;
-  };
-  std::vector<Id> chain_start(static_cast<std::size_t>(R) + 1, 0), pos, id_at;
-  std::vector<Sender> at;  // by chain position
-  if (search_possible) {
-    pos = large_vector<Id>(n, 0);
-    id_at = large_vector<Id>(n, 0);
-    at = large_vector<Sender>(n, {});
-    for (const auto& x : pm.msg) ++chain_start[x.src + 1];
-    for (int r = 0; r < R; ++r) chain_start[r + 1] += chain_start[r];
-    std::vector<Id> fill(chain_start.begin(), chain_start.end() - 1);
-    for (std::int64_t p = 0; p < phases; ++p)
-      for (auto m = pm.offset[p]; m < pm.offset[p + 1]; ++m) {
-        pos[m] = fill[pm.msg[m].src]++;
-        id_at[pos[m]] = static_cast<Id>(m);
-        at[pos[m]] = {static_cast<std::int32_t>(p), pm.msg[m].src};
-      }
-  }
+  // Everything below is indexed by message id. Ids grow with the phase, so a rank's messages
+  // (its chain of program order) have growing ids too, linked by prev_send / next_send.
 
   // Step 1, one sweep in phase order: the incoming dependences of every message are the
   // previous users of the directed edges of its path (the previous user of the sender's own
@@ -215,98 +239,122 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
   // the final order; step 2 takes the redundant ones out again.
   // The sweep also labels every message with the latest user of the hub edge that reaches it
   // (hub_in, counting the hub's users from 0), for step 2.
-  struct LastUse {  // what the sweep needs of an edge's last user
-    Id id = -1, pos;
-    std::int32_t phase, rank;
-    int dst_node;
-    Id hub_in;
+  struct EdgeUse {  // an edge's last user: 8 bytes, the rest is looked up by id
+    Id id = -1;
+    std::int32_t phase = 0;
   };
-  std::vector<Id> hub_in, hub_out;  // by chain position; hub_out: the hub's users only, for now
-  // The graph for step 2: the kept dependences as predecessor lists by message id (CSR,
-  // pred[pred_start[m] ..] as chain positions), entry for entry the same as plan.syncs.
-  std::vector<Id> pred_start, pred;
+  // For step 2, by message id, all appended in id order (no scattered writes): hub_in;
+  // hub_out (for now: the hub's users only); prev_send (the sender's previous message, -1:
+  // none); the kept dependences as predecessor lists (CSR, pred[pred_start[m] ..]), entry
+  // for entry the same as plan.syncs.
+  std::vector<Id> hub_in, hub_out, prev_send, pred_start, pred;
   // Room for (typically) all the dependences kept here, about one a message on one switch
   // and 1.1-1.3 on deeper trees; only what is written costs memory.
   reserve_large(plan.syncs, search_possible ? 2 * n : n);
   if (search_possible) {
-    pred_start = large_vector<Id>(n + 1, 0);
+    reserve_large(hub_in, n);
+    reserve_large(hub_out, n);
+    reserve_large(prev_send, n);
+    reserve_large(pred_start, n + 1);
     reserve_large(pred, 2 * n);
-    hub_in = large_vector<Id>(n, -1);
-    hub_out = large_vector<Id>(n, kNone);
+    pred_start.push_back(0);
   }
   bool search_needed = false;  // some dependence spans more than one phase
   Id hub_users = 0;
-  std::vector<LastUse> last_user(static_cast<std::size_t>(t.num_edge_ids()));
+  std::vector<EdgeUse> last_user(static_cast<std::size_t>(t.num_edge_ids()));
   struct Previous {
-    LastUse use;
+    Id id;
+    std::int32_t phase;
     int first, last, count;  // indices in the route
   };
-  std::vector<int> route, down;  // edges of the path, in path order
+  // Edges of a path, in path order.
+  std::vector<int> route_buffer(2 * static_cast<std::size_t>(*std::max_element(depth.begin(), depth.end())) + 2);
   std::vector<Previous> previous;
   for (std::int64_t p = 0; p < phases; ++p)
     for (auto m = pm.offset[p]; m < pm.offset[p + 1]; ++m) {
-      LastUse me{static_cast<Id>(m), search_possible ? pos[m] : -1, static_cast<std::int32_t>(p), pm.msg[m].src,
-                 node_of_rank[pm.msg[m].dst], -1};
-      const int src_node = node_of_rank[me.rank];
-      route.clear();
-      down.clear();
-      // Up edges 2(a-1) from the source, down edges 2(b-1)+1 to the destination: climb the
-      // deeper end to the other's depth, then both together to the common ancestor.
-      int a = src_node, b = me.dst_node;
-      for (; depth[a] > depth[b]; a = parent[a]) route.push_back(2 * (a - 1));
-      for (; depth[b] > depth[a]; b = parent[b]) down.push_back(2 * (b - 1) + 1);
-      for (; a != b; a = parent[a], b = parent[b]) {
-        route.push_back(2 * (a - 1));
-        down.push_back(2 * (b - 1) + 1);
+      const Id me = static_cast<Id>(m);
+      const std::int32_t phase = static_cast<std::int32_t>(p);
+      const int rank = pm.msg[m].src, src_node = node_of_rank[rank];
+      // Up edges 2(a-1) from the source, down edges 2(b-1)+1 to the destination, up to and
+      // from the common ancestor.
+      const int a = src_node, b = node_of_rank[pm.msg[m].dst], top = common_depth(a, b);
+      const int ups = depth[a] - top, route_size = ups + depth[b] - top;
+      int* const route = route_buffer.data();
+      if (ups > 0) {
+        route[0] = 2 * (a - 1);
+        const int* up = up_edges.data() + up_start[parent[a]];
+        for (int i = 1; i < ups; ++i) route[i] = up[i - 1];
       }
-      route.insert(route.end(), down.rbegin(), down.rend());
+      if (route_size > ups) {
+        int* const last = route + route_size - 1;
+        *last = 2 * (b - 1) + 1;
+        const int* up = up_edges.data() + up_start[parent[b]];
+        for (int i = 1; i < route_size - ups; ++i) last[-i] = up[i - 1] + 1;
+      }
       previous.clear();
-      bool on_hub = false;
-      for (int i = 0; i < static_cast<int>(route.size()); ++i) {
-        const LastUse& before = last_user[route[i]];
-        on_hub |= route[i] == hub;
-        if (before.id < 0) continue;
-        if (before.phase == me.phase)
-          throw Error(i == 0 ? "plan_synchronisation: rank " + std::to_string(me.rank) + " sends twice in round " +
-                                   std::to_string(p) + " (the schedule must be single-ported)"
-                             : "plan_synchronisation: round " + std::to_string(p) + " is not contention free");
-        auto same = previous.rbegin();  // usually the predecessor on the edge just before
-        while (same != previous.rend() && same->use.id != before.id) ++same;
+      const bool on_hub = on_path(hub, a, b);
+      const Id my_prev_send = last_user[route[0]].id;  // the sender's own link: its sends only
+      // The edges' previous users come in runs (paths that followed the same route for a
+      // while): one entry per run, merged per user.
+      auto add_run = [&](EdgeUse x, int first, int last) {
+        if (x.id < 0) return;
+        if (x.phase == phase)
+          throw Error(first == 0 ? "plan_synchronisation: rank " + std::to_string(rank) + " sends twice in round " +
+                                       std::to_string(p) + " (the schedule must be single-ported)"
+                                 : "plan_synchronisation: round " + std::to_string(p) + " is not contention free");
+        auto same = previous.rbegin();
+        while (same != previous.rend() && same->id != x.id) ++same;
         if (same == previous.rend()) {
-          previous.push_back({before, i, i, 1});
-          me.hub_in = std::max(me.hub_in, before.hub_in);
+          previous.push_back({x.id, x.phase, first, last, last - first + 1});
         } else {
-          same->last = i;
-          ++same->count;
+          same->last = last;
+          same->count += last - first + 1;
+        }
+      };
+      EdgeUse run = last_user[route[0]];
+      int run_first = 0;
+      last_user[route[0]] = {me, phase};
+      for (int i = 1; i < route_size; ++i) {
+        const int e = route[i];
+        const EdgeUse before = last_user[e];
+        last_user[e] = {me, phase};  // a path uses an edge once
+        if (before.id != run.id) {
+          add_run(run, run_first, i - 1);
+          run = before;
+          run_first = i;
         }
       }
-      if (on_hub) me.hub_in = hub_users++;
+      add_run(run, run_first, route_size - 1);
+      // Insertion sort by id: a handful of entries, mostly in order already.
+      for (std::size_t i = 1; i < previous.size(); ++i)
+        for (std::size_t k = i; k > 0 && previous[k].id < previous[k - 1].id; --k) std::swap(previous[k], previous[k - 1]);
       if (search_possible) {
-        hub_in[me.pos] = me.hub_in;
-        if (on_hub) hub_out[me.pos] = me.hub_in;
+        Id in = -1;
+        for (const auto& x : previous) in = std::max(in, hub_in[x.id]);
+        if (on_hub) in = hub_users++;
+        hub_in.push_back(in);
+        hub_out.push_back(on_hub ? in : kNone);
+        prev_send.push_back(my_prev_send);
       }
-      for (int e : route) last_user[e] = me;
-      std::sort(previous.begin(), previous.end(),
-                [](const Previous& x, const Previous& y) { return x.use.id < y.use.id; });
-      for (const auto& [x, first, last, count] : previous) {
+      for (const auto& [x, x_phase, first, last, count] : previous) {
         ++plan.consecutive_pairs;
-        if (x.rank == me.rank) {
+        const int x_rank = pm.msg[x].src;
+        if (x_rank == rank) {
           ++plan.same_sender_pairs;
           continue;
         }
-        const int x_src = node_of_rank[x.rank];
-        const bool implied =
-            count < last - first + 1 || (first > 0 && on_path(route[first - 1], x_src, x.dst_node)) ||
-            (last + 1 < static_cast<int>(route.size()) && on_path(route[last + 1], x_src, x.dst_node));
+        const int x_src = node_of_rank[x_rank], x_dst = node_of_rank[pm.msg[x].dst];
+        const bool implied = count < last - first + 1 || (first > 0 && on_path(route[first - 1], x_src, x_dst)) ||
+                             (last + 1 < route_size && on_path(route[last + 1], x_src, x_dst));
         if (implied) {
           ++plan.redundant;
         } else {
-          plan.syncs.push_back({x.rank, me.rank, x.phase, me.phase});
-          if (search_possible) pred.push_back(x.pos);
-          search_needed |= me.phase - x.phase >= 2;
+          plan.syncs.push_back({x_rank, rank, x_phase, phase});
+          if (search_possible) pred.push_back(x);
+          search_needed |= phase - x_phase >= 2;
         }
       }
-      if (search_possible) pred_start[m + 1] = static_cast<Id>(pred.size());
+      if (search_possible) pred_start.push_back(static_cast<Id>(pred.size()));
     }
   require(plan.syncs.size() < static_cast<std::size_t>(kNone),
           "plan_synchronisation: too many dependences (" + std::to_string(plan.syncs.size()) + ")");
@@ -315,22 +363,28 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
     throw Error("plan_synchronisation: internal error: a dependence spans two phases on a tree whose edges are "
                 "all busy in every phase");
 
-  // Successors of every chain position (CSR), for the forward side of step 2.
+  // The phase and next send of every message, and its successors (CSR), for step 2.
+  // Destinations are not needed any more: keep the phases there (one array less to fault in).
+  for (std::int64_t p = 0; p < phases; ++p)
+    for (auto m = pm.offset[p]; m < pm.offset[p + 1]; ++m) pm.msg[m].dst = static_cast<std::int32_t>(p);
+  auto phase_of = [&pm](Id x) { return pm.msg[x].dst; };
+  std::vector<Id> next_send = large_vector<Id>(n, kNone);
+  for (std::size_t m = 0; m < n; ++m)
+    if (prev_send[m] >= 0) next_send[prev_send[m]] = static_cast<Id>(m);
   std::vector<Id> succ_start = large_vector<Id>(n + 1, 0), succ = large_vector<Id>(pred.size(), 0);
   for (Id u : pred) ++succ_start[u + 1];
   for (std::size_t i = 0; i < n; ++i) succ_start[i + 1] += succ_start[i];
-  for (std::size_t m = 0; m < n; ++m)  // fills position i at start[i], moving start[i] to start[i + 1]
-    for (Id j = pred_start[m]; j < pred_start[m + 1]; ++j) succ[succ_start[pred[j]]++] = pos[m];
+  for (std::size_t m = 0; m < n; ++m)  // fills list u at start[u], moving start[u] to start[u + 1]
+    for (Id j = pred_start[m]; j < pred_start[m + 1]; ++j) succ[succ_start[pred[j]]++] = static_cast<Id>(m);
   for (std::size_t i = n; i > 0; --i) succ_start[i] = succ_start[i - 1];
   succ_start[0] = 0;
   // hub_out: the earliest user of the hub edge that a message reaches (kNone: none), from
   // the latest message backwards.
   for (auto m = static_cast<std::int64_t>(n) - 1; m >= 0; --m) {
-    const Id x = pos[m];
-    Id h = hub_out[x];
-    if (x + 1 < chain_start[at[x].rank + 1]) h = std::min(h, hub_out[x + 1]);
-    for (Id j = succ_start[x]; j < succ_start[x + 1]; ++j) h = std::min(h, hub_out[succ[j]]);
-    hub_out[x] = h;
+    Id h = hub_out[m];
+    if (next_send[m] != kNone) h = std::min(h, hub_out[next_send[m]]);
+    for (Id j = succ_start[m]; j < succ_start[m + 1]; ++j) h = std::min(h, hub_out[succ[j]]);
+    hub_out[m] = h;
   }
 
   // Step 2, the rest of the transitive reduction. u -> v is redundant when u reaches another
@@ -347,47 +401,49 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
   //     sides meet after a few steps each, where either alone may walk a large cone.
   // Both use that a rank's messages form a chain: reaching a rank's message of phase r
   // reaches all its later ones, and whatever reaches it reaches all its earlier ones. So each
-  // side keeps one watermark per rank (forward: the earliest position reached from u;
-  // backward: the latest position that reaches v without the edge u -> v), walks every chain
+  // side keeps one watermark per rank (forward: the earliest message reached from u;
+  // backward: the latest message that reaches v without the edge u -> v), walks every chain
   // at most once, and the sides meet when the watermarks of some rank cross. A side that
   // runs out of work has its whole cone: no meeting by then means no other path.
   struct Watermarks {
     std::int64_t search = -1;
-    Id forward = 0;   // earliest position reached from u (the chain's end: none)
-    Id backward = 0;  // latest position reaching v (the chain's start - 1: none)
+    Id forward = kNone;  // earliest message reached from u (kNone: none)
+    Id backward = -1;    // latest message reaching v (-1: none)
   };
   std::vector<Watermarks> marks(static_cast<std::size_t>(R));
-  std::vector<std::pair<Id, Id>> forward_ranges, backward_ranges;  // chain positions still to expand
+  // Chain stretches still to expand: forward {next, stop}, walking next_send from `next` up to
+  // the old watermark `stop`; backward {stop, next}, walking prev_send down to `stop`.
+  std::vector<std::pair<Id, Id>> forward_ranges, backward_ranges;
   std::int64_t search = 0;
-  auto mark = [&](int r) -> Watermarks& {
-    Watermarks& w = marks[r];
-    if (w.search != search) w = {search, chain_start[r + 1], chain_start[r] - 1};
+  auto mark = [&](Id x) -> Watermarks& {
+    Watermarks& w = marks[pm.msg[x].src];
+    if (w.search != search) w = {search, kNone, -1};
     return w;
   };
   // true: the sides meet.
   auto reach_forward = [&](Id x) {
-    Watermarks& w = mark(at[x].rank);
+    Watermarks& w = mark(x);
     if (x >= w.forward) return false;
     if (x <= w.backward) return true;
-    forward_ranges.emplace_back(x, w.forward);  // [x, old watermark), upwards
+    forward_ranges.emplace_back(x, w.forward);
     w.forward = x;
     return false;
   };
   auto reach_backward = [&](Id x) {
-    Watermarks& w = mark(at[x].rank);
+    Watermarks& w = mark(x);
     if (x <= w.backward) return false;
     if (x >= w.forward) return true;
-    backward_ranges.emplace_back(w.backward + 1, x);  // [old watermark + 1, x], downwards
+    backward_ranges.emplace_back(w.backward, x);
     w.backward = x;
     return false;
   };
   std::vector<Id> others;  // v's in-neighbours other than u
-  // Does u reach v (message m) other than by the edge u -> v?
-  auto other_path = [&](Id u, Id v, std::size_t m) {
+  // Does u reach v other than by the edge u -> v?
+  auto other_path = [&](Id u, Id v) {
     others.clear();
-    for (Id j = pred_start[m]; j < pred_start[m + 1]; ++j)
+    for (Id j = pred_start[v]; j < pred_start[v + 1]; ++j)
       if (pred[j] != u) others.push_back(pred[j]);
-    if (v > chain_start[at[v].rank]) others.push_back(v - 1);
+    if (prev_send[v] >= 0) others.push_back(prev_send[v]);
     // The labels decide most cases: a path through the hub, or none because a message
     // only reaches what has labels at least its own.
     bool possible = false;
@@ -401,37 +457,38 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
     backward_ranges.clear();
     // Forward, a message is worth expanding while it is before the latest in-neighbour and
     // its labels are at most theirs; backward, while it is after u and its labels are at
-    // least u's. Labels and phases grow along a chain, so a range ends at the first that fails.
+    // least u's. Labels and phases grow along a chain, so a stretch ends at the first that fails.
     std::int32_t horizon = -1;
     Id in_limit = -1, out_limit = -1;
     for (Id w : others) {
-      horizon = std::max(horizon, at[w].phase);
+      horizon = std::max(horizon, phase_of(w));
       in_limit = std::max(in_limit, hub_in[w]);
       out_limit = std::max(out_limit, hub_out[w]);
       reach_backward(w);
     }
     if (reach_forward(u)) return true;
-    const std::int32_t floor = at[u].phase;
+    const std::int32_t floor = phase_of(u);
     const Id in_floor = hub_in[u], out_floor = hub_out[u];
     while (!forward_ranges.empty() && !backward_ranges.empty()) {
-      auto& [f_low, f_high] = forward_ranges.back();
-      if (at[f_low].phase >= horizon || hub_in[f_low] > in_limit || hub_out[f_low] > out_limit) {
+      auto& [f_next, f_stop] = forward_ranges.back();
+      if (phase_of(f_next) >= horizon || hub_in[f_next] > in_limit || hub_out[f_next] > out_limit) {
         forward_ranges.pop_back();  // later messages cannot reach an in-neighbour
       } else {
-        const Id x = f_low++;
-        if (f_low == f_high) forward_ranges.pop_back();
+        const Id x = f_next;
+        f_next = next_send[x];
+        if (f_next == f_stop) forward_ranges.pop_back();
         for (Id j = succ_start[x]; j < succ_start[x + 1]; ++j)
           if (reach_forward(succ[j])) return true;
       }
       if (backward_ranges.empty()) break;
-      auto& [b_low, b_high] = backward_ranges.back();
-      if (at[b_high].phase < floor || hub_in[b_high] < in_floor || hub_out[b_high] < out_floor) {
+      auto& [b_stop, b_next] = backward_ranges.back();
+      if (phase_of(b_next) < floor || hub_in[b_next] < in_floor || hub_out[b_next] < out_floor) {
         backward_ranges.pop_back();  // earlier messages cannot be reached from u
       } else {
-        const Id x = b_high--;
-        if (b_high < b_low) backward_ranges.pop_back();
-        const Id m = id_at[x];
-        for (Id j = pred_start[m]; j < pred_start[m + 1]; ++j)
+        const Id x = b_next;
+        b_next = prev_send[x];
+        if (b_next == b_stop) backward_ranges.pop_back();
+        for (Id j = pred_start[x]; j < pred_start[x + 1]; ++j)
           if (reach_backward(pred[j])) return true;
       }
     }
@@ -440,8 +497,8 @@ SyncPlan plan_from_messages(const PhaseMessages& pm, const Topology& t) {
   std::size_t kept = 0;
   for (std::size_t m = 0; m < n; ++m)
     for (Id j = pred_start[m]; j < pred_start[m + 1]; ++j) {
-      const Id u = pred[j], v = pos[m];
-      if (at[v].phase - at[u].phase >= 2 && other_path(u, v, m))
+      const Id u = pred[j], v = static_cast<Id>(m);
+      if (phase_of(v) - phase_of(u) >= 2 && other_path(u, v))
         ++plan.redundant;
       else
         plan.syncs[kept++] = plan.syncs[j];
