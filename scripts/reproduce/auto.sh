@@ -4,8 +4,8 @@
 # times every algorithm and auto side by side with that table, and auto_report.py prints
 # auto / best and auto / native per size (docs/results/auto.md).
 #   scripts/reproduce/auto.sh [--only real|flat64|cluster64x8|ethernet_fig5b]...
-# Simulated tables are tuned at every doubling from 8 B to 256 KiB and evaluated at those
-# sizes and at the 1.5x sizes between them (12 B, 24 B, ..., 192 KiB), which no table
+# Simulated tables are tuned at every doubling from 8 B to 4 MiB (commbench's range) and
+# evaluated at those sizes and at the 1.5x sizes between them (12 B, 24 B, ..., 3 MiB), which no table
 # measured (the simulation is deterministic: at a tuned size auto / best is 1 by
 # construction, so only the in-between sizes test the size ranges).
 set -euo pipefail
@@ -23,8 +23,8 @@ done
 want() { ((${#ONLY[@]} == 0)) || [[ " ${ONLY[*]} " == *" $1 "* ]]; }
 OUT=results/auto
 mkdir -p "$OUT" inputs/tuning
-TUNE_SIZES=8,16,32,64,128,256,512,1K,2K,4K,8K,16K,32K,64K,128K,256K
-SIM_SIZES=8,12,16,24,32,48,64,96,128,192,256,384,512,768,1K,1536,2K,3K,4K,6K,8K,12K,16K,24K,32K,48K,64K,96K,128K,192K,256K
+TUNE_SIZES=8,16,32,64,128,256,512,1K,2K,4K,8K,16K,32K,64K,128K,256K,512K,1M,2M,4M
+SIM_SIZES=8,12,16,24,32,48,64,96,128,192,256,384,512,768,1K,1536,2K,3K,4K,6K,8K,12K,16K,24K,32K,48K,64K,96K,128K,192K,256K,384K,512K,768K,1M,1536K,2M,3M,4M
 
 if want real; then
   cmake --build build -j2 --target tune commbench >/dev/null
@@ -41,6 +41,13 @@ if want real; then
 fi
 
 export SIM_REBUILD=0
+# SMPI folds every rank's simulated payload onto 1 MiB mappings: MiB blocks on 64 ranks and
+# more need more mappings than Linux's default vm.max_map_count (65530), and SimGrid then
+# aborts with "Could not map folded virtual memory".
+if [[ -r /proc/sys/vm/max_map_count ]] && (($(cat /proc/sys/vm/max_map_count) < 1048576)); then
+  sysctl -qw vm.max_map_count=1048576 2>/dev/null ||
+    echo "auto.sh: warning: vm.max_map_count is $(cat /proc/sys/vm/max_map_count); blocks of MiBs may abort (raise it as root)" >&2
+fi
 sim() {  # sim NAME -- simulate.sh args ... -- program args (tune then commbench)
   local name="$1" platform="$2" np="$3" ppn="$4"
   shift 4
