@@ -62,8 +62,8 @@ class TuningTable {
   // The row for a query: among the rows of q.op measured with the same kind of node map
   // (one rank per node, or several), the measured shape nearest to q (rank count first,
   // then ranks per node, then topology, then spread; distances in log scale, ties to the
-  // smaller), then the row of that shape whose size range holds q.bytes. std::nullopt when the table has no row for the operation or no range of the
-  // nearest shape holds the size.
+  // smaller), then the row of that shape whose size range holds q.bytes. std::nullopt when
+  // the table has no row for the operation or no range of the nearest shape holds the size.
   std::optional<TuningPick> lookup(const TuningQuery& q) const;
 
   const std::string& source() const { return source_; }

@@ -286,9 +286,8 @@ std::vector<TunedRange> tuned_ranges(const std::vector<std::uint64_t>& sizes,
       }
     }
     if (cur != winner[k + 1]) {  // a tie at x1, or winner[k] has no line (it did not run at x1)
-      const auto last = ran(winner[k], k + 1) || cur != winner[k]
-                            ? sizes[k + 1] - 1
-                            : static_cast<std::uint64_t>(std::sqrt(x0 * x1));  // no line: halfway
+      const auto last = ran(winner[k], k + 1) ? sizes[k + 1] - 1
+                                               : static_cast<std::uint64_t>(std::sqrt(x0 * x1));  // no line: halfway
       switches.emplace_back(std::clamp(last, sizes[k], sizes[k + 1] - 1), winner[k + 1]);
     }
   }
