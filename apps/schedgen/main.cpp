@@ -283,9 +283,9 @@ int run(int argc, char** argv) {
   libcomm::VerifyResult contention;
   double t_verify = 0, t_sync = 0, t_emit = 0;
   auto verify = [&] {
-    t0 = Clock::now();
+    const auto start = Clock::now();
     contention = libcomm::verify_contention_free(s, t);
-    t_verify = seconds_since(t0);
+    t_verify = seconds_since(start);
   };
   libcomm::SyncPlan sync;
   bool plan_refused = false;
@@ -293,12 +293,13 @@ int run(int argc, char** argv) {
     t0 = Clock::now();
     try {
       sync = libcomm::plan_synchronisation(s, t);
+      t_sync = seconds_since(t0);
     } catch (const libcomm::Error&) {
+      t_sync = seconds_since(t0);
       verify();
       if (contention.ok) throw;  // not a contention problem: report the plan's error
       plan_refused = true;
     }
-    t_sync = seconds_since(t0);
   } else {
     verify();
   }
