@@ -109,6 +109,8 @@ int run(int argc, char** argv) {
   app.add_flag("--simulated-payload", simulated,
                "SimGrid builds only: payload buffers shared by all simulated ranks, so large "
                "runs fit in memory and skip copies; nothing is validated then");
+  double copy_gbs = 0;
+  add_copy_model_option(app, copy_gbs);
   for (const auto& [name, entry] : registry())
     if (entry.add_options) entry.add_options(app);
   try {
@@ -131,6 +133,7 @@ int run(int argc, char** argv) {
                      calibrate_path);
 
   libcomm::set_simulated_payload(simulated);
+  apply_copy_model(copy_gbs);
   const auto sizes = block_sizes(min_s, max_s, sizes_list);
 
   const libcomm::Comm comm(MPI_COMM_WORLD, nodes);
@@ -146,6 +149,7 @@ int run(int argc, char** argv) {
               << ") reps=" << reps << " warmup=" << warmup << "\ntuning table for auto: "
               << (libcomm::active_tuning_table() ? libcomm::active_tuning_table()->source()
                                                   : std::string("none (built-in rules)"))
+              << (copy_gbs > 0 ? "\n" + describe_copy_model(copy_gbs) : "")
               << "\ntime = median over reps of the slowest rank; ratio = time / " << algos[0]
               << " time\n\n";
 
@@ -188,6 +192,7 @@ int run(int argc, char** argv) {
       j["ranks"] = p;
       j["nodes"] = comm.nodes().describe();
       j["reps"] = reps;
+      j["model_copy_gbs"] = copy_gbs;
       j["validation"] = simulated ? "NOT_CHECKED" : failures == 0 ? "PASS" : "FAIL";
       for (const auto& r : rows)
         j["results"].push_back({{"algo", r.algo}, {"ran", r.ran}, {"note", r.note},

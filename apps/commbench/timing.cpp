@@ -83,4 +83,32 @@ std::vector<Row> time_algorithms(Operation& operation, const libcomm::Comm& comm
   return rows;
 }
 
+void add_copy_model_option(CLI::App& app, double& gbs) {
+  app.add_option("--model-copy", gbs,
+                 "SimGrid builds without --host-speed: charge the algorithms' local block copies "
+                 "(hierarchical staging, Bruck's rotations, self-copies) at this many GB/s, as "
+                 "fft3d --model-copy does (default 0: copies cost no simulated time)")
+      ->check(CLI::NonNegativeNumber);
+}
+
+void apply_copy_model(double gbs) {
+  if (gbs <= 0) return;
+#ifndef LIBCOMM_SIMGRID
+  throw libcomm::Error("--model-copy: a copy cost model only applies to a SimGrid build "
+                       "(scripts/simulate.sh)");
+#else
+  libcomm::require(!libcomm::sim::smpi_charges_computation(),
+                   "--model-copy: SMPI already charges the measured computation "
+                   "(--host-speed); use one or the other");
+  libcomm::sim::set_copy_rate(gbs * 1e9);
+#endif
+}
+
+std::string describe_copy_model(double gbs) {
+  if (gbs <= 0) return "";
+  std::ostringstream s;
+  s << "local copies charged at " << gbs << " GB/s (--model-copy)";
+  return s.str();
+}
+
 }  // namespace commbench

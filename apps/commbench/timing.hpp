@@ -38,4 +38,16 @@ std::vector<Row> time_algorithms(Operation& op, const libcomm::Comm& comm,
                                  const std::vector<std::size_t>& sizes, int reps, int warmup,
                                  bool simulated);
 
+// --model-copy GBS, shared by commbench and tune. In a SimGrid build without --host-speed
+// the algorithms' local block copies (staging in the hierarchical schemes, Bruck's
+// rotations, a schedule's self-copies) cost no simulated time; with it they are charged
+// at GBS GB/s (libcomm::sim::set_copy_rate), the copy model of fft3d --model-copy, so a
+// tuning table can be measured under the application's own model. 0 (the default) = off.
+void add_copy_model_option(CLI::App& app, double& gbs);
+// Applies the option; throws Error when it cannot apply (not a SimGrid build, or SMPI
+// already charges the measured computation).
+void apply_copy_model(double gbs);
+// "local copies charged at GBS GB/s (--model-copy)", or "" when the model is off.
+std::string describe_copy_model(double gbs);
+
 }  // namespace commbench

@@ -136,6 +136,8 @@ int run(int argc, char** argv) {
   app.add_flag("--simulated-payload", simulated,
                "SimGrid builds only: shared payload buffers (nothing validated; simulated time "
                "is unchanged)");
+  double copy_gbs = 0;
+  commbench::add_copy_model_option(app, copy_gbs);
   commbench::Settings settings;  // every algorithm, no fallback substitutions
   settings.no_fallback = true;
   for (const auto& [name, entry] : commbench::registry())
@@ -149,6 +151,7 @@ int run(int argc, char** argv) {
     throw;
   }
   libcomm::set_simulated_payload(simulated);
+  commbench::apply_copy_model(copy_gbs);
   libcomm::set_tuning_table(nullptr);  // auto is not measured; no table needed
   const auto sizes = commbench::block_sizes(min_s, max_s, sizes_list);
   const libcomm::Comm comm(MPI_COMM_WORLD, nodes);
@@ -161,7 +164,9 @@ int run(int argc, char** argv) {
     std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
     table << "# libcomm tuning table (format: inputs/tuning/README.md)\n# platform: " << platform
           << "; measured " << date << " by apps/tune, " << reps << " reps, median of the slowest rank"
-          << (simulated ? "; simulated payload" : "") << "\n# command: tune";
+          << (simulated ? "; simulated payload" : "")
+          << (copy_gbs > 0 ? "; " + commbench::describe_copy_model(copy_gbs) : "")
+          << "\n# command: tune";
     for (int k = 1; k < argc; ++k) table << " " << argv[k];
     table << "\n# columns: OP RANKS PPN FROM TO ALGORITHM [spread=S] [topology=tree]\n";
   }
