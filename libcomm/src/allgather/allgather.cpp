@@ -136,7 +136,7 @@ void irecv_bytes(std::byte* buf, std::size_t n, int src, int tag, MPI_Comm comm,
 
 void wait_all(std::vector<MPI_Request>& reqs) {
   if (reqs.empty()) return;
-  check_mpi(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  wait_all(static_cast<int>(reqs.size()), reqs.data());
   reqs.clear();
 }
 

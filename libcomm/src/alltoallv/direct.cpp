@@ -92,8 +92,7 @@ void direct_alltoallv(const std::byte* send, std::span<const std::int64_t> sendc
                 "MPI_Isend");
     }
     if (sz(sendcounts, me) > 0) std::memcpy(rat(me), sat(me), sz(sendcounts, me));
-    check_mpi(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE),
-              "MPI_Waitall");
+    wait_all(static_cast<int>(reqs.size()), reqs.data());
   }
 
   if (stats != nullptr) {

@@ -235,13 +235,10 @@ class Engine {
       else
         nonblocking_stage(s, sends, prev_sends);
       if (mode_ == AlltoallvMode::NonblockingSingle) {
-        check_mpi(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE),
-                  "MPI_Waitall");
+        wait_all(static_cast<int>(sends.size()), sends.data());
       } else if (mode_ == AlltoallvMode::NonblockingDual) {
         if (!next_opened_ && !last_) open_next(prev_sends);
-        check_mpi(MPI_Waitall(static_cast<int>(prev_sends.size()), prev_sends.data(),
-                              MPI_STATUSES_IGNORE),
-                  "MPI_Waitall");
+        wait_all(static_cast<int>(prev_sends.size()), prev_sends.data());
         prev_sends = std::move(sends);
       }
       st_->recv_buffer_bytes = st_->received_bytes;
@@ -253,9 +250,7 @@ class Engine {
         ws_.next_held.clear();
       }
     }
-    check_mpi(
-        MPI_Waitall(static_cast<int>(prev_sends.size()), prev_sends.data(), MPI_STATUSES_IGNORE),
-        "MPI_Waitall");
+    wait_all(static_cast<int>(prev_sends.size()), prev_sends.data());
     if (mode_ != AlltoallvMode::NonblockingDual) {
       for (const Piece& pc : ws_.held) deliver(pc);
       ws_.held.clear();
@@ -327,9 +322,7 @@ class Engine {
   // Dual buffers: before the first message is distributed into the next stage's buckets,
   // the sends that last used them (the previous stage's) must have completed.
   void open_next(std::vector<MPI_Request>& prev_sends) {
-    check_mpi(
-        MPI_Waitall(static_cast<int>(prev_sends.size()), prev_sends.data(), MPI_STATUSES_IGNORE),
-        "MPI_Waitall");
+    wait_all(static_cast<int>(prev_sends.size()), prev_sends.data());
     prev_sends.clear();
     open_buckets(*next_, *next_pay_, stage_ + 1);
     next_payload_ = 0;

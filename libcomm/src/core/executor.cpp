@@ -86,8 +86,7 @@ void execute_aapc(const RankPlan& plan, const std::byte* send, std::byte* recv,
   };
   auto wait_all = [&] {
     if (!reqs.empty())
-      check_mpi(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE),
-                "MPI_Waitall");
+      detail::wait_all(static_cast<int>(reqs.size()), reqs.data());
     reqs.clear();
   };
 

@@ -30,8 +30,7 @@ void execute_tree_aapc(const TreeRankPlan& tp, const std::byte* send, std::byte*
   std::vector<MPI_Request> reqs;
   auto wait_all = [&] {
     if (!reqs.empty())
-      check_mpi(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE),
-                "MPI_Waitall");
+      detail::wait_all(static_cast<int>(reqs.size()), reqs.data());
     reqs.clear();
   };
   auto post_recv = [&](const RankStep& step) {
