@@ -3,7 +3,9 @@
 # `tune` measures every algorithm and writes inputs/tuning/<name>.tune; then commbench
 # times every algorithm and auto side by side with that table, and auto_report.py prints
 # auto / best and auto / native per size (docs/results/auto.md).
-#   scripts/reproduce/auto.sh [--only real|flat64|cluster64x8|ethernet_fig5b]...
+#   scripts/reproduce/auto.sh [--only real|flat64|cluster64x8|ethernet_fig5b]... [--model-copy GBS]
+# The simulated runs charge the algorithms' local copies at GBS GB/s (default 1, as fft3d
+# --model-copy 1; 0 = copies cost no simulated time, as before 25 November).
 # Simulated tables are tuned at every doubling from 8 B to 4 MiB (commbench's range) and
 # evaluated at those sizes and at the 1.5x sizes between them (12 B, 24 B, ..., 3 MiB), which no table
 # measured (the simulation is deterministic: at a tuned size auto / best is 1 by
@@ -13,10 +15,12 @@ source "$(dirname "$0")/../lib.sh"
 cd "$LIBCOMM_ROOT"
 mpi_environment
 ONLY=()
+COPY_GBS=1
 while (($#)); do
   case "$1" in
     --only) ONLY+=("$2"); shift 2 ;;
-    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --model-copy) COPY_GBS="$2"; shift 2 ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "auto.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -52,10 +56,10 @@ sim() {  # sim NAME -- simulate.sh args ... -- program args (tune then commbench
   local name="$1" platform="$2" np="$3" ppn="$4"
   shift 4
   scripts/simulate.sh --platform "$platform" -np "$np" --ppn "$ppn" tune --ops alltoall \
-    --sizes "$TUNE_SIZES" --reps 1 --simulated-payload --nodes "ppn=$ppn" --platform "$name" "$@" \
+    --sizes "$TUNE_SIZES" --reps 1 --simulated-payload --model-copy "$COPY_GBS" --nodes "ppn=$ppn" --platform "$name" "$@" \
     -o "inputs/tuning/$name.tune"
   scripts/simulate.sh --platform "$platform" -np "$np" --ppn "$ppn" commbench --algo all \
-    --sizes "$SIM_SIZES" --reps 1 --simulated-payload --nodes "ppn=$ppn" "$@" \
+    --sizes "$SIM_SIZES" --reps 1 --simulated-payload --model-copy "$COPY_GBS" --nodes "ppn=$ppn" "$@" \
     --json "$OUT/$name.json" >"$OUT/$name.log"
 }
 want flat64 && sim flat64 flat64 64 1
@@ -68,10 +72,10 @@ if want ethernet_fig5b; then
         --cfg=smpi/shared-malloc:global --cfg=smpi/privatization:dlopen
         --log=root.thres:warning --log=smpi_config.thres:error)
   smpirun -np 32 "${SMPI[@]}" build-sim/apps/tune/tune --ops alltoall --sizes "$TUNE_SIZES" \
-    --reps 1 --simulated-payload --nodes flat --topology inputs/topologies/fig5b.topo \
+    --reps 1 --simulated-payload --model-copy "$COPY_GBS" --nodes flat --topology inputs/topologies/fig5b.topo \
     --platform ethernet_fig5b -o inputs/tuning/ethernet_fig5b.tune
   smpirun -np 32 "${SMPI[@]}" build-sim/apps/commbench/commbench --algo all --sizes "$SIM_SIZES" \
-    --reps 1 --simulated-payload --nodes flat --topology inputs/topologies/fig5b.topo \
+    --reps 1 --simulated-payload --model-copy "$COPY_GBS" --nodes flat --topology inputs/topologies/fig5b.topo \
     --json "$OUT/ethernet_fig5b.json" >"$OUT/ethernet_fig5b.log"
 fi
 
