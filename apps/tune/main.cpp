@@ -3,9 +3,11 @@
 // inputs/tuning/README.md). For every operation and block size the fastest algorithm
 // (median over --reps of the slowest rank, as in commbench) wins; consecutive sizes with
 // the same winner become one size range; between measured sizes the boundary is where the
-// straight lines through each algorithm's two medians cross (libcomm::tuned_ranges). The
-// measured medians are written as comments above the rows.
+// straight lines through each algorithm's two medians cross (libcomm::tuned_ranges), after
+// --refine rounds have measured the midpoints where the winner changes. The measured
+// medians are written as comments above the rows.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -58,24 +60,87 @@ std::string format_us(double seconds) {
   return s.str();
 }
 
+// A row that counts: it delivered the right bytes and ran as the algorithm it names.
+bool valid(const Row& r) { return r.bad == 0 && table_name(r.ran) == table_name(r.algo); }
+
+// times[a][k]: candidate a at the k-th size of `rows` (size-major, `algos` order), NaN
+// where it failed or fell back.
+std::vector<std::vector<double>> times_of(std::size_t num_algos, const std::vector<Row>& rows) {
+  const std::size_t K = rows.size() / num_algos;
+  std::vector<std::vector<double>> times(num_algos, std::vector<double>(K));
+  for (std::size_t k = 0; k < K; ++k)
+    for (std::size_t a = 0; a < num_algos; ++a) {
+      const Row& r = rows[k * num_algos + a];
+      times[a][k] = valid(r) ? r.median : std::numeric_limits<double>::quiet_NaN();
+    }
+  return times;
+}
+
+// The measurements of one operation, sizes increasing, rows size-major.
+struct Measured {
+  std::vector<std::size_t> sizes;
+  std::vector<Row> rows;
+  std::vector<std::size_t> refined;  // the sizes --refine added
+};
+
+// Times every candidate at `sizes`, then up to `refine` rounds at the midpoints between
+// neighbouring sizes whose winners differ (libcomm::refinement_sizes). Every rank holds the
+// same rows, so every rank picks the same midpoints.
+Measured measure(commbench::Operation& operation, const libcomm::Comm& comm,
+                 const std::vector<std::string>& algos, std::vector<std::size_t> sizes, int reps,
+                 int warmup, bool simulated, int refine) {
+  std::sort(sizes.begin(), sizes.end());
+  Measured m{sizes, commbench::time_algorithms(operation, comm, algos, sizes, reps, warmup, simulated), {}};
+  const std::size_t A = algos.size();
+  for (int round = 0; round < refine; ++round) {
+    const std::vector<std::uint64_t> bytes(m.sizes.begin(), m.sizes.end());
+    const auto extra = libcomm::refinement_sizes(bytes, times_of(A, m.rows));
+    if (extra.empty()) break;
+    const std::vector<std::size_t> more(extra.begin(), extra.end());
+    for (const auto& a : algos)
+      for (std::size_t b : more) operation.check_applicable(a, b);
+    const auto rows = commbench::time_algorithms(operation, comm, algos, more, reps, warmup, simulated);
+    // Merge the new sizes in order.
+    Measured merged;
+    std::size_t i = 0, j = 0;
+    while (i < m.sizes.size() || j < more.size()) {
+      const bool old = j == more.size() || (i < m.sizes.size() && m.sizes[i] < more[j]);
+      const std::size_t k = old ? i++ : j++;
+      merged.sizes.push_back(old ? m.sizes[k] : more[k]);
+      const auto& from = old ? m.rows : rows;
+      merged.rows.insert(merged.rows.end(), from.begin() + static_cast<std::ptrdiff_t>(k * A),
+                         from.begin() + static_cast<std::ptrdiff_t>((k + 1) * A));
+    }
+    merged.refined = m.refined;
+    merged.refined.insert(merged.refined.end(), more.begin(), more.end());
+    m = std::move(merged);
+  }
+  std::sort(m.refined.begin(), m.refined.end());
+  return m;
+}
+
 // Writes the comments and rows of one operation; `rows` hold every candidate at every size.
 void write_operation(std::ostream& out, const std::string& op, const libcomm::Comm& comm, int ppn,
                      bool topology, double spread, const std::vector<std::string>& algos,
-                     const std::vector<std::size_t>& sizes, const std::vector<Row>& rows) {
+                     const Measured& m) {
+  const auto& sizes = m.sizes;
+  const auto& rows = m.rows;
   out << "\n# " << op << ": " << comm.size() << " ranks, " << comm.nodes().describe()
-      << (topology ? ", switch tree attached" : "") << "\n# medians (us) per block size; the "
-      << "winner first, then every candidate\n";
-  // times[a][k]: candidate a at sizes[k], NaN where it failed or fell back.
-  std::vector<std::vector<double>> times(algos.size(), std::vector<double>(sizes.size()));
+      << (topology ? ", switch tree attached" : "") << "\n";
+  if (!m.refined.empty()) {
+    out << "# refined where the winner changed (--refine), bytes:";
+    for (std::size_t b : m.refined) out << " " << b;
+    out << "\n";
+  }
+  out << "# medians (us) per block size; the winner first, then every candidate\n";
+  const auto times = times_of(algos.size(), rows);
   for (std::size_t k = 0; k < sizes.size(); ++k) {
     std::string all;
     std::size_t best = algos.size();
     for (std::size_t a = 0; a < algos.size(); ++a) {
       const Row& r = rows[k * algos.size() + a];
-      const bool valid = r.bad == 0 && table_name(r.ran) == table_name(r.algo);
-      times[a][k] = valid ? r.median : std::numeric_limits<double>::quiet_NaN();
-      all += " " + table_name(r.algo) + "=" + (valid ? format_us(r.median) : "invalid");
-      if (valid && (best == algos.size() || r.median < times[best][k])) best = a;
+      all += " " + table_name(r.algo) + "=" + (valid(r) ? format_us(r.median) : "invalid");
+      if (valid(r) && (best == algos.size() || r.median < times[best][k])) best = a;
     }
     libcomm::require(best < algos.size(), op + ": no algorithm ran correctly at " +
                                               apps::format_size(sizes[k]) + " (see the messages above)");
@@ -109,7 +174,7 @@ int run(int argc, char** argv) {
       "LIBCOMM_PLATFORM=<platform> (scripts/simulate.sh does so)."};
   std::string ops = "alltoall,alltoallv,allgather,reduce_scatter", min_s = "8", max_s = "4MiB",
               sizes_list, nodes = "shared", output, platform = "this machine", algo_list = "all";
-  int reps = 5, warmup = 1;
+  int reps = 5, warmup = 1, refine = 2;
   bool simulated = false;
   app.add_option("--ops", ops, "comma-separated operations to tune")->capture_default_str();
   app.add_option("--algo", algo_list,
@@ -129,6 +194,12 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--nodes", nodes,
                  "node map: shared | flat | ppn=N | sizes=A,B,.. | map=N0,N1,.. | file:PATH")
+      ->capture_default_str();
+  app.add_option("--refine", refine,
+                 "rounds of extra sizes where the winner changes between two measured sizes "
+                 "(their geometric midpoint, all candidates), so a crossover is measured "
+                 "rather than interpolated; 0 = the given sizes only")
+      ->check(CLI::Range(0, 20))
       ->capture_default_str();
   app.add_option("--output,-o", output, "write the table here (default: standard output)");
   app.add_option("--platform", platform, "platform name for the table's header comment")
@@ -178,11 +249,10 @@ int run(int argc, char** argv) {
     if (apps::is_root())
       std::cerr << "tune: " << op << ": " << algos.size() << " algorithms x " << sizes.size()
                 << " sizes\n";
-    const auto rows = commbench::time_algorithms(*operation, comm, algos, sizes, reps, warmup, simulated);
+    const Measured m = measure(*operation, comm, algos, sizes, reps, warmup, simulated, refine);
     // Only the all-to-all uses a switch tree (--topology attaches it to comm).
     const bool topology = op == "alltoall" && libcomm::attached_topology(comm) != nullptr;
-    write_operation(table, op, comm, shape.ppn, topology, operation->count_spread(), algos, sizes,
-                    rows);
+    write_operation(table, op, comm, shape.ppn, topology, operation->count_spread(), algos, m);
   }
   if (apps::is_root()) {
     if (output.empty()) {

@@ -80,5 +80,11 @@ if want ethernet_fig5b; then
 fi
 
 reports=()
-for f in "$OUT"/*.json; do reports+=("$(basename "$f" .json)=$f"); done
+for f in "$OUT"/*.json; do
+  name=$(basename "$f" .json)
+  table=inputs/tuning/$name.tune
+  [[ $name == real_np2_* ]] && table=inputs/tuning/local_np2.tune
+  # The table lets the report tell the sizes tune measured from those it did not.
+  [[ -r $table ]] && reports+=("$name=$f:$table") || reports+=("$name=$f")
+done
 python3 scripts/reproduce/auto_report.py "${reports[@]}"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Auto against the best single algorithm, from commbench JSON records.
 
-usage: auto_report.py LABEL=RUN.json [LABEL=RUN.json ...]
+usage: auto_report.py LABEL=RUN.json[:TABLE.tune] [...]
 
 Each record must time `auto` next to the other algorithms (commbench --algo all, or a
 list holding auto). For every block size it prints the best single algorithm (the lowest
@@ -9,9 +9,39 @@ median among everything but auto, native included), what auto ran, auto / best,
 auto / native and auto / direct (auto against the algorithm it ran, called by name in the
 same run: the cost of deciding, "-" when that algorithm was not timed), then a summary
 line per record. Prints Markdown.
+
+With TABLE.tune (the table auto read), a column says which sizes tune measured: the
+--sizes of its "# command:" lines and the sizes its --refine added for this rank count.
+At a measured size a deterministic simulation makes auto / best 1 by construction, so the
+summary also counts the sizes tune never measured.
 """
 import json
+import re
 import sys
+
+
+def parse_size(text):
+    m = re.fullmatch(r"(\d+)([KMG]?)(i?B)?", text.strip())
+    if not m:
+        sys.exit(f"cannot read size '{text}'")
+    return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2)]
+
+
+def tuned_sizes(table, ranks):
+    """Sizes the table's tune runs measured at this rank count."""
+    sizes, section = set(), None
+    with open(table) as f:
+        for line in f:
+            m = re.search(r"--sizes (\S+)", line) if line.startswith("# command:") else None
+            if m:
+                sizes.update(parse_size(t) for t in m.group(1).split(","))
+            m = re.match(r"# \w+: (\d+) ranks", line)
+            if m:
+                section = int(m.group(1))
+            m = re.match(r"# refined .*bytes:(.*)", line)
+            if m and section == ranks:
+                sizes.update(int(t) for t in m.group(1).split())
+    return sizes
 
 
 def size(b):
@@ -21,9 +51,10 @@ def size(b):
     return f"{b} B"
 
 
-def report(label, path):
+def report(label, path, table=None):
     with open(path) as f:
         rec = json.load(f)
+    tuned = tuned_sizes(table, rec["ranks"]) if table else None
     by_size = {}
     for r in rec["results"]:
         by_size.setdefault(r["block_bytes"], []).append(r)
@@ -31,9 +62,9 @@ def report(label, path):
     print(f"\n### {label}: {rec['op']}, {rec['ranks']} ranks ({nodes}), "
           f"{rec['reps']} reps, validation {rec['validation']}\n")
     print("| block | best single | best us | auto ran | auto us | auto / best | auto / native "
-          "| auto / direct |")
-    print("|---|---|---:|---|---:|---:|---:|---:|")
-    ratios = []
+          "| auto / direct |" + (" tuned |" if tuned is not None else ""))
+    print("|---|---|---:|---|---:|---:|---:|---:|" + ("---|" if tuned is not None else ""))
+    ratios, untuned = [], []
     for b in sorted(by_size):
         rows = by_size[b]
         auto = [r for r in rows if r["algo"].split("/")[0] == "auto"]
@@ -47,20 +78,27 @@ def report(label, path):
         direct = [r for r in rows if r["algo"] == auto["ran"]]
         ratio = auto["median_s"] / best["median_s"]
         ratios.append(ratio)
+        if tuned is not None and b not in tuned:
+            untuned.append(ratio)
         print(f"| {size(b)} | {best['algo']} | {best['median_s'] * 1e6:.1f} | {auto['ran']} | "
               f"{auto['median_s'] * 1e6:.1f} | {ratio:.2f} | {auto['median_s'] / native['median_s']:.2f} | "
-              + (f"{auto['median_s'] / direct[0]['median_s']:.2f} |" if direct else "- |"))
+              + (f"{auto['median_s'] / direct[0]['median_s']:.2f} |" if direct else "- |")
+              + ((" yes |" if b in tuned else " no |") if tuned is not None else ""))
     within = sum(1 for r in ratios if r <= 1.05)
     print(f"\nauto within 5 % of the best at {within} of {len(ratios)} sizes; "
           f"worst auto / best {max(ratios):.2f}")
+    if untuned:
+        print(f"at the {len(untuned)} sizes tune did not measure: within 5 % at "
+              f"{sum(1 for r in untuned if r <= 1.05)}; worst {max(untuned):.2f}")
 
 
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     for arg in sys.argv[1:]:
-        label, _, path = arg.partition("=")
-        report(label, path)
+        label, _, rest = arg.partition("=")
+        path, _, table = rest.partition(":")
+        report(label, path, table or None)
 
 
 if __name__ == "__main__":

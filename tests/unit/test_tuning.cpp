@@ -203,5 +203,27 @@ TEST(TunedRanges, ErrorsNameTheProblem) {
   EXPECT_TRUE(contains(error_of([] { tuned_ranges({}, {}); }), "no sizes"));
 }
 
+TEST(RefinementSizes, MidpointsWhereTheWinnerChanges) {
+  // Winners A, A, B, A: midpoints of (2K, 4K) and (4K, 8K), multiples of 8 (sqrt(8M) = 2896.3).
+  EXPECT_EQ(refinement_sizes({1024, 2048, 4096, 8192}, {{1, 2, 9, 4}, {5, 6, 3, 8}}),
+            (std::vector<std::uint64_t>{2896, 5792}));
+  // The same winner everywhere: nothing to refine.
+  EXPECT_TRUE(refinement_sizes({8, 64, 512}, {{1, 2, 3}, {2, 3, 4}}).empty());
+  // No multiple of 8 strictly between 8 and 16, nor between 1000 and 1006.
+  EXPECT_TRUE(refinement_sizes({8, 16}, {{1, 3}, {2, 2}}).empty());
+  EXPECT_TRUE(refinement_sizes({1000, 1006}, {{1, 3}, {2, 2}}).empty());
+  // A did not run at the larger size, so B wins there. sqrt(16 * 32) = 22.6 rounds down
+  // to 16, not strictly inside; sqrt(16 * 64) = 32 is.
+  EXPECT_TRUE(refinement_sizes({16, 32}, {{1, kDidNotRun}, {2, 3}}).empty());
+  EXPECT_EQ(refinement_sizes({16, 64}, {{1, kDidNotRun}, {2, 3}}), (std::vector<std::uint64_t>{32}));
+}
+
+TEST(RefinementSizes, ErrorsNameTheFunction) {
+  EXPECT_TRUE(contains(error_of([] { refinement_sizes({16, 8}, {{1, 2}}); }),
+                       "refinement_sizes: sizes must increase (16 then 8)"));
+  EXPECT_TRUE(contains(error_of([] { refinement_sizes({8}, {{kDidNotRun}}); }),
+                       "refinement_sizes: no algorithm ran at 8 bytes"));
+}
+
 }  // namespace
 }  // namespace libcomm

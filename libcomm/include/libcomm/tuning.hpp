@@ -111,4 +111,13 @@ struct TunedRange {
 std::vector<TunedRange> tuned_ranges(const std::vector<std::uint64_t>& sizes,
                                      const std::vector<std::vector<double>>& times);
 
+// Where apps/tune measures next (--refine): between two neighbouring measured sizes whose
+// winners (as in tuned_ranges) differ, their geometric midpoint rounded down to a multiple
+// of 8 bytes (every operation's element size divides it), when that lies strictly between
+// them. A crossover is then measured rather than inferred from straight lines, which
+// misplace it when a time jumps between the two sizes (a protocol switch). Same input
+// rules and errors as tuned_ranges; the result is increasing.
+std::vector<std::uint64_t> refinement_sizes(const std::vector<std::uint64_t>& sizes,
+                                            const std::vector<std::vector<double>>& times);
+
 }  // namespace libcomm

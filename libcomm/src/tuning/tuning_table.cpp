@@ -239,26 +239,53 @@ TuningQuery tuning_query(std::string op, const Comm& comm, std::uint64_t bytes) 
   return q;
 }
 
-std::vector<TunedRange> tuned_ranges(const std::vector<std::uint64_t>& sizes,
-                                     const std::vector<std::vector<double>>& times) {
+namespace {
+
+// The fastest algorithm at every measured size (ties to the lower index), after checking
+// the input of tuned_ranges / refinement_sizes; `who` names the caller in errors.
+std::vector<std::size_t> measured_winners(const char* who, const std::vector<std::uint64_t>& sizes,
+                                          const std::vector<std::vector<double>>& times) {
   const std::size_t K = sizes.size(), A = times.size();
-  require(K > 0 && A > 0, "tuned_ranges: no sizes or no algorithms");
+  const std::string name(who);
+  require(K > 0 && A > 0, name + ": no sizes or no algorithms");
   for (std::size_t a = 0; a < A; ++a)
-    require(times[a].size() == K, "tuned_ranges: algorithm " + std::to_string(a) + " has " +
+    require(times[a].size() == K, name + ": algorithm " + std::to_string(a) + " has " +
                                       std::to_string(times[a].size()) + " times for " +
                                       std::to_string(K) + " sizes");
   for (std::size_t k = 1; k < K; ++k)
-    require(sizes[k] > sizes[k - 1], "tuned_ranges: sizes must increase (" + std::to_string(sizes[k - 1]) +
+    require(sizes[k] > sizes[k - 1], name + ": sizes must increase (" + std::to_string(sizes[k - 1]) +
                                          " then " + std::to_string(sizes[k]) + ")");
-  auto ran = [&](std::size_t a, std::size_t k) { return std::isfinite(times[a][k]); };
   std::vector<std::size_t> winner(K);
   for (std::size_t k = 0; k < K; ++k) {
     std::size_t best = A;
     for (std::size_t a = 0; a < A; ++a)
-      if (ran(a, k) && (best == A || times[a][k] < times[best][k])) best = a;
-    require(best < A, "tuned_ranges: no algorithm ran at " + std::to_string(sizes[k]) + " bytes");
+      if (std::isfinite(times[a][k]) && (best == A || times[a][k] < times[best][k])) best = a;
+    require(best < A, name + ": no algorithm ran at " + std::to_string(sizes[k]) + " bytes");
     winner[k] = best;
   }
+  return winner;
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> refinement_sizes(const std::vector<std::uint64_t>& sizes,
+                                            const std::vector<std::vector<double>>& times) {
+  const auto winner = measured_winners("refinement_sizes", sizes, times);
+  std::vector<std::uint64_t> out;
+  for (std::size_t k = 0; k + 1 < sizes.size(); ++k) {
+    if (winner[k] == winner[k + 1]) continue;
+    const double mid = std::sqrt(static_cast<double>(sizes[k]) * static_cast<double>(sizes[k + 1]));
+    const std::uint64_t m = static_cast<std::uint64_t>(mid) / 8 * 8;
+    if (m > sizes[k] && m < sizes[k + 1]) out.push_back(m);
+  }
+  return out;
+}
+
+std::vector<TunedRange> tuned_ranges(const std::vector<std::uint64_t>& sizes,
+                                     const std::vector<std::vector<double>>& times) {
+  const std::size_t K = sizes.size(), A = times.size();
+  const auto winner = measured_winners("tuned_ranges", sizes, times);
+  auto ran = [&](std::size_t a, std::size_t k) { return std::isfinite(times[a][k]); };
   // Switches: (last size of the old algorithm, new algorithm), in size order.
   std::vector<std::pair<std::uint64_t, std::size_t>> switches;
   for (std::size_t k = 0; k + 1 < K; ++k) {
