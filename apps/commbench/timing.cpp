@@ -93,15 +93,8 @@ void add_copy_model_option(CLI::App& app, double& gbs) {
 
 void apply_copy_model(double gbs) {
   if (gbs <= 0) return;
-#ifndef LIBCOMM_SIMGRID
-  throw libcomm::Error("--model-copy: a copy cost model only applies to a SimGrid build "
-                       "(scripts/simulate.sh)");
-#else
-  libcomm::require(!libcomm::sim::smpi_charges_computation(),
-                   "--model-copy: SMPI already charges the measured computation "
-                   "(--host-speed); use one or the other");
+  libcomm::sim::require_cost_model_applies("--model-copy");
   libcomm::sim::set_copy_rate(gbs * 1e9);
-#endif
 }
 
 std::string describe_copy_model(double gbs) {

@@ -127,13 +127,7 @@ int run(int argc, char** argv) {
 
   const LocalWorkModel model{model_gflops * 1e9, model_copy_gbs * 1e9};
   if (model.enabled()) {
-#ifndef LIBCOMM_SIMGRID
-    throw libcomm::Error("--model-fft/--model-copy: a cost model of the local work only applies "
-                         "to a SimGrid build (scripts/simulate.sh fft3d ...)");
-#endif
-    libcomm::require(!libcomm::sim::smpi_charges_computation(),
-                     "--model-fft/--model-copy: SMPI already charges the measured computation "
-                     "(smpi/simulate-computation:yes, i.e. --host-speed); use one or the other");
+    libcomm::sim::require_cost_model_applies("--model-fft/--model-copy");
     libcomm::require(model_gflops > 0 && model_copy_gbs > 0,
                      "--model-fft and --model-copy go together (give both rates)");
     libcomm::require(!with_fftw_mpi,

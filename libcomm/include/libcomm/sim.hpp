@@ -13,6 +13,7 @@
 // LIBCOMM_SIMGRID build charge_local_work() only runs the section.
 #pragma once
 
+#include <string>
 #include <utility>
 
 namespace libcomm::sim {
@@ -38,6 +39,10 @@ void charge_seconds(double seconds);
 // bytes / rate through charge_copy(). Set by fft3d --model-copy. Per simulated process.
 void set_copy_rate(double bytes_per_second);
 void charge_copy(double bytes);
+// For a program option that charges modelled local work (fft3d --model-fft/--model-copy,
+// commbench/tune --model-copy): throws Error naming `option` unless this is a SimGrid
+// build whose SMPI does not charge the measured computation itself (--host-speed).
+void require_cost_model_applies(const std::string& option);
 
 // Runs `section` (which must not call MPI) and charges its CPU time as above.
 template <class Section>

@@ -2,6 +2,8 @@
 
 #include <time.h>
 
+#include "libcomm/error.hpp"
+
 #ifdef LIBCOMM_SIMGRID
 #include <simgrid/host.h>
 #include <smpi/smpi.h>
@@ -51,6 +53,17 @@ void set_copy_rate(double bytes_per_second) { g_copy_rate = bytes_per_second; }
 
 void charge_copy(double bytes) {
   if (g_copy_rate > 0.0) charge_seconds(bytes / g_copy_rate);
+}
+
+void require_cost_model_applies(const std::string& option) {
+#ifndef LIBCOMM_SIMGRID
+  throw Error(option + ": a cost model of the local work only applies to a SimGrid build "
+                       "(run the program through scripts/simulate.sh)");
+#else
+  require(!smpi_charges_computation(),
+          option + ": SMPI already charges the measured computation "
+                   "(smpi/simulate-computation:yes, i.e. --host-speed); use one or the other");
+#endif
 }
 
 void charge_since(double start) {
