@@ -158,6 +158,16 @@ TEST_F(AutoTable, AlltoallvUsesCountStatistics) {
           (static_cast<std::uint64_t>(me) << 32) | static_cast<std::uint64_t>(j * 16 + k);
   const auto stats = alltoallv_count_stats(sc, 8, comm);
   EXPECT_EQ(stats.max_bytes, p == 1 ? 8u : 24u);  // counts 1..3 (only 1 at P = 1)
+  double total = 0;  // over every rank's counts: one MPI_Allreduce gives max and sum
+  for (int i = 0; i < p; ++i)
+    for (int j = 0; j < p; ++j) total += 8.0 * ((i + j) % 3 + 1);
+  EXPECT_DOUBLE_EQ(stats.mean_bytes, total / (static_cast<double>(p) * p));
+  {
+    // One algorithm for every size: the counts cannot matter, and auto runs it.
+    ScopedTable table({"alltoallv 0 1K two_stage", "alltoallv 1025 inf two_stage"});
+    EXPECT_EQ(alltoallv<std::uint64_t>(send, sc, sd, recv, rc, rd, comm, AlltoallvAlgo::Auto),
+              AlltoallvAlgo::TwoStage);
+  }
   {
     ScopedTable table({"alltoallv 0 8 two_stage", "alltoallv 9 inf mesh"});
     const auto ran = alltoallv<std::uint64_t>(send, sc, sd, recv, rc, rd, comm, AlltoallvAlgo::Auto);

@@ -161,6 +161,42 @@ TEST(TuningTable, NoRowMeansFallback) {
   EXPECT_FALSE(parse("").lookup(query("alltoall", 2, 1, 8)));
 }
 
+// alltoallv's auto skips its count statistics only when no size or spread can change the
+// answer: one algorithm over the nearest shape, every spread covered from 0 to inf.
+TEST(TuningTable, LookupAnySizeOnlyWhenNothingElseCouldWin) {
+  auto any = [](const TuningTable& t, const TuningQuery& q) {
+    const auto pick = t.lookup_any_size(q);
+    return pick ? pick->algo : "<depends>";
+  };
+  // kTable: two spreads at 16 ranks name two algorithms; 8 ranks have three size ranges.
+  EXPECT_EQ(any(parse(kTable), query("alltoallv", 16, 1, 0)), "<depends>");
+  EXPECT_EQ(any(parse(kTable), query("alltoall", 8, 1, 0)), "<depends>");
+  // One algorithm, split over ranges (out of order) and spreads, each spread covering 0..inf.
+  const auto one = parse(
+      "alltoallv 2 2 1025 inf direct\nalltoallv 2 2 0 1K direct\n"
+      "alltoallv 2 2 0 inf direct spread=4\nalltoallv 64 8 0 inf four_stage\n");
+  auto q = query("alltoallv", 2, 2, 0);
+  EXPECT_EQ(any(one, q), "direct");
+  const auto pick = one.lookup_any_size(q);
+  EXPECT_TRUE(contains(pick->reason, "direct at every size (2 ranks, ppn 2)")) << pick->reason;
+  // The nearest shape decides, as in lookup: 40 ranks at 8 per node take the 64-rank rows.
+  EXPECT_EQ(any(one, query("alltoallv", 40, 8, 0)), "four_stage");
+  EXPECT_TRUE(contains(one.lookup_any_size(query("alltoallv", 40, 8, 0))->reason, "nearest to P = 40"));
+  // A gap in one spread's ranges leaves sizes to the built-in rule: the counts decide.
+  EXPECT_EQ(any(parse("alltoallv 2 2 0 1K direct\nalltoallv 2 2 0 inf direct spread=4\n"), q), "<depends>");
+  EXPECT_EQ(any(parse("alltoallv 2 2 0 1K direct\nalltoallv 2 2 2K inf direct\n"), q), "<depends>");
+  // A second algorithm anywhere in the shape, or no row at all.
+  EXPECT_EQ(any(parse("alltoallv 2 2 0 1K direct\nalltoallv 2 2 1025 inf native\n"), q), "<depends>");
+  EXPECT_EQ(any(parse("alltoall 2 2 0 inf linear\n"), q), "<depends>");
+  // Whenever it answers, lookup agrees at every size and spread.
+  for (std::uint64_t bytes : {std::uint64_t{0}, std::uint64_t{1500}, std::uint64_t{1} << 40})
+    for (double spread : {1.0, 3.0, 100.0}) {
+      auto v = query("alltoallv", 2, 2, bytes);
+      v.spread = spread;
+      EXPECT_EQ(algo_of(one, v), "direct");
+    }
+}
+
 // apps/tune's size ranges: boundaries where the interpolated times of the measured
 // algorithms cross, not halfway between the measured sizes.
 std::string ranges_of(const std::vector<TunedRange>& r) {

@@ -65,6 +65,12 @@ class TuningTable {
   // smaller), then the row of that shape whose size range holds q.bytes. std::nullopt when
   // the table has no row for the operation or no range of the nearest shape holds the size.
   std::optional<TuningPick> lookup(const TuningQuery& q) const;
+  // The pick when it cannot depend on q.bytes or q.spread: every row of the nearest
+  // (ranks, ppn, topology) shape names one algorithm and, for each spread measured there,
+  // the rows cover 0..inf; lookup() then returns that algorithm for any size and spread.
+  // Else std::nullopt. alltoallv's auto uses it to skip the count statistics (an
+  // MPI_Allreduce per call) when they cannot change the answer.
+  std::optional<TuningPick> lookup_any_size(const TuningQuery& q) const;
 
   const std::string& source() const { return source_; }
   const std::vector<TuningRow>& rows() const { return rows_; }

@@ -126,6 +126,18 @@ AlltoallvCountStats alltoallv_count_stats(std::span<const std::int64_t> counts, 
   return st;
 }
 
+namespace {
+// MPI_Op of alltoallv_count_stats over pairs of doubles: max of the first, sum of the second.
+void combine_max_and_sum(void* in, void* inout, int* len, MPI_Datatype*) {
+  const auto* a = static_cast<const double*>(in);
+  auto* b = static_cast<double*>(inout);
+  for (int i = 0; i < *len; ++i) {
+    b[2 * i] = std::max(a[2 * i], b[2 * i]);
+    b[2 * i + 1] += a[2 * i + 1];
+  }
+}
+}  // namespace
+
 AlltoallvCountStats alltoallv_count_stats(std::span<const std::int64_t> sendcounts,
                                           std::size_t esize, const Comm& comm) {
   // [longest message, total bytes] over all ranks; doubles keep the sum exact enough
@@ -136,9 +148,18 @@ AlltoallvCountStats alltoallv_count_stats(std::span<const std::int64_t> sendcoun
     v[0] = std::max(v[0], bytes);
     v[1] += bytes;
   }
+  // One MPI_Allreduce over a (max, sum) pair type with its own operation: half the
+  // latency of a MAX and a SUM call.
   std::array<double, 2> g = {0, 0};
-  detail::check_mpi(MPI_Allreduce(&v[0], &g[0], 1, MPI_DOUBLE, MPI_MAX, comm.internal()), "MPI_Allreduce");
-  detail::check_mpi(MPI_Allreduce(&v[1], &g[1], 1, MPI_DOUBLE, MPI_SUM, comm.internal()), "MPI_Allreduce");
+  MPI_Datatype pair = MPI_DATATYPE_NULL;
+  MPI_Op max_and_sum = MPI_OP_NULL;
+  detail::check_mpi(MPI_Type_contiguous(2, MPI_DOUBLE, &pair), "MPI_Type_contiguous");
+  detail::check_mpi(MPI_Type_commit(&pair), "MPI_Type_commit");
+  detail::check_mpi(MPI_Op_create(&combine_max_and_sum, 1, &max_and_sum), "MPI_Op_create");
+  const int rc = MPI_Allreduce(v.data(), g.data(), 1, pair, max_and_sum, comm.internal());
+  MPI_Op_free(&max_and_sum);
+  MPI_Type_free(&pair);
+  detail::check_mpi(rc, "MPI_Allreduce");
   const double pairs = static_cast<double>(comm.size()) * comm.size();
   return {static_cast<std::uint64_t>(g[0]), g[1] / pairs};
 }
@@ -162,6 +183,24 @@ AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, const AlltoallvCountSt
     return rule("the table's mesh cannot run on P = " + std::to_string(p));
   return {tuned, "auto: " + pick->algo + " from " + pick->reason};
 }
+
+namespace {
+// DecisionKey options of the question "is there one answer for any counts?".
+constexpr std::uint64_t kAnyCounts = 1;
+
+// Auto's choice when the table makes it without the counts (see lookup_any_size), else
+// Auto: the counts decide.
+AlltoallvChoice choose_alltoallv_any_counts(const Comm& comm) {
+  const auto table = active_tuning_table();
+  const auto pick = table ? table->lookup_any_size(tuning_query("alltoallv", comm, 0)) : std::nullopt;
+  if (!pick) return {AlltoallvAlgo::Auto, "the counts decide"};
+  const int p = comm.size();
+  const AlltoallvAlgo tuned = alltoallv_algo_from_name(pick->algo);
+  if (tuned == AlltoallvAlgo::Mesh && detail::exact_sqrt(p) == 0)  // as choose_alltoallv
+    return {choose_alltoallv(AlltoallvAlgo::Auto, p), "the table's mesh cannot run here"};
+  return {tuned, "auto: " + pick->algo + " from " + pick->reason};
+}
+}  // namespace
 
 namespace detail {
 std::unique_ptr<StagedAlgorithm> make_staged(AlltoallvAlgo algo, int p) {
@@ -333,13 +372,19 @@ AlltoallvAlgo alltoallv(const void* send, std::span<const std::int64_t> sendcoun
   if (opts.check_args)
     large = check_alltoallv_args(send, sendcounts, sdispls, recv, recvcounts, rdispls, esize, comm,
                                  algo, opts.mode);
-  // Auto with a tuning table needs the count statistics of the whole call (one
-  // MPI_Allreduce), so that every rank makes the same choice.
+  // Auto with a tuning table needs the count statistics of the whole call (an
+  // MPI_Allreduce), so that every rank makes the same choice, unless the table names one
+  // algorithm for every size and spread of this shape (Auto stays Auto when it does not).
   AlltoallvAlgo ran = choose_alltoallv(algo, comm.size());
   if (algo == AlltoallvAlgo::Auto && active_tuning_table()) {
-    const auto stats = alltoallv_count_stats(sendcounts, esize, comm);
-    ran = detail::decided_algorithm(algo, comm, {"alltoallv", stats.max_bytes, stats.spread(), 0},
-                                    [&] { return choose_alltoallv(algo, stats, comm); });
+    ran = detail::decided_algorithm(algo, comm, {"alltoallv", 0, 0.0, kAnyCounts}, [&] {
+      return choose_alltoallv_any_counts(comm);
+    });
+    if (ran == AlltoallvAlgo::Auto) {
+      const auto stats = alltoallv_count_stats(sendcounts, esize, comm);
+      ran = detail::decided_algorithm(algo, comm, {"alltoallv", stats.max_bytes, stats.spread(), 0},
+                                      [&] { return choose_alltoallv(algo, stats, comm); });
+    }
   }
   const auto* s = static_cast<const std::byte*>(send);
   auto* r = static_cast<std::byte*>(recv);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <sstream>
 
@@ -141,27 +142,67 @@ TuningTable TuningTable::load(const std::string& path) {
   return parse(in, path);
 }
 
-std::optional<TuningPick> TuningTable::lookup(const TuningQuery& q) const {
-  // The nearest measured shape, compared lexicographically; strict '<' keeps the first
-  // (smallest, as tables list shapes in increasing order) of equally near shapes.
+namespace {
+// The nearest measured shape to q among the rows of q.op, compared lexicographically
+// (rank count, ranks per node, topology, then spread unless `with_spread` is false);
+// strict '<' keeps the first (smallest, as tables list shapes in increasing order) of
+// equally near shapes. nullptr when the table has no row for the operation.
+const TuningRow* nearest_shape(const std::vector<TuningRow>& rows, const TuningQuery& q, bool with_spread) {
   const TuningRow* shape = nullptr;
   auto key = [&](const TuningRow& r) {
     return std::array<double, 4>{log_distance(r.ranks, std::max(q.ranks, 1)),
                                  log_distance(r.ppn, std::max(q.ppn, 1)),
                                  r.topology == q.topology ? 0.0 : 1.0,
-                                 log_distance(r.spread, std::max(q.spread, 1.0))};
+                                 with_spread ? log_distance(r.spread, std::max(q.spread, 1.0)) : 0.0};
   };
   // Rows measured with one rank per node say nothing about nodes of several ranks, and
   // the other way round: the inter-node step of a hierarchical scheme (one rank per node)
   // must not take rows measured on the whole multi-rank machine, as tune, which measures
   // without a table, never ran it that way.
   const bool one_per_node = q.ppn <= 1;
-  for (const auto& r : rows_) {
+  for (const auto& r : rows) {
     if (r.op != q.op || (r.ppn == 1) != one_per_node) continue;
     if (shape == nullptr || key(r) < key(*shape) ||
         (key(r) == key(*shape) && r.ranks < shape->ranks))
       shape = &r;
   }
+  return shape;
+}
+}  // namespace
+
+std::optional<TuningPick> TuningTable::lookup_any_size(const TuningQuery& q) const {
+  const TuningRow* shape = nearest_shape(rows_, q, false);
+  if (shape == nullptr) return std::nullopt;
+  // Per spread of this shape, its ranges in file order; they must name one algorithm
+  // and, sorted, run from 0 to inf without a gap.
+  std::map<double, std::vector<std::pair<std::uint64_t, std::uint64_t>>> ranges;
+  for (const auto& r : rows_) {
+    if (r.op != q.op || r.ranks != shape->ranks || r.ppn != shape->ppn || r.topology != shape->topology)
+      continue;
+    if (r.algo != shape->algo) return std::nullopt;
+    ranges[r.spread].emplace_back(r.from, r.to);
+  }
+  for (auto& [spread, list] : ranges) {
+    std::sort(list.begin(), list.end());
+    std::uint64_t next = 0;  // the first size not yet covered
+    for (const auto& [from, to] : list) {
+      if (from > next) return std::nullopt;
+      if (to == kInf) next = kInf;
+      else next = std::max(next, to + 1);
+      if (next == kInf) break;
+    }
+    if (next != kInf) return std::nullopt;
+  }
+  std::string reason = "tuning table " + source_ + ": " + shape->algo + " at every size (" +
+                       std::to_string(shape->ranks) + " ranks, ppn " + std::to_string(shape->ppn) +
+                       (shape->topology ? ", switch tree" : "") + ")";
+  if (shape->ranks != q.ranks || shape->ppn != q.ppn)
+    reason += " nearest to P = " + std::to_string(q.ranks) + ", ppn " + std::to_string(q.ppn);
+  return TuningPick{shape->algo, reason};
+}
+
+std::optional<TuningPick> TuningTable::lookup(const TuningQuery& q) const {
+  const TuningRow* shape = nearest_shape(rows_, q, true);
   if (shape == nullptr) return std::nullopt;
   for (const auto& r : rows_) {
     if (r.op != q.op || r.ranks != shape->ranks || r.ppn != shape->ppn ||
