@@ -4,6 +4,9 @@
 # times every algorithm and auto side by side with that table, and auto_report.py prints
 # auto / best and auto / native per size (docs/results/auto.md).
 #   scripts/reproduce/auto.sh [--only real|flat64|cluster64x8|ethernet_fig5b]... [--model-copy GBS]
+#                             [--real-runs N]
+# real: 2 ranks on this machine; each commbench command runs N times (default 5) and the
+# report takes the median of the run medians.
 # The simulated runs charge the algorithms' local copies at GBS GB/s (default 1, as fft3d
 # --model-copy 1; 0 = copies cost no simulated time, as before 25 November).
 # Simulated tables are tuned at every doubling from 8 B to 4 MiB (commbench's range) and
@@ -16,11 +19,13 @@ cd "$LIBCOMM_ROOT"
 mpi_environment
 ONLY=()
 COPY_GBS=1
+REAL_RUNS=5
 while (($#)); do
   case "$1" in
     --only) ONLY+=("$2"); shift 2 ;;
     --model-copy) COPY_GBS="$2"; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --real-runs) REAL_RUNS="$2"; shift 2 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "auto.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -32,16 +37,22 @@ SIM_SIZES=8,12,16,24,32,48,64,96,128,192,256,384,512,768,1K,1536,2K,3K,4K,6K,8K,
 
 if want real; then
   cmake --build build -j2 --target tune commbench >/dev/null
-  # 2 real ranks on this machine, every operation, the whole commbench range.
+  # 2 real ranks on this machine, every operation, the whole commbench range. The machine
+  # is shared and noisy: every commbench command runs REAL_RUNS times, and the report takes
+  # the median of the runs' medians.
   mpirun -np 2 build/apps/tune/tune --reps 11 --platform "local, 2 ranks" \
     -o inputs/tuning/local_np2.tune
-  for op in alltoall allgather reduce_scatter; do
+  rm -f "$OUT"/real_np2_*.json
+  for ((run = 1; run <= REAL_RUNS; ++run)); do
+    for op in alltoall allgather reduce_scatter; do
+      LIBCOMM_TUNING=inputs/tuning/local_np2.tune mpirun -np 2 build/apps/commbench/commbench \
+        --op "$op" --algo all --reps 11 --json "$OUT/real_np2_${op}.run$run.json" >"$OUT/real_np2_$op.log"
+    done
+    # (mesh needs a perfect square of ranks: it refuses P = 2.)
     LIBCOMM_TUNING=inputs/tuning/local_np2.tune mpirun -np 2 build/apps/commbench/commbench \
-      --op "$op" --algo all --reps 11 --json "$OUT/real_np2_$op.json" >"$OUT/real_np2_$op.log"
+      --op alltoallv --modes b --algo native,direct,two_stage,four_stage,auto --reps 11 \
+      --json "$OUT/real_np2_alltoallv.run$run.json" >"$OUT/real_np2_alltoallv.log"
   done
-  LIBCOMM_TUNING=inputs/tuning/local_np2.tune mpirun -np 2 build/apps/commbench/commbench \
-    --op alltoallv --modes b --algo native,direct,two_stage,four_stage,auto --reps 11 \
-    --json "$OUT/real_np2_alltoallv.json" >"$OUT/real_np2_alltoallv.log"
 fi
 
 export SIM_REBUILD=0
@@ -82,7 +93,12 @@ fi
 reports=()
 for f in "$OUT"/*.json; do
   name=$(basename "$f" .json)
+  [[ $name == *.run[2-9]* || $name == *.run[1-9][0-9]* ]] && continue  # joined to run 1 below
   table=inputs/tuning/$name.tune
+  if [[ $name == *.run1 ]]; then  # the runs of one command, joined with '+'
+    name=${name%.run1}
+    f=$(ls "$OUT/$name".run*.json | paste -sd+)
+  fi
   [[ $name == real_np2_* ]] && table=inputs/tuning/local_np2.tune
   # The table lets the report tell the sizes tune measured from those it did not.
   [[ -r $table ]] && reports+=("$name=$f:$table") || reports+=("$name=$f")

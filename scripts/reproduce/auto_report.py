@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Auto against the best single algorithm, from commbench JSON records.
 
-usage: auto_report.py LABEL=RUN.json[:TABLE.tune] [...]
+usage: auto_report.py LABEL=RUN.json[+RUN2.json...][:TABLE.tune] [...]
 
 Each record must time `auto` next to the other algorithms (commbench --algo all, or a
 list holding auto). For every block size it prints the best single algorithm (the lowest
 median among everything but auto, native included), what auto ran, auto / best,
 auto / native and auto / direct (auto against the algorithm it ran, called by name in the
 same run: the cost of deciding, "-" when that algorithm was not timed), then a summary
-line per record. Prints Markdown.
+line per record. Prints Markdown. Several runs of one command joined by '+' count as one
+record: each time is the median of the runs' medians.
 
 With TABLE.tune (the table auto read), a column says which sizes tune measured: the
 --sizes of its "# command:" lines and the sizes its --refine added for this rank count.
@@ -17,6 +18,7 @@ summary also counts the sizes tune never measured.
 """
 import json
 import re
+import statistics
 import sys
 
 
@@ -51,16 +53,46 @@ def size(b):
     return f"{b} B"
 
 
+def load_runs(paths):
+    """One record from several runs of the same commbench command: each algorithm's time
+    at a size is the median of its per-run medians (real machines are noisy; a simulation
+    is one run)."""
+    recs = []
+    for path in paths:
+        with open(path) as f:
+            recs.append(json.load(f))
+    rec = dict(recs[0])
+    times = {}
+    for r in recs:
+        if (r["op"], r["ranks"]) != (rec["op"], rec["ranks"]):
+            sys.exit(f"{paths}: the runs are not of one operation and rank count")
+        for row in r["results"]:
+            times.setdefault((row["block_bytes"], row["algo"]), []).append(row)
+    rec["results"] = []
+    for rows in times.values():
+        merged = dict(rows[0])
+        merged["median_s"] = statistics.median(x["median_s"] for x in rows)
+        if any(x["ran"] != rows[0]["ran"] for x in rows):  # auto chose differently between runs
+            merged["ran"] = "/".join(sorted({x["ran"] for x in rows}))
+        rec["results"].append(merged)
+    rec["runs"] = len(recs)
+    if any(r["validation"] != rec["validation"] for r in recs):
+        rec["validation"] = "/".join(r["validation"] for r in recs)
+    return rec
+
+
 def report(label, path, table=None):
-    with open(path) as f:
-        rec = json.load(f)
+    rec = load_runs(path.split("+"))
     tuned = tuned_sizes(table, rec["ranks"]) if table else None
+    if not tuned:  # a table tuned at tune's default sizes names none
+        tuned = None
     by_size = {}
     for r in rec["results"]:
         by_size.setdefault(r["block_bytes"], []).append(r)
     nodes = rec["nodes"] if len(rec["nodes"]) < 40 else rec["nodes"].split(":")[0]
     print(f"\n### {label}: {rec['op']}, {rec['ranks']} ranks ({nodes}), "
-          f"{rec['reps']} reps, validation {rec['validation']}\n")
+          f"{rec['reps']} reps" + (f" x {rec['runs']} runs (median of the run medians)" if rec["runs"] > 1 else "")
+          + f", validation {rec['validation']}\n")
     print("| block | best single | best us | auto ran | auto us | auto / best | auto / native "
           "| auto / direct |" + (" tuned |" if tuned is not None else ""))
     print("|---|---|---:|---|---:|---:|---:|---:|" + ("---|" if tuned is not None else ""))
@@ -75,7 +107,8 @@ def report(label, path, table=None):
         singles = [r for r in rows if r["algo"].split("/")[0] != "auto" and r["ran"] == r["algo"]]
         best = min(singles, key=lambda r: r["median_s"])
         native = [r for r in rows if r["algo"] == "native"][0]
-        direct = [r for r in rows if r["algo"] == auto["ran"]]
+        # "direct/b" (alltoallv's mode suffix) is the algorithm auto/b ran as "direct".
+        direct = [r for r in rows if r["algo"] == auto["ran"] or r["algo"].split("/")[0] == auto["ran"]]
         ratio = auto["median_s"] / best["median_s"]
         ratios.append(ratio)
         if tuned is not None and b not in tuned:

@@ -107,7 +107,8 @@ struct AlltoallvCountStats {
 // From the whole count matrix (counts[i * P + j] elements from i to j), no MPI.
 AlltoallvCountStats alltoallv_count_stats(std::span<const std::int64_t> counts, int nprocs,
                                           std::size_t element_bytes);
-// From every rank's sendcounts: one MPI_Allreduce over comm. Collective.
+// From every rank's sendcounts: one MPI_Allreduce over comm (a user operation taking the
+// max and the sum at once). Collective.
 AlltoallvCountStats alltoallv_count_stats(std::span<const std::int64_t> sendcounts,
                                           std::size_t element_bytes, const Comm& comm);
 
@@ -118,7 +119,9 @@ struct AlltoallvChoice {
 // What alltoallv() runs: Auto asks the active tuning table (libcomm/tuning.hpp) with P,
 // ranks per node, the longest message as the size and the spread; without a row (or when
 // the row's algorithm cannot run on P, e.g. mesh on a non-square) the built-in rule.
-// With a table active, alltoallv() computes the statistics with one extra MPI_Allreduce.
+// With a table active, alltoallv() computes the statistics with one extra MPI_Allreduce
+// (a MAX of the longest message alone when the table measured one spread for this shape),
+// and none when the table names one algorithm for every size (TuningTable::lookup_any_size).
 AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, const AlltoallvCountStats& counts,
                                  const Comm& comm);
 

@@ -66,11 +66,15 @@ class TuningTable {
   // the table has no row for the operation or no range of the nearest shape holds the size.
   std::optional<TuningPick> lookup(const TuningQuery& q) const;
   // The pick when it cannot depend on q.bytes or q.spread: every row of the nearest
-  // (ranks, ppn, topology) shape names one algorithm and, for each spread measured there,
-  // the rows cover 0..inf; lookup() then returns that algorithm for any size and spread.
+  // (ranks, ppn, topology) shapes (ties included) names one algorithm and, for each shape
+  // and spread measured there, the rows cover 0..inf; lookup() then returns that algorithm
+  // for any size and spread.
   // Else std::nullopt. alltoallv's auto uses it to skip the count statistics (an
   // MPI_Allreduce per call) when they cannot change the answer.
   std::optional<TuningPick> lookup_any_size(const TuningQuery& q) const;
+  // Whether q.spread can change lookup's answer: the nearest shapes were measured at more
+  // than one spread. When not, alltoallv's auto needs only the longest message.
+  bool spread_matters(const TuningQuery& q) const;
 
   const std::string& source() const { return source_; }
   const std::vector<TuningRow>& rows() const { return rows_; }

@@ -200,6 +200,29 @@ AlltoallvChoice choose_alltoallv_any_counts(const Comm& comm) {
     return {choose_alltoallv(AlltoallvAlgo::Auto, p), "the table's mesh cannot run here"};
   return {tuned, "auto: " + pick->algo + " from " + pick->reason};
 }
+
+// Whether the active table's answer for comm can depend on the spread of the counts
+// (remembered on comm like a decision: a table scan per call would cost more than the
+// MPI_Allreduce it saves).
+bool spread_matters(const Comm& comm) {
+  constexpr std::uint64_t kSpreadMatters = 2;
+  const DecisionKey key{"alltoallv", 0, 0.0, kSpreadMatters};
+  const std::uint64_t epoch = tuning_table_epoch();
+  if (const auto hit = comm.remembered_decision(key, epoch)) return *hit != 0;
+  const auto table = active_tuning_table();
+  const bool matters = table && table->spread_matters(tuning_query("alltoallv", comm, 0));
+  comm.remember_decision(key, epoch, matters ? 1 : 0);
+  return matters;
+}
+
+// The longest message over all ranks (one MPI_MAX), with the spread left at 1.
+AlltoallvCountStats longest_message_stats(std::span<const std::int64_t> sendcounts, std::size_t esize,
+                                          const Comm& comm) {
+  std::uint64_t mine = 0, longest = 0;
+  for (auto c : sendcounts) mine = std::max<std::uint64_t>(mine, static_cast<std::uint64_t>(c) * esize);
+  detail::check_mpi(MPI_Allreduce(&mine, &longest, 1, MPI_UINT64_T, MPI_MAX, comm.internal()), "MPI_Allreduce");
+  return {longest, 0.0};
+}
 }  // namespace
 
 namespace detail {
@@ -381,7 +404,10 @@ AlltoallvAlgo alltoallv(const void* send, std::span<const std::int64_t> sendcoun
       return choose_alltoallv_any_counts(comm);
     });
     if (ran == AlltoallvAlgo::Auto) {
-      const auto stats = alltoallv_count_stats(sendcounts, esize, comm);
+      // The spread only when the table measured several (the combined Allreduce costs as
+      // much as two plain ones at 2 ranks); else one MPI_MAX of the longest message.
+      const auto stats = spread_matters(comm) ? alltoallv_count_stats(sendcounts, esize, comm)
+                                              : longest_message_stats(sendcounts, esize, comm);
       ran = detail::decided_algorithm(algo, comm, {"alltoallv", stats.max_bytes, stats.spread(), 0},
                                       [&] { return choose_alltoallv(algo, stats, comm); });
     }

@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <tuple>
 
 #include "libcomm/allgather.hpp"
 #include "libcomm/alltoall.hpp"
@@ -170,35 +171,55 @@ const TuningRow* nearest_shape(const std::vector<TuningRow>& rows, const TuningQ
 }
 }  // namespace
 
+namespace {
+// The rows lookup() can take for q at some size and spread: those of the shapes nearest
+// in (ranks, ppn, topology), the three keys that come before the spread.
+std::vector<const TuningRow*> rows_of_nearest_shapes(const std::vector<TuningRow>& rows, const TuningQuery& q) {
+  std::vector<const TuningRow*> out;
+  const TuningRow* shape = nearest_shape(rows, q, false);
+  if (shape == nullptr) return out;
+  auto key = [&](const TuningRow& r) {
+    return std::array<double, 3>{log_distance(r.ranks, std::max(q.ranks, 1)), log_distance(r.ppn, std::max(q.ppn, 1)),
+                                 r.topology == q.topology ? 0.0 : 1.0};
+  };
+  for (const auto& r : rows)
+    if (r.op == q.op && (r.ppn == 1) == (shape->ppn == 1) && key(r) == key(*shape)) out.push_back(&r);
+  return out;
+}
+}  // namespace
+
 std::optional<TuningPick> TuningTable::lookup_any_size(const TuningQuery& q) const {
-  const TuningRow* shape = nearest_shape(rows_, q, false);
-  if (shape == nullptr) return std::nullopt;
-  // Per spread of this shape, its ranges in file order; they must name one algorithm
-  // and, sorted, run from 0 to inf without a gap.
-  std::map<double, std::vector<std::pair<std::uint64_t, std::uint64_t>>> ranges;
-  for (const auto& r : rows_) {
-    if (r.op != q.op || r.ranks != shape->ranks || r.ppn != shape->ppn || r.topology != shape->topology)
-      continue;
-    if (r.algo != shape->algo) return std::nullopt;
-    ranges[r.spread].emplace_back(r.from, r.to);
+  const auto rows = rows_of_nearest_shapes(rows_, q);
+  if (rows.empty()) return std::nullopt;
+  const TuningRow& first = *rows.front();
+  // Per measured shape and spread, its ranges; they must name one algorithm and, sorted,
+  // run from 0 to inf without a gap.
+  std::map<std::tuple<int, int, bool, double>, std::vector<std::pair<std::uint64_t, std::uint64_t>>> ranges;
+  for (const TuningRow* r : rows) {
+    if (r->algo != first.algo) return std::nullopt;
+    ranges[{r->ranks, r->ppn, r->topology, r->spread}].emplace_back(r->from, r->to);
   }
-  for (auto& [spread, list] : ranges) {
+  for (auto& [shape, list] : ranges) {
     std::sort(list.begin(), list.end());
     std::uint64_t next = 0;  // the first size not yet covered
     for (const auto& [from, to] : list) {
       if (from > next) return std::nullopt;
-      if (to == kInf) next = kInf;
-      else next = std::max(next, to + 1);
+      next = to == kInf ? kInf : std::max(next, to + 1);
       if (next == kInf) break;
     }
     if (next != kInf) return std::nullopt;
   }
-  std::string reason = "tuning table " + source_ + ": " + shape->algo + " at every size (" +
-                       std::to_string(shape->ranks) + " ranks, ppn " + std::to_string(shape->ppn) +
-                       (shape->topology ? ", switch tree" : "") + ")";
-  if (shape->ranks != q.ranks || shape->ppn != q.ppn)
+  std::string reason = "tuning table " + source_ + ": " + first.algo + " at every size (" +
+                       std::to_string(first.ranks) + " ranks, ppn " + std::to_string(first.ppn) +
+                       (first.topology ? ", switch tree" : "") + ")";
+  if (first.ranks != q.ranks || first.ppn != q.ppn)
     reason += " nearest to P = " + std::to_string(q.ranks) + ", ppn " + std::to_string(q.ppn);
-  return TuningPick{shape->algo, reason};
+  return TuningPick{first.algo, reason};
+}
+
+bool TuningTable::spread_matters(const TuningQuery& q) const {
+  const auto rows = rows_of_nearest_shapes(rows_, q);
+  return std::any_of(rows.begin(), rows.end(), [&](const TuningRow* r) { return r->spread != rows.front()->spread; });
 }
 
 std::optional<TuningPick> TuningTable::lookup(const TuningQuery& q) const {
