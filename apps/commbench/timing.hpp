@@ -32,7 +32,8 @@ std::vector<std::size_t> size_list(const std::string& text);
 
 // Times `algos` (reference first: ratios are to algos[0]) at every size. Collective; every
 // rank returns the same rows, size by size in the order of `algos`. Validates every run
-// unless `simulated` (simulated payload: nothing to check).
+// unless `simulated` (simulated payload: nothing to check). Repetitions interleave the
+// algorithms, each (after the first) in its own shuffled order, the same on every rank.
 std::vector<Row> time_algorithms(Operation& op, const libcomm::Comm& comm,
                                  const std::vector<std::string>& algos,
                                  const std::vector<std::size_t>& sizes, int reps, int warmup,
