@@ -17,3 +17,26 @@ if(NOT rc EQUAL 0 OR NOT "${out}${err}" MATCHES "auto: (native|pairwise|bruck) f
   message(FATAL_ERROR "commbench did not take the tuned row (${rc}):\n${out}\n${err}")
 endif()
 message(STATUS "auto took the row tune wrote")
+
+# alltoallv: tune weighs the MPI_Allreduce auto pays to decide by size against one algorithm
+# everywhere; when it picks one, the table holds a single row from 0 to inf.
+execute_process(COMMAND ${MPIEXEC} -n 2 ${TUNE} --ops alltoallv --algo direct,two_stage --sizes 8,64K
+                        --reps 3 -o ${TABLE}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "tune --ops alltoallv failed (${rc}):\n${out}\n${err}")
+endif()
+file(READ ${TABLE} table)
+if(NOT table MATCHES "# deciding by size costs an MPI_Allreduce per call \\([0-9.]+ us here\\): mean time / fastest over the sizes [0-9.]+; the best single algorithm [0-9.]+")
+  message(FATAL_ERROR "no decision-cost comment in ${TABLE}:\n${table}")
+endif()
+string(REGEX MATCHALL "\nalltoallv +2 +[0-9]+ +[0-9]+ +[0-9inf]+ +[a-z_]+" rows "${table}")
+list(LENGTH rows nrows)
+if(nrows EQUAL 0)
+  message(FATAL_ERROR "no alltoallv row in ${TABLE}:\n${table}")
+endif()
+if(table MATCHES "so auto runs one algorithm at every size" AND
+   (NOT nrows EQUAL 1 OR NOT table MATCHES "\nalltoallv +2 +[0-9]+ +0 +inf +(direct|two_stage)"))
+  message(FATAL_ERROR "one algorithm at every size, but not one row from 0 to inf:\n${table}")
+endif()
+message(STATUS "alltoallv: ${nrows} row(s), with the cost of deciding")

@@ -261,5 +261,38 @@ TEST(RefinementSizes, ErrorsNameTheFunction) {
                        "refinement_sizes: no algorithm ran at 8 bytes"));
 }
 
+// tune's alltoallv table: one algorithm everywhere when deciding per call (an Allreduce)
+// costs more, relative to the fastest time at each size, than the single algorithm loses.
+TEST(SingleAlgorithm, ChosenWhenDecidingCostsMore) {
+  // Two sizes: a wins at 8 B (1 us vs 1.2), b at 1 MiB (100 us vs 104).
+  const std::vector<std::uint64_t> sizes = {8, 1 << 20};
+  const std::vector<std::vector<double>> times = {{1e-6, 104e-6}, {1.2e-6, 100e-6}};
+  // Deciding at 0.3 us: (1.3 + 1.003) / 2 = 1.1515; a: (1 + 1.04) / 2 = 1.02; b: 1.1.
+  auto s = single_algorithm_if_cheaper(sizes, times, 0.3e-6);
+  ASSERT_TRUE(s.algo);
+  EXPECT_EQ(*s.algo, 0u);
+  EXPECT_NEAR(s.cost, 1.02, 1e-12);
+  EXPECT_NEAR(s.deciding_cost, 1.1515, 1e-12);
+  // Free deciding (a deterministic simulation's table) keeps the size ranges.
+  s = single_algorithm_if_cheaper(sizes, times, 0.0);
+  EXPECT_FALSE(s.algo);
+  EXPECT_NEAR(s.cost, 1.02, 1e-12);
+  EXPECT_NEAR(s.deciding_cost, 1.0, 1e-12);
+  // 0.03 us: deciding 1.01515 < 1.02.
+  EXPECT_FALSE(single_algorithm_if_cheaper(sizes, times, 0.03e-6).algo);
+  // An algorithm that missed a size cannot be the single one, however fast elsewhere.
+  const std::vector<std::vector<double>> gaps = {{0.5e-6, kDidNotRun}, {1.2e-6, 100e-6}};
+  s = single_algorithm_if_cheaper(sizes, gaps, 1e-6);
+  ASSERT_TRUE(s.algo);
+  EXPECT_EQ(*s.algo, 1u);
+}
+
+TEST(SingleAlgorithm, ErrorsNameTheFunction) {
+  EXPECT_TRUE(contains(error_of([] { single_algorithm_if_cheaper({8}, {{1.0}}, -1.0); }),
+                       "single_algorithm_if_cheaper: the cost of deciding must be a time >= 0"));
+  EXPECT_TRUE(contains(error_of([] { single_algorithm_if_cheaper({16, 8}, {{1, 2}}, 0.0); }),
+                       "single_algorithm_if_cheaper: sizes must increase (16 then 8)"));
+}
+
 }  // namespace
 }  // namespace libcomm

@@ -121,6 +121,23 @@ struct TunedRange {
 std::vector<TunedRange> tuned_ranges(const std::vector<std::uint64_t>& sizes,
                                      const std::vector<std::vector<double>>& times);
 
+// Whether one algorithm at every size beats deciding per call, for an operation whose auto
+// pays to decide (alltoallv's count statistics cost an MPI_Allreduce, decide_seconds, on
+// every call). Costs are means over the measured sizes of time / fastest time at that size,
+// so every size weighs alike: an algorithm a costs mean(times[a][k] / best_k), deciding
+// mean((best_k + decide_seconds) / best_k). `algo` is the algorithm of least cost that ran
+// at every size, when that cost is at most deciding's; otherwise empty (`cost` still says
+// what the best single one would cost). Same input rules and errors as tuned_ranges, and
+// decide_seconds must be a time >= 0.
+struct SingleAlgorithm {
+  std::optional<std::size_t> algo;  // index into times
+  double cost = 0;                  // of the best single algorithm (0 when none ran everywhere)
+  double deciding_cost = 0;         // of deciding per call
+};
+SingleAlgorithm single_algorithm_if_cheaper(const std::vector<std::uint64_t>& sizes,
+                                            const std::vector<std::vector<double>>& times,
+                                            double decide_seconds);
+
 // Where apps/tune measures next (--refine): between two neighbouring measured sizes whose
 // winners (as in tuned_ranges) differ, their geometric midpoint rounded down to a multiple
 // of 8 bytes (every operation's element size divides it), when that lies strictly between

@@ -343,6 +343,26 @@ std::vector<std::uint64_t> refinement_sizes(const std::vector<std::uint64_t>& si
   return out;
 }
 
+SingleAlgorithm single_algorithm_if_cheaper(const std::vector<std::uint64_t>& sizes,
+                                            const std::vector<std::vector<double>>& times,
+                                            double decide_seconds) {
+  require(std::isfinite(decide_seconds) && decide_seconds >= 0,
+          "single_algorithm_if_cheaper: the cost of deciding must be a time >= 0");
+  const auto winner = measured_winners("single_algorithm_if_cheaper", sizes, times);
+  const std::size_t K = sizes.size(), A = times.size();
+  SingleAlgorithm out;
+  for (std::size_t k = 0; k < K; ++k) out.deciding_cost += 1.0 + decide_seconds / times[winner[k]][k];
+  out.deciding_cost /= static_cast<double>(K);
+  for (std::size_t a = 0; a < A; ++a) {
+    double cost = 0;
+    for (std::size_t k = 0; k < K; ++k) cost += times[a][k] / times[winner[k]][k];  // NaN if a missed a size
+    cost /= static_cast<double>(K);
+    if (std::isfinite(cost) && (!out.algo || cost < out.cost)) out.algo = a, out.cost = cost;
+  }
+  if (out.algo && out.cost > out.deciding_cost) out.algo.reset();
+  return out;
+}
+
 std::vector<TunedRange> tuned_ranges(const std::vector<std::uint64_t>& sizes,
                                      const std::vector<std::vector<double>>& times) {
   const std::size_t K = sizes.size(), A = times.size();
