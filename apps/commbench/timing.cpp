@@ -46,7 +46,7 @@ std::vector<std::size_t> size_list(const std::string& text) {
 std::vector<Row> time_algorithms(Operation& operation, const libcomm::Comm& comm,
                                  const std::vector<std::string>& algos,
                                  const std::vector<std::size_t>& sizes, int reps, int warmup,
-                                 bool simulated) {
+                                 bool simulated, std::ostream* progress) {
   std::vector<Row> rows;
   for (std::size_t b : sizes) {
     operation.prepare(b);
@@ -86,13 +86,17 @@ std::vector<Row> time_algorithms(Operation& operation, const libcomm::Comm& comm
         if (!simulated) row.bad += operation.check(algos[k]);
       }
     }
+    std::ostringstream line;
+    line << "  " << apps::format_size(b) << ":";
     for (auto& row : size_rows) {
       MPI_Allreduce(MPI_IN_PLACE, &row.bad, 1, MPI_LONG_LONG, MPI_SUM, comm.mpi());
       row.median = apps::median(row.times);
       row.min = *std::min_element(row.times.begin(), row.times.end());
       row.ratio = size_rows[0].median > 0 ? row.median / size_rows[0].median : 0.0;
+      line << " " << row.algo << "=" << row.median * 1e6 << (row.bad != 0 ? "(invalid)" : "");
       rows.push_back(row);
     }
+    if (progress != nullptr && apps::is_root()) *progress << line.str() << " us" << std::endl;
   }
   return rows;
 }

@@ -34,10 +34,12 @@ std::vector<std::size_t> size_list(const std::string& text);
 // rank returns the same rows, size by size in the order of `algos`. Validates every run
 // unless `simulated` (simulated payload: nothing to check). Repetitions interleave the
 // algorithms, each (after the first) in its own shuffled order, the same on every rank.
+// With `progress`, rank 0 writes one line there per size as soon as it is timed (the
+// medians in us), so a long run that is stopped still leaves what it measured.
 std::vector<Row> time_algorithms(Operation& op, const libcomm::Comm& comm,
                                  const std::vector<std::string>& algos,
                                  const std::vector<std::size_t>& sizes, int reps, int warmup,
-                                 bool simulated);
+                                 bool simulated, std::ostream* progress = nullptr);
 
 // --model-copy GBS, shared by commbench and tune. In a SimGrid build without --host-speed
 // the algorithms' local block copies (staging in the hierarchical schemes, Bruck's

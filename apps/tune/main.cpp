@@ -90,7 +90,7 @@ Measured measure(commbench::Operation& operation, const libcomm::Comm& comm,
                  const std::vector<std::string>& algos, std::vector<std::size_t> sizes, int reps,
                  int warmup, bool simulated, int refine) {
   std::sort(sizes.begin(), sizes.end());
-  Measured m{sizes, commbench::time_algorithms(operation, comm, algos, sizes, reps, warmup, simulated), {}};
+  Measured m{sizes, commbench::time_algorithms(operation, comm, algos, sizes, reps, warmup, simulated, &std::cerr), {}};
   const std::size_t A = algos.size();
   for (int round = 0; round < refine; ++round) {
     const std::vector<std::uint64_t> bytes(m.sizes.begin(), m.sizes.end());
@@ -99,7 +99,7 @@ Measured measure(commbench::Operation& operation, const libcomm::Comm& comm,
     const std::vector<std::size_t> more(extra.begin(), extra.end());
     for (const auto& a : algos)
       for (std::size_t b : more) operation.check_applicable(a, b);
-    const auto rows = commbench::time_algorithms(operation, comm, algos, more, reps, warmup, simulated);
+    const auto rows = commbench::time_algorithms(operation, comm, algos, more, reps, warmup, simulated, &std::cerr);
     // Merge the new sizes in order.
     Measured merged;
     std::size_t i = 0, j = 0;
