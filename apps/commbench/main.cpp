@@ -99,6 +99,10 @@ int run(int argc, char** argv) {
                "fail instead of running the documented fallback when an algorithm does not apply "
                "(e.g. pairwise on P not a power of two)");
   app.add_flag("--list", list, "list the operations and their algorithms, and exit");
+  bool progress = false;
+  app.add_flag("--progress", progress,
+               "print each size's medians to stderr as soon as they are measured (long simulations: "
+               "a run that is stopped still leaves what it measured)");
   std::string calibrate_path;
   app.add_option("--calibrate", calibrate_path,
                  "measure the flat model's Ts, tc + td (ping-pong rank 0 <-> last rank) and tm "
@@ -154,7 +158,7 @@ int run(int argc, char** argv) {
               << " time\n\n";
 
   const std::vector<Row> rows =
-      time_algorithms(*operation, comm, algos, sizes, reps, warmup, simulated);
+      time_algorithms(*operation, comm, algos, sizes, reps, warmup, simulated, progress ? &std::cerr : nullptr);
 
   long long failures = 0;
   bool model = false;
