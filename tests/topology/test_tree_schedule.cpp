@@ -168,5 +168,69 @@ TEST(TreeSchedule, RotatePatternOfTable2) {
   }
 }
 
+// verify_contention_free checks a round in O(1) a message (vertical segments in DFS
+// order, contention_check.cpp); here every path is walked instead, on random rounds of
+// random trees, and the two must agree round by round.
+bool round_shares_a_link(const Topology& t, const std::vector<std::pair<int, int>>& round) {
+  std::set<int> used;
+  std::vector<int> path;
+  for (const auto& [src, dst] : round) {
+    path.clear();
+    t.path_edge_ids(t.machine_node(src), t.machine_node(dst), path);
+    for (int e : path)
+      if (!used.insert(e).second) return true;
+  }
+  return false;
+}
+
+TEST(TreeSchedule, ContentionCheckAgreesWithWalkingThePaths) {
+  std::mt19937_64 rng(77);
+  int free_rounds = 0, contended_rounds = 0;
+  for (int n = 0; n < 4000; ++n) {
+    const int machines = 3 + static_cast<int>(rng() % 38);  // 3 .. 40
+    const int switches = 1 + static_cast<int>(rng() % (n % 3 == 0 ? 3 : 16));
+    const double chain = n % 4 == 0 ? 0.95 : n % 4 == 1 ? 0.0 : 0.5;
+    // Every tenth tree is rooted at a machine (node 0 is the first node declared).
+    Topology t = n % 10 == 0
+                     ? Topology::parse("machine m0\n" + Topology::random(machines, switches, rng(), chain).to_text() +
+                                       "link s0 m0\n")
+                     : Topology::random(machines, switches, rng(), chain);
+    const int M = t.num_machines();
+    // Sparse rounds (2-4 messages: about as often free as not), denser ones, local copies
+    // and repeated senders mixed in.
+    const int k = n % 3 == 0 ? 2 + static_cast<int>(rng() % 3) : 1 + static_cast<int>(rng() % M);
+    std::vector<std::pair<int, int>> round;
+    Schedule s;
+    s.nprocs = M;
+    s.rounds.resize(1);
+    for (int i = 0; i < k; ++i) {
+      const int src = static_cast<int>(rng() % M), dst = static_cast<int>(rng() % M);
+      round.push_back({t.machine_of_rank()[src], t.machine_of_rank()[dst]});
+      s.rounds[0].transfers.push_back({src, dst, 0});
+    }
+    const bool contended = round_shares_a_link(t, round);
+    const auto v = verify_contention_free(s, t);
+    ASSERT_EQ(v.ok, !contended) << "tree " << n << ":\n" << t.to_text() << v.summary();
+    if (!v.ok) ASSERT_FALSE(v.problems.empty()) << "tree " << n;
+    (contended ? contended_rounds : free_rounds) += 1;
+  }
+  EXPECT_GT(free_rounds, 500);
+  EXPECT_GT(contended_rounds, 500);
+}
+
+TEST(TreeSchedule, ContentionCheckNamesTheSharedLink) {
+  // Fig. 1's AAPC schedule with one message moved into another phase.
+  const Topology t = Topology::load(kDir + "/fig1.topo");
+  Schedule rs = tree_rank_schedule(schedule_tree_aapc(t), t);
+  ASSERT_TRUE(verify_contention_free(rs, t).ok);
+  const Transfer moved = rs.rounds[1].transfers.back();
+  rs.rounds[1].transfers.pop_back();
+  rs.rounds[2].transfers.push_back(moved);
+  const auto v = verify_contention_free(rs, t);
+  ASSERT_FALSE(v.ok);
+  EXPECT_NE(v.summary().find("round 2"), std::string::npos) << v.summary();
+  EXPECT_NE(v.summary().find("share edge"), std::string::npos) << v.summary();
+}
+
 }  // namespace
 }  // namespace libcomm

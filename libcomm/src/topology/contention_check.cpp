@@ -1,0 +1,257 @@
+// Contention check of a tree schedule (paper 003, section 3: two messages of one phase
+// contend when their paths share a directed link).
+//
+// Walking every path costs the path's length per message: 48 edges on average on a deep
+// 4096-machine tree, 0.8 G edge visits for the 16.8 M messages of its AAPC. The check here
+// costs O(1) per message after a sort by DFS position:
+// - A message src -> dst climbs on up-links from src to just below a = lca(src, dst) and
+//   comes down on down-links from just below a to dst. Each half is a vertical segment:
+//   the nodes whose up-link (resp. down-link) it uses, from a bottom machine b (src, resp.
+//   dst) up to depth(a) + 1, its "reach".
+// - Two messages share an up-link iff their up segments share a node, i.e. iff
+//   depth(lca(b_i, b_j)) >= max(reach_i, reach_j); the same for down-links.
+// - With the machines in DFS preorder, depth(lca) of two of them is the minimum of the
+//   lca depths of neighbours between them (a sparse table answers it in O(1)), and one
+//   pass over a round's segments in preorder with a stack finds whether any two meet.
+// When a round fails, the paths of that round are walked to name the messages and the link.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "libcomm/tree_schedule.hpp"
+
+namespace libcomm {
+
+namespace {
+
+// Walks the paths of the messages of one round; names every shared link.
+class PathWalkingChecker {
+ public:
+  explicit PathWalkingChecker(const Topology& t)
+      : t_(t),
+        stamp_(static_cast<std::size_t>(t.num_edge_ids()), -1),
+        user_(static_cast<std::size_t>(t.num_edge_ids()), {-1, -1}) {}
+
+  void check(std::int64_t round, int src_m, int dst_m, VerifyResult& res) {
+    if (src_m == dst_m) return;
+    path_.clear();
+    t_.path_edge_ids(t_.machine_node(src_m), t_.machine_node(dst_m), path_);
+    for (int e : path_) {
+      if (stamp_[e] == round) {
+        res.ok = false;
+        if (res.problems.size() < 32)
+          res.problems.push_back("round " + std::to_string(round) + ": " + name(src_m) + " -> " +
+                                 name(dst_m) + " and " + name(user_[e].first) + " -> " +
+                                 name(user_[e].second) + " share edge " + edge_name(e));
+      }
+      stamp_[e] = round;
+      user_[e] = {src_m, dst_m};
+    }
+  }
+
+ private:
+  std::string name(int m) const { return t_.name(t_.machine_node(m)); }
+  std::string edge_name(int e) const {
+    const int child = e / 2 + 1, par = t_.parent(child);
+    return e % 2 == 0 ? "(" + t_.name(child) + ", " + t_.name(par) + ")"
+                      : "(" + t_.name(par) + ", " + t_.name(child) + ")";
+  }
+  const Topology& t_;
+  std::vector<std::int64_t> stamp_;
+  std::vector<std::pair<int, int>> user_;
+  std::vector<int> path_;
+};
+
+// The O(1)-per-message check described at the top of the file.
+class SegmentChecker {
+ public:
+  explicit SegmentChecker(const Topology& t) {
+    const int m = t.num_machines(), n = t.num_nodes();
+    // Machines in DFS preorder of the internal rooting (node 0).
+    std::vector<std::vector<int>> children(static_cast<std::size_t>(n));
+    for (int v = 1; v < n; ++v) children[static_cast<std::size_t>(t.parent(v))].push_back(v);
+    pos_.assign(static_cast<std::size_t>(m), -1);
+    std::vector<int> order, stack{0};
+    while (!stack.empty()) {
+      const int v = stack.back();
+      stack.pop_back();
+      if (t.is_machine(v)) {
+        pos_[static_cast<std::size_t>(t.machine_index(v))] = static_cast<int>(order.size());
+        order.push_back(v);
+      }
+      const auto& c = children[static_cast<std::size_t>(v)];
+      for (auto it = c.rbegin(); it != c.rend(); ++it) stack.push_back(*it);
+    }
+    depth_.resize(order.size());
+    for (std::size_t i = 0; i < order.size(); ++i) depth_[i] = t.depth(order[i]);
+    // adjacent[i] = depth(lca(order[i], order[i + 1])), climbing from both.
+    std::vector<int> adjacent(order.empty() ? 0 : order.size() - 1);
+    for (std::size_t i = 0; i + 1 < order.size(); ++i) {
+      int u = order[i], v = order[i + 1];
+      while (t.depth(u) > t.depth(v)) u = t.parent(u);
+      while (t.depth(v) > t.depth(u)) v = t.parent(v);
+      while (u != v) u = t.parent(u), v = t.parent(v);
+      adjacent[i] = t.depth(u);
+    }
+    table_.push_back(std::move(adjacent));
+    for (std::size_t len = 2; len <= table_[0].size(); len *= 2) {
+      const auto& prev = table_.back();
+      std::vector<int> next(table_[0].size() - len + 1);
+      for (std::size_t i = 0; i < next.size(); ++i) next[i] = std::min(prev[i], prev[i + len / 2]);
+      table_.push_back(std::move(next));
+    }
+  }
+
+  // True when no two of the messages (machine pairs) share a directed link.
+  bool round_is_free(const std::pair<int, int>* msgs, std::size_t k) {
+    up_.clear();
+    down_.clear();
+    for (std::size_t i = 0; i < k; ++i) {
+      const int ps = pos_[static_cast<std::size_t>(msgs[i].first)];
+      const int pd = pos_[static_cast<std::size_t>(msgs[i].second)];
+      if (ps == pd) continue;  // a local copy uses no link
+      const int reach = lca_depth(ps, pd) + 1;
+      if (reach <= depth_[static_cast<std::size_t>(ps)]) up_.push_back({ps, reach});
+      if (reach <= depth_[static_cast<std::size_t>(pd)]) down_.push_back({pd, reach});
+    }
+    return sort_by_position(up_) && segments_disjoint(up_) && sort_by_position(down_) &&
+           segments_disjoint(down_);
+  }
+
+ private:
+  struct Segment {
+    int pos, reach;
+    bool operator<(const Segment& o) const { return pos < o.pos; }
+  };
+  // An earlier segment still able to meet later ones: `meet` is depth(lca) of its bottom
+  // and the current one's. From bottom to top of the stack, reach and meet both increase;
+  // an entry with a larger reach and a smaller meet than another can never meet first.
+  struct Open {
+    int reach, meet;
+  };
+
+  int lca_depth(int a, int b) const {  // positions a != b in preorder
+    if (a > b) std::swap(a, b);
+    const auto len = static_cast<unsigned>(b - a);
+    const int level = 31 - __builtin_clz(len);
+    return std::min(
+        table_[static_cast<std::size_t>(level)][static_cast<std::size_t>(a)],
+        table_[static_cast<std::size_t>(level)][static_cast<std::size_t>(b - (1 << level))]);
+  }
+
+  // Sorts segs by bottom position: insertion or comparison sort for small rounds, a pass over all
+  // positions for large ones (a round of a one-switch tree holds every machine). False
+  // when two segments start at the same machine (they share its link).
+  bool sort_by_position(std::vector<Segment>& segs) {
+    if (segs.size() <= 16) {  // insertion sort: most rounds of deep trees hold a few messages
+      for (std::size_t i = 1; i < segs.size(); ++i)
+        for (std::size_t j = i; j > 0 && segs[j].pos < segs[j - 1].pos; --j)
+          std::swap(segs[j], segs[j - 1]);
+      return true;
+    }
+    if (segs.size() * 16 < pos_.size()) {
+      std::sort(segs.begin(), segs.end());
+      return true;
+    }
+    if (reach_at_.empty()) reach_at_.assign(pos_.size(), 0);
+    for (const auto& sg : segs) {
+      int& slot = reach_at_[static_cast<std::size_t>(sg.pos)];
+      if (slot != 0) {
+        for (const auto& c : segs) reach_at_[static_cast<std::size_t>(c.pos)] = 0;
+        return false;
+      }
+      slot = sg.reach;  // >= 1: the reach is below the lca
+    }
+    std::size_t n = 0;
+    for (std::size_t p = 0; p < reach_at_.size(); ++p)
+      if (reach_at_[p] != 0) {
+        segs[n++] = {static_cast<int>(p), reach_at_[p]};
+        reach_at_[p] = 0;
+      }
+    return true;
+  }
+
+  // Segments sorted by bottom position; false when two share a node.
+  bool segments_disjoint(const std::vector<Segment>& segs) {
+    open_.clear();
+    for (std::size_t i = 0; i < segs.size(); ++i) {
+      const auto& s = segs[i];
+      if (i > 0) {
+        if (segs[i - 1].pos == s.pos) return false;  // same bottom machine
+        const int a = lca_depth(segs[i - 1].pos, s.pos);
+        // Every open entry now meets at most at depth a; those above a are clamped to a
+        // and only the one with the smallest reach (the lowest of them) can stay useful.
+        int lowest_reach = std::numeric_limits<int>::max();
+        while (!open_.empty() && open_.back().meet > a) {
+          lowest_reach = open_.back().reach;
+          open_.pop_back();
+        }
+        if (lowest_reach <= a && (open_.empty() || open_.back().meet < a))
+          open_.push_back({lowest_reach, a});
+        if (!open_.empty() && open_.back().meet >= s.reach) return false;
+      }
+      // The new segment meets itself at its own depth; it replaces entries that reach
+      // no higher than it does.
+      while (!open_.empty() && open_.back().reach >= s.reach) open_.pop_back();
+      open_.push_back({s.reach, depth_[static_cast<std::size_t>(s.pos)]});
+    }
+    return true;
+  }
+
+  std::vector<int> pos_, depth_;
+  std::vector<std::vector<int>> table_;  // table_[l][i]: min of adjacent[i .. i + 2^l)
+  std::vector<Segment> up_, down_;       // the segments of one round on up- and down-links
+  std::vector<int> reach_at_;            // sort_by_position's buckets, all 0 between calls
+  std::vector<Open> open_;
+};
+
+}  // namespace
+
+VerifyResult verify_contention_free(const Schedule& s, const Topology& t) {
+  VerifyResult res;
+  if (s.nprocs != t.num_machines()) {
+    res.ok = false;
+    res.problems.push_back("schedule has " + std::to_string(s.nprocs) + " ranks, topology " +
+                           std::to_string(t.num_machines()) + " machines");
+    return res;
+  }
+  SegmentChecker fast(t);
+  PathWalkingChecker walk(t);
+  std::vector<std::pair<int, int>> round;
+  for (std::size_t r = 0; r < s.rounds.size(); ++r) {
+    round.clear();
+    for (const auto& tr : s.rounds[r].transfers) {
+      if (tr.src < 0 || tr.src >= s.nprocs || tr.dst < 0 || tr.dst >= s.nprocs) {
+        res.ok = false;
+        res.problems.push_back("round " + std::to_string(r) + ": rank out of range");
+        continue;
+      }
+      round.push_back({t.machine_of_rank()[tr.src], t.machine_of_rank()[tr.dst]});
+    }
+    if (fast.round_is_free(round.data(), round.size())) continue;
+    res.ok = false;
+    for (const auto& [src, dst] : round) walk.check(static_cast<std::int64_t>(r), src, dst, res);
+  }
+  return res;
+}
+
+VerifyResult verify_contention_free(const TreeAapcSchedule& s, const Topology& t) {
+  VerifyResult res;
+  SegmentChecker fast(t);
+  PathWalkingChecker walk(t);
+  const auto ph = s.phases();
+  for (std::int64_t p = 0; p < s.num_phases; ++p) {
+    const auto* first = ph.messages.data() + ph.offset[static_cast<std::size_t>(p)];
+    const auto k = static_cast<std::size_t>(ph.offset[static_cast<std::size_t>(p) + 1] -
+                                            ph.offset[static_cast<std::size_t>(p)]);
+    if (fast.round_is_free(first, k)) continue;
+    res.ok = false;
+    for (std::size_t i = 0; i < k; ++i) walk.check(p, first[i].first, first[i].second, res);
+  }
+  return res;
+}
+
+}  // namespace libcomm
