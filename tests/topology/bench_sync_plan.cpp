@@ -8,11 +8,15 @@
 //
 // The reference is skipped above MAX_REFERENCE_MACHINES (default 1024: it takes a minute at
 // 4096).
+//
+// A second table times verify_contention_free both ways (walking every path, and the
+// vertical segments of contention_check.cpp) on the same schedules.
 #include <algorithm>
 #include <ctime>
 #include <cstdlib>
 #include <iomanip>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -59,10 +63,24 @@ int main(int argc, char** argv) {
             << std::setw(12) << "plan" << std::setw(12) << "reference" << std::setw(10) << "ratio"
             << std::setw(12) << "syncs" << "  same\n";
   bool all_same = true;
+  std::ostringstream checks;
+  checks << "\ncontention check (verify_contention_free, phases() included), median of " << repeats
+         << " runs (CPU seconds)\n"
+         << std::left << std::setw(36) << "tree" << std::right << std::setw(14) << "walk paths"
+         << std::setw(10) << "segments" << std::setw(10) << "ratio" << "  both pass\n";
   for (const auto& sh : shapes) {
     const Topology t = Topology::random(machines, sh.switches, 1, sh.chain);
     TreeAapcSchedule s;
     const double t_schedule = median_seconds(repeats, [&] { s = schedule_tree_aapc(t); });
+    bool walk_ok = false, segments_ok = false;
+    const double t_walk = median_seconds(
+        repeats, [&] { walk_ok = verify_contention_free(s, t, ContentionCheck::WalkPaths).ok; });
+    const double t_segments = median_seconds(
+        repeats, [&] { segments_ok = verify_contention_free(s, t, ContentionCheck::Segments).ok; });
+    all_same &= walk_ok && segments_ok;
+    checks << std::left << std::setw(36) << sh.name << std::right << std::fixed << std::setprecision(3)
+           << std::setw(14) << t_walk << std::setw(10) << t_segments << std::setw(9) << std::setprecision(1)
+           << t_walk / t_segments << "x  " << (walk_ok && segments_ok ? "yes" : "NO") << "\n";
     SyncPlan fast;
     const double t_plan = median_seconds(repeats, [&] { fast = plan_synchronisation(s, t); });
     std::cout << std::left << std::setw(36) << sh.name << std::right << std::fixed << std::setprecision(3)
@@ -83,5 +101,6 @@ int main(int argc, char** argv) {
                 << "  -\n";
     }
   }
+  std::cout << checks.str();
   return all_same ? 0 : 1;
 }

@@ -90,7 +90,8 @@ void check_properties(const Topology& t, const std::string& what) {
   ASSERT_TRUE(v.ok) << what << "\n" << v.summary();
   const auto c = verify_contention_free(rs, t);
   ASSERT_TRUE(c.ok) << what << "\n" << c.summary();
-  ASSERT_TRUE(verify_contention_free(s, t).ok) << what;
+  ASSERT_TRUE(verify_contention_free(s, t, ContentionCheck::Segments).ok) << what;
+  ASSERT_TRUE(verify_contention_free(s, t, ContentionCheck::WalkPaths).ok) << what;
 }
 
 TEST(TreeSchedule, Fig1AndFig5Properties) {
@@ -209,9 +210,12 @@ TEST(TreeSchedule, ContentionCheckAgreesWithWalkingThePaths) {
       s.rounds[0].transfers.push_back({src, dst, 0});
     }
     const bool contended = round_shares_a_link(t, round);
-    const auto v = verify_contention_free(s, t);
-    ASSERT_EQ(v.ok, !contended) << "tree " << n << ":\n" << t.to_text() << v.summary();
-    if (!v.ok) ASSERT_FALSE(v.problems.empty()) << "tree " << n;
+    for (auto how : {ContentionCheck::Segments, ContentionCheck::WalkPaths, ContentionCheck::Automatic}) {
+      const auto v = verify_contention_free(s, t, how);
+      ASSERT_EQ(v.ok, !contended) << "tree " << n << ", check " << static_cast<int>(how) << ":\n"
+                                  << t.to_text() << v.summary();
+      if (!v.ok) ASSERT_FALSE(v.problems.empty()) << "tree " << n;
+    }
     (contended ? contended_rounds : free_rounds) += 1;
   }
   EXPECT_GT(free_rounds, 500);
@@ -226,10 +230,12 @@ TEST(TreeSchedule, ContentionCheckNamesTheSharedLink) {
   const Transfer moved = rs.rounds[1].transfers.back();
   rs.rounds[1].transfers.pop_back();
   rs.rounds[2].transfers.push_back(moved);
-  const auto v = verify_contention_free(rs, t);
-  ASSERT_FALSE(v.ok);
-  EXPECT_NE(v.summary().find("round 2"), std::string::npos) << v.summary();
-  EXPECT_NE(v.summary().find("share edge"), std::string::npos) << v.summary();
+  for (auto how : {ContentionCheck::Segments, ContentionCheck::WalkPaths}) {
+    const auto v = verify_contention_free(rs, t, how);
+    ASSERT_FALSE(v.ok);
+    EXPECT_NE(v.summary().find("round 2"), std::string::npos) << v.summary();
+    EXPECT_NE(v.summary().find("share edge"), std::string::npos) << v.summary();
+  }
 }
 
 }  // namespace

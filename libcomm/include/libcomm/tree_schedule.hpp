@@ -63,11 +63,18 @@ TreeAapcSchedule schedule_tree_aapc(const Topology& t);
 // num_phases rounds, ports = 1.
 Schedule tree_rank_schedule(const TreeAapcSchedule& s, const Topology& t);
 
+// How verify_contention_free looks at a round: by walking every message's path, or by
+// comparing the vertical segments of the paths in DFS order (O(1) a message after a sort;
+// contention_check.cpp). Automatic picks walking when paths average up to 3 links.
+enum class ContentionCheck { Automatic, WalkPaths, Segments };
+
 // True when no two messages of one round of `s` share a directed edge of `t` (ranks mapped
 // to machines by t.machine_of_rank()); problems name the round, both messages and the edge.
-VerifyResult verify_contention_free(const Schedule& s, const Topology& t);
+VerifyResult verify_contention_free(const Schedule& s, const Topology& t,
+                                    ContentionCheck how = ContentionCheck::Automatic);
 // The same on the machine-level phases (no Schedule needed; used for large trees).
-VerifyResult verify_contention_free(const TreeAapcSchedule& s, const Topology& t);
+VerifyResult verify_contention_free(const TreeAapcSchedule& s, const Topology& t,
+                                    ContentionCheck how = ContentionCheck::Automatic);
 
 // Section 5. Messages are identified by (round, sender): one send per rank and round.
 struct SyncMessage {
