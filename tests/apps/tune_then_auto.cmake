@@ -1,12 +1,17 @@
 # tune writes a table at 2 ranks; commbench --algo auto, pointed at it by LIBCOMM_TUNING,
 # must say it took that table's row (apps.tune.table_drives_auto).
-execute_process(COMMAND ${MPIEXEC} -n 2 ${TUNE} --ops alltoall --algo pairwise,bruck --sizes 8,64K
-                        --reps 1 -o ${TABLE}
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "tune failed (${rc}):\n${out}\n${err}")
-endif()
-file(READ ${TABLE} table)
+# Runs tune at 2 ranks with the given arguments and reads the table it wrote into `table`.
+function(tune_np2)
+  execute_process(COMMAND ${MPIEXEC} -n 2 ${TUNE} ${ARGN} -o ${TABLE}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "tune ${ARGN} failed (${rc}):\n${out}\n${err}")
+  endif()
+  file(READ ${TABLE} t)
+  set(table "${t}" PARENT_SCOPE)
+endfunction()
+
+tune_np2(--ops alltoall --algo pairwise,bruck --sizes 8,64K --reps 1)
 if(NOT table MATCHES "\nalltoall +2 +[0-9]+ +0 +[0-9inf]+ +(native|pairwise|bruck)")
   message(FATAL_ERROR "no alltoall row in ${TABLE}:\n${table}")
 endif()
@@ -20,13 +25,7 @@ message(STATUS "auto took the row tune wrote")
 
 # alltoallv: tune weighs the MPI_Allreduce auto pays to decide by size against one algorithm
 # everywhere; when it picks one, the table holds a single row from 0 to inf.
-execute_process(COMMAND ${MPIEXEC} -n 2 ${TUNE} --ops alltoallv --algo direct,two_stage --sizes 8,64K
-                        --reps 3 -o ${TABLE}
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "tune --ops alltoallv failed (${rc}):\n${out}\n${err}")
-endif()
-file(READ ${TABLE} table)
+tune_np2(--ops alltoallv --algo direct,two_stage --sizes 8,64K --reps 3)
 if(NOT table MATCHES "# deciding by size costs an MPI_Allreduce per call \\([0-9.]+ us here\\): mean time / fastest over the sizes [0-9.]+; the best single algorithm [0-9.]+")
   message(FATAL_ERROR "no decision-cost comment in ${TABLE}:\n${table}")
 endif()
