@@ -29,21 +29,29 @@ def parse_size(text):
     return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2)]
 
 
-def tuned_sizes(table, ranks):
-    """Sizes the table's tune runs measured at this rank count."""
-    sizes, section = set(), None
+def tuned_sizes(table, op, ranks):
+    """Sizes the table's tune runs measured for this operation at this rank count: the
+    sizes of its per-size median comments (whole bytes) and of its --refine comment. Tables
+    written before tune printed medians name them only in the command's --sizes."""
+    sizes, from_command, section = set(), set(), None
+    units = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
     with open(table) as f:
         for line in f:
             m = re.search(r"--sizes (\S+)", line) if line.startswith("# command:") else None
             if m:
-                sizes.update(parse_size(t) for t in m.group(1).split(","))
-            m = re.match(r"# \w+: (\d+) ranks", line)
+                from_command.update(parse_size(t) for t in m.group(1).split(","))
+            m = re.match(r"# (\w+): (\d+) ranks", line)
             if m:
-                section = int(m.group(1))
+                section = (m.group(1), int(m.group(2)))
+            if section != (op, ranks):
+                continue
             m = re.match(r"# refined .*bytes:(.*)", line)
-            if m and section == ranks:
+            if m:
                 sizes.update(int(t) for t in m.group(1).split())
-    return sizes
+            m = re.match(r"#\s+([\d.]+) (B|KiB|MiB|GiB)\s+\w+\s+\|", line)
+            if m and float(m.group(1)) * units[m.group(2)] == round(float(m.group(1)) * units[m.group(2)]):
+                sizes.add(round(float(m.group(1)) * units[m.group(2)]))
+    return sizes or from_command
 
 
 def size(b):
@@ -83,8 +91,8 @@ def load_runs(paths):
 
 def report(label, path, table=None):
     rec = load_runs(path.split("+"))
-    tuned = tuned_sizes(table, rec["ranks"]) if table else None
-    if not tuned:  # a table tuned at tune's default sizes names none
+    tuned = tuned_sizes(table, rec["op"], rec["ranks"]) if table else None
+    if not tuned:  # a table without comments names none
         tuned = None
     by_size = {}
     for r in rec["results"]:
