@@ -140,9 +140,10 @@ double decision_seconds(const libcomm::Comm& comm, int reps) {
 // Writes the comments and rows of one operation; `rows` hold every candidate at every size.
 // decide_seconds >= 0: what auto pays per call to decide by size (alltoallv); one algorithm
 // for every size is written instead when that costs less (libcomm::single_algorithm_if_cheaper).
+// up_to_largest: the last row ends at the largest measured size instead of inf.
 void write_operation(std::ostream& out, const std::string& op, const libcomm::Comm& comm, int ppn,
                      bool topology, double spread, const std::vector<std::string>& algos,
-                     const Measured& m, double decide_seconds) {
+                     const Measured& m, double decide_seconds, bool up_to_largest) {
   const auto& sizes = m.sizes;
   const auto& rows = m.rows;
   out << "\n# " << op << ": " << comm.size() << " ranks, " << comm.nodes().describe()
@@ -181,6 +182,11 @@ void write_operation(std::ostream& out, const std::string& op, const libcomm::Co
       out << "# so auto runs one algorithm at every size and skips the MPI_Allreduce\n";
       ranges = {{0, std::numeric_limits<std::uint64_t>::max(), *single.algo}};
     }
+  }
+  if (up_to_largest && !ranges.empty() && !sizes.empty()) {
+    ranges.back().to = sizes.back();
+    out << "# no row above " << apps::format_size(sizes.back())
+        << " (--up-to-largest): there auto's built-in rule decides\n";
   }
   for (std::size_t i = 0; i < ranges.size(); ++i) {
     const auto& r = ranges[i];
@@ -231,6 +237,10 @@ int run(int argc, char** argv) {
                  "rather than interpolated; 0 = the given sizes only")
       ->check(CLI::Range(0, 20))
       ->capture_default_str();
+  bool up_to_largest = false;
+  app.add_flag("--up-to-largest", up_to_largest,
+               "end the last row at the largest measured size instead of inf, so that above it "
+               "auto's built-in rule decides (a table measured over part of the range)");
   app.add_option("--output,-o", output, "write the table here (default: standard output)");
   app.add_option("--platform", platform, "platform name for the table's header comment")
       ->capture_default_str();
@@ -283,7 +293,8 @@ int run(int argc, char** argv) {
     // Only the all-to-all uses a switch tree (--topology attaches it to comm).
     const bool topology = op == "alltoall" && libcomm::attached_topology(comm) != nullptr;
     const double decide = op == "alltoallv" ? decision_seconds(comm, reps) : -1.0;
-    write_operation(table, op, comm, shape.ppn, topology, operation->count_spread(), algos, m, decide);
+    write_operation(table, op, comm, shape.ppn, topology, operation->count_spread(), algos, m, decide,
+                    up_to_largest);
   }
   if (apps::is_root()) {
     if (output.empty()) {
