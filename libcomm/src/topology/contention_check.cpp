@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -219,6 +220,28 @@ bool walking_is_cheaper(const Topology& t) {
   return link_uses <= 3.0 * m * (m - 1);
 }
 
+// One round at a time: the segment check, and a walk of the paths where it found
+// contention (to name it) or where walking is the chosen method.
+class RoundChecker {
+ public:
+  RoundChecker(const Topology& t, ContentionCheck how) : walk_(t) {
+    if (how == ContentionCheck::Segments ||
+        (how == ContentionCheck::Automatic && !walking_is_cheaper(t)))
+      segments_.emplace(t);
+  }
+
+  void check(std::int64_t round, const std::pair<int, int>* msgs, std::size_t k,
+             VerifyResult& res) {
+    if (segments_ && segments_->round_is_free(msgs, k)) return;
+    for (std::size_t i = 0; i < k; ++i) walk_.check(round, msgs[i].first, msgs[i].second, res);
+    if (segments_) res.ok = false;  // the segment check found contention; the walk named it
+  }
+
+ private:
+  std::optional<SegmentChecker> segments_;
+  PathWalkingChecker walk_;
+};
+
 }  // namespace
 
 VerifyResult verify_contention_free(const Schedule& s, const Topology& t, ContentionCheck how) {
@@ -229,10 +252,7 @@ VerifyResult verify_contention_free(const Schedule& s, const Topology& t, Conten
                            std::to_string(t.num_machines()) + " machines");
     return res;
   }
-  const bool walk_all = how == ContentionCheck::WalkPaths ||
-                        (how == ContentionCheck::Automatic && walking_is_cheaper(t));
-  SegmentChecker fast(t);
-  PathWalkingChecker walk(t);
+  RoundChecker check(t, how);
   std::vector<std::pair<int, int>> round;
   for (std::size_t r = 0; r < s.rounds.size(); ++r) {
     round.clear();
@@ -244,9 +264,7 @@ VerifyResult verify_contention_free(const Schedule& s, const Topology& t, Conten
       }
       round.push_back({t.machine_of_rank()[tr.src], t.machine_of_rank()[tr.dst]});
     }
-    if (!walk_all && fast.round_is_free(round.data(), round.size())) continue;
-    for (const auto& [src, dst] : round) walk.check(static_cast<std::int64_t>(r), src, dst, res);
-    res.ok = res.ok && walk_all;  // the fast check found contention; the walk names it
+    check.check(static_cast<std::int64_t>(r), round.data(), round.size(), res);
   }
   return res;
 }
@@ -254,18 +272,12 @@ VerifyResult verify_contention_free(const Schedule& s, const Topology& t, Conten
 VerifyResult verify_contention_free(const TreeAapcSchedule& s, const Topology& t,
                                     ContentionCheck how) {
   VerifyResult res;
-  const bool walk_all = how == ContentionCheck::WalkPaths ||
-                        (how == ContentionCheck::Automatic && walking_is_cheaper(t));
-  SegmentChecker fast(t);
-  PathWalkingChecker walk(t);
+  RoundChecker check(t, how);
   const auto ph = s.phases();
   for (std::int64_t p = 0; p < s.num_phases; ++p) {
-    const auto* first = ph.messages.data() + ph.offset[static_cast<std::size_t>(p)];
-    const auto k = static_cast<std::size_t>(ph.offset[static_cast<std::size_t>(p) + 1] -
-                                            ph.offset[static_cast<std::size_t>(p)]);
-    if (!walk_all && fast.round_is_free(first, k)) continue;
-    for (std::size_t i = 0; i < k; ++i) walk.check(p, first[i].first, first[i].second, res);
-    res.ok = res.ok && walk_all;
+    const auto begin = ph.offset[static_cast<std::size_t>(p)],
+               end = ph.offset[static_cast<std::size_t>(p) + 1];
+    check.check(p, ph.messages.data() + begin, static_cast<std::size_t>(end - begin), res);
   }
   return res;
 }
