@@ -172,6 +172,7 @@ void expect_no_crossing(const SyncPlan& plan, const std::string& what) {
 // The fast plan against the reference implementation (the first, direct one): the same
 // synchronisations in the same order and the same counts.
 void expect_same_plan(const SyncPlan& plan, const SyncPlan& ref, const std::string& what) {
+  EXPECT_EQ(plan.synchronisations, static_cast<std::int64_t>(ref.syncs.size())) << what;
   EXPECT_EQ(plan.contending_pairs, ref.contending_pairs) << what;
   EXPECT_EQ(plan.consecutive_pairs, ref.consecutive_pairs) << what;
   EXPECT_EQ(plan.same_sender_pairs, ref.same_sender_pairs) << what;
@@ -184,15 +185,32 @@ void expect_same_plan(const SyncPlan& plan, const SyncPlan& ref, const std::stri
                                            << " -> " << plan.syncs[k].before << ")";
 }
 
-// Both entry points against the reference.
+// The plan with the sweep cut into `threads` chunks.
+SyncPlanOptions with_threads(int threads, bool keep_syncs = true) {
+  SyncPlanOptions o;
+  o.threads = threads;
+  o.keep_syncs = keep_syncs;
+  return o;
+}
+
+// Both entry points against the reference, on 1, 2 and 3 threads (each later chunk of
+// the sweep starts from the last users it finds by looking back, and its hub labels are
+// completed after the earlier chunks); and the counts alone, without the synchronisations.
 void expect_same_as_reference(const Topology& t, const std::string& what) {
   const TreeAapcSchedule s = schedule_tree_aapc(t);
   const Schedule rs = tree_rank_schedule(s, t);
   const SyncPlan ref = reference_plan_synchronisation(rs, t);
-  for (const SyncPlan& plan : {plan_synchronisation(s, t), plan_synchronisation(rs, t)}) {
-    expect_same_plan(plan, ref, what);
-    if (::testing::Test::HasFatalFailure()) return;
+  for (int threads : {1, 2, 3}) {
+    const auto o = with_threads(threads);
+    for (const SyncPlan& plan : {plan_synchronisation(s, t, o), plan_synchronisation(rs, t, o)}) {
+      expect_same_plan(plan, ref, what + " (" + std::to_string(threads) + " threads)");
+      if (::testing::Test::HasFatalFailure()) return;
+    }
   }
+  SyncPlan counts = plan_synchronisation(s, t, with_threads(2, false));
+  EXPECT_TRUE(counts.syncs.empty()) << what;
+  counts.syncs = ref.syncs;  // the counts must match the reference's
+  expect_same_plan(counts, ref, what + " (counts only)");
 }
 
 TEST(SyncPlan, SameAsReferenceOnRandomTrees) {
@@ -237,7 +255,8 @@ TEST(SyncPlan, SameAsReferenceOnPartialSchedules) {
     for (auto& round : s.rounds)
       std::erase_if(round.transfers, [&](const Transfer&) { return rng() % 3 == 0; });
     const std::string what = "partial schedule " + std::to_string(n) + ":\n" + t.to_text();
-    expect_same_plan(plan_synchronisation(s, t), reference_plan_synchronisation(s, t), what);
+    const SyncPlan ref = reference_plan_synchronisation(s, t);
+    for (int threads : {1, 2, 4}) expect_same_plan(plan_synchronisation(s, t, with_threads(threads)), ref, what);
     if (HasFailure()) return;
   }
 }
@@ -274,10 +293,23 @@ TEST(SyncPlan, RefusesExactlyWhatVerifyRejects) {
     s.rounds[to].transfers.push_back(moved[k]);
     moved.erase(moved.begin() + static_cast<std::ptrdiff_t>(k));
     bool threw = false;
+    std::string message;
     try {
       (void)plan_synchronisation(s, t);
-    } catch (const Error&) {
+    } catch (const Error& e) {
       threw = true;
+      message = e.what();
+    }
+    // Cut into chunks, the sweep refuses the same schedules with the same message (the
+    // earliest problem), whichever chunk holds it.
+    for (int threads : {2, 3}) {
+      std::string chunked = "accepted";
+      try {
+        (void)plan_synchronisation(s, t, with_threads(threads));
+      } catch (const Error& e) {
+        chunked = e.what();
+      }
+      EXPECT_EQ(chunked, threw ? message : "accepted") << "trial " << trial << ", " << threads << " threads";
     }
     const bool rejected = !verify_contention_free(s, t).ok;
     EXPECT_EQ(threw, rejected) << "trial " << trial << ": moved a message from round " << from << " to " << to

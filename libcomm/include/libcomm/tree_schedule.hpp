@@ -86,8 +86,11 @@ struct SyncMessage {
 };
 
 struct SyncPlan {
-  // The remaining synchronisations, sorted by (before, to, after, from).
+  // The remaining synchronisations, sorted by (before, to, after, from); empty unless
+  // SyncPlanOptions::keep_syncs.
   std::vector<SyncMessage> syncs;
+  // How many synchronisations remain (syncs.size() when they are kept).
+  std::int64_t synchronisations = 0;
   // Pairs of messages in different rounds that share a directed edge (every such pair
   // needs ordering before any reduction).
   std::int64_t contending_pairs = 0;
@@ -100,13 +103,22 @@ struct SyncPlan {
   std::int64_t redundant = 0;
 };
 
+struct SyncPlanOptions {
+  // Keep the synchronisations themselves (SyncPlan::syncs), not only their counts. At 4096
+  // machines they take 250-300 MB.
+  bool keep_syncs = true;
+  // Threads for the plan: the sweep over the phases is cut into this many chunks, and the
+  // transitive reduction shares its work out. Same plan for any number.
+  int threads = 1;
+};
+
 // Builds the synchronisation plan of a contention-free single-ported schedule on `t`
 // (ranks mapped to machines by t.machine_of_rank()). Throws Error when a round has
 // contention or a rank sends twice in one round.
-SyncPlan plan_synchronisation(const Schedule& s, const Topology& t);
+SyncPlan plan_synchronisation(const Schedule& s, const Topology& t, const SyncPlanOptions& options = {});
 // The same plan straight from the machine-level phases (no Schedule with one round object
 // per phase; what schedgen uses at 4096 machines). Ranks as in tree_rank_schedule.
-SyncPlan plan_synchronisation(const TreeAapcSchedule& s, const Topology& t);
+SyncPlan plan_synchronisation(const TreeAapcSchedule& s, const Topology& t, const SyncPlanOptions& options = {});
 
 // How phases are kept apart at run time.
 enum class TreeSync {

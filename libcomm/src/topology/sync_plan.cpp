@@ -8,11 +8,13 @@
 // other dependences, are removed: the transitive reduction of the graph.
 //
 // The plan has to stay fast at 4096 machines (16.7 M messages), so it leans on the
-// structure of the graph (details at plan_from_messages; docs/algorithms/tree_scheduled.md):
+// structure of the graph (details at the steps below; docs/algorithms/tree_scheduled.md):
 //   * the messages that use one directed edge are totally ordered by phase (a phase is
 //     contention free), so only consecutive users of an edge need a direct dependence.
 //     One sweep in phase order, remembering the last user of every edge, gives each
 //     message its incoming dependences and drops at once those implied along a shared edge;
+//   * the sweep can start anywhere once it knows every edge's last user before that phase,
+//     so the phases are cut into chunks swept by threads of their own;
 //   * every dependence goes from an earlier phase to a later one, so one between adjacent
 //     phases can never be implied;
 //   * the users of one edge, like the sends of one rank, form a chain. Labels against the
@@ -20,15 +22,16 @@
 //     one reached from it) prove or rule out most other paths in O(1);
 //   * the rest is a search from both ends that walks every rank's chain at most once.
 // Everything is indexed by message id (phase-major), so every per-message array is written
-// in order; a rank's chain is linked by prev/next send. A path is copied from per-switch
-// lists of up edges, its length given by an O(1) common-ancestor table, and the sweep
-// handles a run of edges with the same last user as one entry. At 4096 machines the cost
-// is page faults of the big arrays (output included) and about 2-4 s of sweep on the
-// deeper trees (docs/algorithms/tree_scheduled.md has the figures).
+// in order; a rank's chain is linked by prev/next send.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
+#include <exception>
 #include <limits>
+#include <memory>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -39,13 +42,20 @@
 
 #include "libcomm/error.hpp"
 #include "libcomm/tree_schedule.hpp"
+#include "tree_index.hpp"
 
 namespace libcomm {
 
 namespace {
 
+using Id = std::int32_t;
+constexpr Id kNone = std::numeric_limits<Id>::max();
+// hub_in of a message of a later chunk whose label comes from an earlier chunk (resolved
+// once the earlier chunks are done).
+constexpr Id kUnresolved = -2;
+
 // The messages of a schedule phase by phase; within a phase, senders in rank order. Ids
-// are positions in src/dst, so ids grow with (phase, sender rank).
+// are positions in msg, so ids grow with (phase, sender rank).
 struct PhaseMessages {
   struct Message {
     std::int32_t src, dst;  // ranks (plan_from_messages puts the phase in dst after step 1)
@@ -55,30 +65,37 @@ struct PhaseMessages {
   bool aapc = false;  // every ordered pair of distinct ranks exactly once
 };
 
-// The big arrays below (tens of millions of entries at 4096 machines) are written once. On
-// Linux, ask for transparent huge pages for them: with 4 KiB pages the page faults of the
-// first touch cost more than the computation (about 4 ns a byte on the shared VM this was
-// measured on; with 2 MiB pages anywhere from 25 times less to 2-3 ns a byte when the
-// host has to back fresh guest memory). Only a hint: where it is refused or
-// unknown, nothing changes.
-template <class T>
-void reserve_large(std::vector<T>& v, std::size_t n) {
-  v.reserve(n);
+// On Linux, ask for transparent huge pages for the big arrays (tens of millions of
+// entries at 4096 machines, written once): with 4 KiB pages the page faults of the first
+// touch cost more than the computation. Only a hint: where it is refused, nothing changes.
+void advise_huge_pages([[maybe_unused]] const void* data, [[maybe_unused]] std::size_t bytes) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
-  const auto begin = reinterpret_cast<std::uintptr_t>(v.data());
-  const std::uintptr_t low = (begin + kHuge - 1) & ~(kHuge - 1), high = (begin + n * sizeof(T)) & ~(kHuge - 1);
+  const auto begin = reinterpret_cast<std::uintptr_t>(data);
+  const std::uintptr_t low = (begin + kHuge - 1) & ~(kHuge - 1), high = (begin + bytes) & ~(kHuge - 1);
   if (high > low) madvise(reinterpret_cast<void*>(low), high - low, MADV_HUGEPAGE);
 #endif
 }
 
 template <class T>
-std::vector<T> large_vector(std::size_t n, const T& value) {
-  std::vector<T> v;
-  reserve_large(v, n);
-  v.assign(n, value);
-  return v;
+void reserve_large(std::vector<T>& v, std::size_t n) {
+  v.reserve(n);
+  advise_huge_pages(v.data(), n * sizeof(T));
 }
+
+// A per-message array that several threads fill, each its own range: not initialised
+// (only what is written costs memory).
+template <class T>
+class MessageArray {
+ public:
+  MessageArray() = default;
+  explicit MessageArray(std::size_t n) : data_(new T[n]) { advise_huge_pages(data_.get(), n * sizeof(T)); }
+  T& operator[](std::size_t i) { return data_[i]; }
+  const T& operator[](std::size_t i) const { return data_[i]; }
+
+ private:
+  std::unique_ptr<T[]> data_;
+};
 
 // Pairs of messages sharing a directed edge, for an all-to-all personalised exchange
 // (every ordered pair of machines once), without looking at the messages. Two paths of a
@@ -87,9 +104,9 @@ std::vector<T> large_vector(std::size_t n, const T& value) {
 // times. For AAPC, n_e = |Mu| |Mv| of the link, and a turn through node x from its
 // neighbour side i to side j carries m_i m_j messages (m_i: machines on side i).
 //
-// Both counts also name the busiest directed edge (the most messages), the hub of step 2
-// of plan_from_messages. For AAPC that is a direction of the bottleneck link, used in every
-// phase of schedule_tree_aapc.
+// Both counts also name the busiest directed edge (the most messages), the hub of step 2.
+// For AAPC that is a direction of the bottleneck link, used in every phase of
+// schedule_tree_aapc.
 struct PairCount {
   std::int64_t contending_pairs = 0;
   int busiest_edge = 0;
@@ -119,8 +136,7 @@ PairCount aapc_contending_pairs(const Topology& t) {
 }
 
 // The same count for any schedule, from the paths themselves.
-PairCount counted_contending_pairs(const PhaseMessages& pm, const Topology& t,
-                                   const std::vector<int>& node_of_rank) {
+PairCount counted_contending_pairs(const PhaseMessages& pm, const Topology& t) {
   const std::int64_t E = t.num_edge_ids();
   std::vector<std::int64_t> users(static_cast<std::size_t>(E), 0);
   std::unordered_map<std::int64_t, std::int64_t> turn_users;
@@ -128,7 +144,7 @@ PairCount counted_contending_pairs(const PhaseMessages& pm, const Topology& t,
   std::vector<int> path;
   for (const auto& [src, dst] : pm.msg) {
     path.clear();
-    t.path_edge_ids(node_of_rank[src], node_of_rank[dst], path);
+    t.path_edge_ids(t.machine_node(t.machine_of_rank()[src]), t.machine_node(t.machine_of_rank()[dst]), path);
     for (std::size_t k = 0; k + 1 < path.size(); ++k) total -= turn_users[path[k] * E + path[k + 1]]++;
     for (int e : path) total += users[e]++;
   }
@@ -136,331 +152,321 @@ PairCount counted_contending_pairs(const PhaseMessages& pm, const Topology& t,
           *std::min_element(users.begin(), users.end())};
 }
 
-// Takes pm by reference and reuses it: after step 1, a message's dst holds its phase.
-SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t) {
-  using Id = std::int32_t;
-  constexpr Id kNone = std::numeric_limits<Id>::max();
-  const std::size_t n = pm.msg.size();
-  require(n < static_cast<std::size_t>(kNone),
-          "plan_synchronisation: " + std::to_string(n) + " messages; at most 2^31 - 2 are supported");
-  const int R = t.num_machines();
-  const std::int64_t phases = static_cast<std::int64_t>(pm.offset.size()) - 1;
-  SyncPlan plan;
-  std::vector<int> node_of_rank(static_cast<std::size_t>(R));
-  for (int r = 0; r < R; ++r) node_of_rank[r] = t.machine_node(t.machine_of_rank()[r]);
-  const PairCount count = pm.aapc ? aapc_contending_pairs(t) : counted_contending_pairs(pm, t, node_of_rank);
-  plan.contending_pairs = count.contending_pairs;
-  const int hub = count.busiest_edge;
+// What every chunk of the sweep reads.
+struct SweepInput {
+  const PhaseMessages& pm;
+  const detail::TreeIndex& tree;
+  struct Machine {  // a rank's machine
+    int node, position;
+    std::uint32_t enter;
+  };
+  std::vector<Machine> machine_of_rank;
+  int num_edges = 0;
+  int hub = 0;
+  bool labels = false;        // step 2 may be needed: hub labels, prev_send, predecessor lists
+  bool record_preds = false;  // keep the predecessor lists (step 2, or the synchronisations)
+};
 
-  // Depth-first times of the tree, for "is directed edge e on the path of message x".
-  std::vector<int> parent(static_cast<std::size_t>(t.num_nodes())), depth(parent.size());
-  std::vector<int> enter(parent.size()), leave(parent.size());
-  // The Euler tour's depths (every switch on entering it and again after each child switch)
-  // give the depth of the common ancestor of x and y as the least depth between visits of
-  // them (a machine: of its switch); a sparse table of minima answers that in O(1). Leaving
-  // the machines out keeps the table small (40 KB for 512 switches).
-  std::vector<int> euler_depth, first_visit(parent.size());
-  {
-    int clock = 0;
-    std::vector<std::pair<int, std::size_t>> stack = {{0, 0}};
-    enter[0] = clock++;
-    euler_depth.push_back(t.depth(0));
-    while (!stack.empty()) {
-      auto& [x, next] = stack.back();
-      const auto& adj = t.neighbours(x);
-      if (next < adj.size()) {
-        const int y = adj[next++];
-        if (y != t.parent(x)) {
-          enter[y] = clock++;
-          if (t.is_machine(y)) {  // a leaf: its switch stands for it (the entry just written)
-            first_visit[y] = static_cast<int>(euler_depth.size()) - 1;
-          } else {
-            first_visit[y] = static_cast<int>(euler_depth.size());
-            euler_depth.push_back(t.depth(y));
-          }
-          stack.emplace_back(y, 0);
-        }
-      } else {
-        leave[x] = clock++;
-        const bool machine = t.is_machine(x);
-        stack.pop_back();
-        if (!stack.empty() && !machine) euler_depth.push_back(t.depth(stack.back().first));
-      }
+// What the sweep writes for every message (each chunk its own id range). pred_end[m] is
+// where m's predecessors end in the chunk's list (made global after the sweep).
+struct SweepOutput {
+  MessageArray<Id> hub_in, hub_out, prev_send, pred_end;
+};
+
+// Step 1 over the phases [first_phase, end_phase): one sweep in phase order. The incoming
+// dependences of every message are the previous users of the directed edges of its path
+// (the previous user of the sender's own link is its previous send: program order). Every
+// edge remembers its last user.
+// A dependence u -> v is redundant at once when u and v share an edge on which some other
+// message comes between them (u reaches it along that edge, and it reaches v). The edges
+// two tree paths share form one contiguous run, so it is enough to look at the edges just
+// outside, and between, those on which u is v's predecessor. Those dependences are dropped
+// here: a dependence implied by a path of others can be left out of the graph without
+// changing what reaches what (the transitive reduction of a DAG is unique and lies in every
+// subgraph with the same reachability). Dependences with the same sender are program order
+// and need no message. The others are kept in predecessor lists in id order, which is the
+// order of the final synchronisations; step 2 takes the redundant ones out again.
+// The sweep also labels every message with the latest user of the hub edge that reaches it
+// (hub_in, counting the hub's users from 0), for step 2.
+//
+// A chunk that does not start at phase 0 first looks back for the last user of every edge
+// before its first phase (seed()). Its hub users are counted from 0 and its labels that
+// come from earlier chunks are kUnresolved; resolve_labels() fixes both afterwards.
+class SweepChunk {
+ public:
+  // pred_capacity: room for the kept predecessors (0: twice the chunk's messages).
+  SweepChunk(const SweepInput& in, SweepOutput& out, std::int64_t first_phase, std::int64_t end_phase,
+             std::size_t pred_capacity)
+      : in_(in), out_(out), first_phase_(first_phase), end_phase_(end_phase),
+        first_id_(static_cast<Id>(in.pm.offset[first_phase])), end_id_(static_cast<Id>(in.pm.offset[end_phase])),
+        last_user_(static_cast<std::size_t>(in.num_edges), -1) {
+    live_.reserve(static_cast<std::size_t>(in.num_edges) + 1);
+    if (in.record_preds)
+      reserve_large(pred_, pred_capacity ? pred_capacity : 2 * static_cast<std::size_t>(end_id_ - first_id_));
+  }
+
+  Id first_id() const { return first_id_; }
+  Id end_id() const { return end_id_; }
+  const std::vector<Id>& preds() const { return pred_; }
+  std::vector<Id> take_preds() { return std::move(pred_); }
+
+  // Counters of the plan (see SyncPlan), for this chunk.
+  std::int64_t consecutive_pairs = 0, same_sender_pairs = 0, redundant = 0, kept = 0;
+  bool search_needed = false;  // some kept dependence spans more than one phase
+  Id hub_users = 0;
+  std::exception_ptr error;
+
+  void run() {
+    try {
+      if (first_phase_ > 0) seed();
+      sweep();
+    } catch (...) {
+      error = std::current_exception();
     }
   }
-  for (int v = 0; v < t.num_nodes(); ++v) parent[v] = t.parent(v), depth[v] = t.depth(v);
-  const std::size_t tour = euler_depth.size();
-  std::vector<int> min_depth = euler_depth;  // level k at [k * tour ..]: minima of 2^k entries
-  for (std::size_t k = 1; (std::size_t{1} << k) <= tour; ++k) {
-    min_depth.resize((k + 1) * tour);
-    const std::size_t half = std::size_t{1} << (k - 1);
-    for (std::size_t i = 0; i + 2 * half <= tour; ++i)
-      min_depth[k * tour + i] = std::min(min_depth[(k - 1) * tour + i], min_depth[(k - 1) * tour + i + half]);
-  }
-  auto common_depth = [&](int x, int y) {
-    int l = first_visit[x], r = first_visit[y];
-    if (l > r) std::swap(l, r);
-    const int k = 31 - __builtin_clz(static_cast<unsigned>(r - l + 1));
-    return std::min(min_depth[k * tour + l], min_depth[k * tour + r - (1 << k) + 1]);
-  };
-  // Up edges from every switch towards the root (the node's own first): a path is its
-  // source's up edge and a prefix of the list of the source's switch, then the same for the
-  // destination reversed, as down edges (up edge id + 1). Machines are leaves.
-  std::vector<int> up_start(parent.size() + 1, 0), up_edges;
-  for (int v = 0; v < t.num_nodes(); ++v) {
-    if (!t.is_machine(v))
-      for (int x = v; x != 0; x = parent[x]) up_edges.push_back(2 * (x - 1));
-    up_start[v + 1] = static_cast<int>(up_edges.size());
-  }
-  auto below = [&](int x, int y) { return enter[x] <= enter[y] && leave[y] <= leave[x]; };  // y under x
-  auto on_path = [&](int e, int src_node, int dst_node) {  // directed edge e on the path src -> dst
-    const int c = e / 2 + 1;
-    return e % 2 == 0 ? below(c, src_node) && !below(c, dst_node) : below(c, dst_node) && !below(c, src_node);
-  };
 
-  // When every directed edge is used in every phase (one switch), every dependence joins
-  // adjacent phases and step 2 has nothing to do: nothing is kept for it then.
-  const bool search_possible = count.fewest_users < phases;
-
-  // Everything below is indexed by message id. Ids grow with the phase, so a rank's messages
-  // (its chain of program order) have growing ids too, linked by prev_send / next_send.
-
-  // Step 1, one sweep in phase order: the incoming dependences of every message are the
-  // previous users of the directed edges of its path (the previous user of the sender's own
-  // link is its previous send: program order). Every edge remembers its last user.
-  // A dependence u -> v is redundant at once when u and v share an edge on which some other
-  // message comes between them (u reaches it along that edge, and it reaches v). The edges
-  // two tree paths share form one contiguous run, so it is enough to look at the edges just
-  // outside, and between, those on which u is v's predecessor. Those dependences are
-  // dropped here: a dependence implied by a path of others can be left out of the graph
-  // without changing what reaches what (the transitive reduction of a DAG is unique and lies
-  // in every subgraph with the same reachability). Dependences with the same sender are
-  // program order and need no message. The others are written to plan.syncs at once, in
-  // the final order; step 2 takes the redundant ones out again.
-  // The sweep also labels every message with the latest user of the hub edge that reaches it
-  // (hub_in, counting the hub's users from 0), for step 2.
-  struct EdgeUse {  // an edge's last user: 8 bytes, the rest is looked up by id
-    Id id = -1;
-    std::int32_t phase = 0;
+ private:
+  // A message stays "live" while it is the last user of some edge. What the sweep needs of
+  // a previous user is kept in this small table (at most one entry per directed edge), so
+  // that it stays in cache; edges hold an index into it. An entry counts the edges that
+  // still name it and is reused once none does.
+  struct Live {
+    Id id;
+    std::int32_t phase, rank;
+    std::uint32_t src_enter, dst_enter;  // DFS entry of its machines, for TreeIndex::on_path
+    Id hub_in;
+    std::int32_t edges;  // edges whose last user it is
+    Id seen_by;          // the message whose predecessors it was last collected for
   };
-  // For step 2, by message id, all appended in id order (no scattered writes): hub_in;
-  // hub_out (for now: the hub's users only); prev_send (the sender's previous message, -1:
-  // none); the kept dependences as predecessor lists (CSR, pred[pred_start[m] ..]), entry
-  // for entry the same as plan.syncs.
-  std::vector<Id> hub_in, hub_out, prev_send, pred_start, pred;
-  // Room for (typically) all the dependences kept here, about one a message on one switch
-  // and 1.1-1.3 on deeper trees; only what is written costs memory.
-  reserve_large(plan.syncs, search_possible ? 2 * n : n);
-  if (search_possible) {
-    reserve_large(hub_in, n);
-    reserve_large(hub_out, n);
-    reserve_large(prev_send, n);
-    reserve_large(pred_start, n + 1);
-    reserve_large(pred, 2 * n);
-    pred_start.push_back(0);
-  }
-  bool search_needed = false;  // some dependence spans more than one phase
-  Id hub_users = 0;
-  std::vector<EdgeUse> last_user(static_cast<std::size_t>(t.num_edge_ids()));
+  // Consecutive edges of a path with the same previous user (paths that followed the same
+  // route for a while), then one entry per previous user.
+  struct Run {
+    std::int32_t slot;
+    int first, last;  // indices in the path
+  };
   struct Previous {
     Id id;
-    std::int32_t phase;
-    int first, last, count;  // indices in the route
+    std::int32_t slot;
+    int first, last, count;  // indices in the path; edges on which it is the predecessor
   };
-  // Edges of a path, in path order.
-  std::vector<int> route_buffer(2 * static_cast<std::size_t>(*std::max_element(depth.begin(), depth.end())) + 2);
-  std::vector<Previous> previous;
-  for (std::int64_t p = 0; p < phases; ++p)
-    for (auto m = pm.offset[p]; m < pm.offset[p + 1]; ++m) {
-      const Id me = static_cast<Id>(m);
-      const std::int32_t phase = static_cast<std::int32_t>(p);
-      const int rank = pm.msg[m].src, src_node = node_of_rank[rank];
-      // Up edges 2(a-1) from the source, down edges 2(b-1)+1 to the destination, up to and
-      // from the common ancestor.
-      const int a = src_node, b = node_of_rank[pm.msg[m].dst], top = common_depth(a, b);
-      const int ups = depth[a] - top, route_size = ups + depth[b] - top;
-      int* const route = route_buffer.data();
-      if (ups > 0) {
-        route[0] = 2 * (a - 1);
-        const int* up = up_edges.data() + up_start[parent[a]];
-        for (int i = 1; i < ups; ++i) route[i] = up[i - 1];
-      }
-      if (route_size > ups) {
-        int* const last = route + route_size - 1;
-        *last = 2 * (b - 1) + 1;
-        const int* up = up_edges.data() + up_start[parent[b]];
-        for (int i = 1; i < route_size - ups; ++i) last[-i] = up[i - 1] + 1;
-      }
-      previous.clear();
-      const bool on_hub = on_path(hub, a, b);
-      const Id my_prev_send = last_user[route[0]].id;  // the sender's own link: its sends only
-      // The edges' previous users come in runs (paths that followed the same route for a
-      // while): one entry per run, merged per user.
-      auto add_run = [&](EdgeUse x, int first, int last) {
-        if (x.id < 0) return;
-        if (x.phase == phase)
-          throw Error(first == 0 ? "plan_synchronisation: rank " + std::to_string(rank) + " sends twice in round " +
-                                       std::to_string(p) + " (the schedule must be single-ported)"
-                                 : "plan_synchronisation: round " + std::to_string(p) + " is not contention free");
-        auto same = previous.rbegin();
-        while (same != previous.rend() && same->id != x.id) ++same;
-        if (same == previous.rend()) {
-          previous.push_back({x.id, x.phase, first, last, last - first + 1});
-        } else {
-          same->last = last;
-          same->count += last - first + 1;
-        }
-      };
-      EdgeUse run = last_user[route[0]];
-      int run_first = 0;
-      last_user[route[0]] = {me, phase};
-      for (int i = 1; i < route_size; ++i) {
-        const int e = route[i];
-        const EdgeUse before = last_user[e];
-        last_user[e] = {me, phase};  // a path uses an edge once
-        if (before.id != run.id) {
-          add_run(run, run_first, i - 1);
-          run = before;
-          run_first = i;
-        }
-      }
-      add_run(run, run_first, route_size - 1);
-      // Insertion sort by id: a handful of entries, mostly in order already.
-      for (std::size_t i = 1; i < previous.size(); ++i)
-        for (std::size_t k = i; k > 0 && previous[k].id < previous[k - 1].id; --k) std::swap(previous[k], previous[k - 1]);
-      if (search_possible) {
-        Id in = -1;
-        for (const auto& x : previous) in = std::max(in, hub_in[x.id]);
-        if (on_hub) in = hub_users++;
-        hub_in.push_back(in);
-        hub_out.push_back(on_hub ? in : kNone);
-        prev_send.push_back(my_prev_send);
-      }
-      for (const auto& [x, x_phase, first, last, count] : previous) {
-        ++plan.consecutive_pairs;
-        const int x_rank = pm.msg[x].src;
-        if (x_rank == rank) {
-          ++plan.same_sender_pairs;
-          continue;
-        }
-        const int x_src = node_of_rank[x_rank], x_dst = node_of_rank[pm.msg[x].dst];
-        const bool implied = count < last - first + 1 || (first > 0 && on_path(route[first - 1], x_src, x_dst)) ||
-                             (last + 1 < route_size && on_path(route[last + 1], x_src, x_dst));
-        if (implied) {
-          ++plan.redundant;
-        } else {
-          plan.syncs.push_back({x_rank, rank, x_phase, phase});
-          if (search_possible) pred.push_back(x);
-          search_needed |= phase - x_phase >= 2;
-        }
-      }
-      if (search_possible) pred_start.push_back(static_cast<Id>(pred.size()));
-    }
-  require(plan.syncs.size() < static_cast<std::size_t>(kNone),
-          "plan_synchronisation: too many dependences (" + std::to_string(plan.syncs.size()) + ")");
-  if (!search_needed) return plan;  // adjacent phases only: nothing more is implied
-  if (!search_possible)  // every edge busy in every phase leaves no gap of two phases
-    throw Error("plan_synchronisation: internal error: a dependence spans two phases on a tree whose edges are "
-                "all busy in every phase");
 
-  // The phase and next send of every message, and its successors (CSR), for step 2.
-  // Destinations are not needed any more: keep the phases there (one array less to fault in).
-  for (std::int64_t p = 0; p < phases; ++p)
-    for (auto m = pm.offset[p]; m < pm.offset[p + 1]; ++m) pm.msg[m].dst = static_cast<std::int32_t>(p);
-  auto phase_of = [&pm](Id x) { return pm.msg[x].dst; };
-  std::vector<Id> next_send = large_vector<Id>(n, kNone);
-  for (std::size_t m = 0; m < n; ++m)
-    if (prev_send[m] >= 0) next_send[prev_send[m]] = static_cast<Id>(m);
-  std::vector<Id> succ_start = large_vector<Id>(n + 1, 0), succ = large_vector<Id>(pred.size(), 0);
-  for (Id u : pred) ++succ_start[u + 1];
-  for (std::size_t i = 0; i < n; ++i) succ_start[i + 1] += succ_start[i];
-  for (std::size_t m = 0; m < n; ++m)  // fills list u at start[u], moving start[u] to start[u + 1]
-    for (Id j = pred_start[m]; j < pred_start[m + 1]; ++j) succ[succ_start[pred[j]]++] = static_cast<Id>(m);
-  for (std::size_t i = n; i > 0; --i) succ_start[i] = succ_start[i - 1];
-  succ_start[0] = 0;
-  // hub_out: the earliest user of the hub edge that a message reaches (kNone: none), from
-  // the latest message backwards.
-  for (auto m = static_cast<std::int64_t>(n) - 1; m >= 0; --m) {
-    Id h = hub_out[m];
-    if (next_send[m] != kNone) h = std::min(h, hub_out[next_send[m]]);
-    for (Id j = succ_start[m]; j < succ_start[m + 1]; ++j) h = std::min(h, hub_out[succ[j]]);
-    hub_out[m] = h;
+  std::int32_t new_slot() {
+    if (free_slots_.empty()) {
+      live_.emplace_back();
+      return static_cast<std::int32_t>(live_.size()) - 1;
+    }
+    const std::int32_t s = free_slots_.back();
+    free_slots_.pop_back();
+    return s;
   }
 
-  // Step 2, the rest of the transitive reduction. u -> v is redundant when u reaches another
-  // in-neighbour w of v (a predecessor, or v's previous send); a dependence between adjacent
-  // phases never is. First the hub: the users of one directed edge form a chain too, so
-  // hub_out(u) <= hub_in(w) shows a path u -> hub -> w in O(1). For the busiest edge, used
-  // in every phase, that settles most dependences from far back. The rest by a search from
-  // both ends, one step each in turn:
-  //   * forward from u, up to the latest phase of v's other in-neighbours. Dependences that
-  //     stay are typically of this kind: u's news has not spread yet, and this side dies out
-  //     after a few steps;
-  //   * backward from v's other in-neighbours, down to u's phase. Going back from v, the
-  //     messages that reach v soon cover most ranks, so when u's news has spread the two
-  //     sides meet after a few steps each, where either alone may walk a large cone.
-  // Both use that a rank's messages form a chain: reaching a rank's message of phase r
-  // reaches all its later ones, and whatever reaches it reaches all its earlier ones. So each
-  // side keeps one watermark per rank (forward: the earliest message reached from u;
-  // backward: the latest message that reaches v without the edge u -> v), walks every chain
-  // at most once, and the sides meet when the watermarks of some rank cross. A side that
-  // runs out of work has its whole cone: no meeting by then means no other path.
-  struct Watermarks {
-    std::int64_t search = -1;
-    Id forward = kNone;  // earliest message reached from u (kNone: none)
-    Id backward = -1;    // latest message reaching v (-1: none)
-  };
-  std::vector<Watermarks> marks(static_cast<std::size_t>(R));
-  // Chain stretches still to expand: forward {next, stop}, walking next_send from `next` up to
-  // the old watermark `stop`; backward {stop, next}, walking prev_send down to `stop`.
-  std::vector<std::pair<Id, Id>> forward_ranges, backward_ranges;
-  std::int64_t search = 0;
-  auto mark = [&](Id x) -> Watermarks& {
-    Watermarks& w = marks[pm.msg[x].src];
-    if (w.search != search) w = {search, kNone, -1};
-    return w;
-  };
-  // true: the sides meet.
-  auto reach_forward = [&](Id x) {
-    Watermarks& w = mark(x);
-    if (x >= w.forward) return false;
-    if (x <= w.backward) return true;
-    forward_ranges.emplace_back(x, w.forward);
-    w.forward = x;
-    return false;
-  };
-  auto reach_backward = [&](Id x) {
-    Watermarks& w = mark(x);
-    if (x <= w.backward) return false;
-    if (x >= w.forward) return true;
-    backward_ranges.emplace_back(w.backward, x);
-    w.backward = x;
-    return false;
-  };
-  std::vector<Id> others;  // v's in-neighbours other than u
+  int path_of(Id m, int* path) const {
+    const auto& msg = in_.pm.msg[static_cast<std::size_t>(m)];
+    const auto& src = in_.machine_of_rank[static_cast<std::size_t>(msg.src)];
+    const auto& dst = in_.machine_of_rank[static_cast<std::size_t>(msg.dst)];
+    return in_.tree.path(src.node, dst.node, in_.tree.common_depth_at(src.position, dst.position), path);
+  }
+
+  // The last user of every edge before first_phase_, from the latest earlier message
+  // backwards until every edge has one (or the messages run out).
+  void seed() {
+    const auto& pm = in_.pm;
+    std::vector<Id> seed(static_cast<std::size_t>(in_.num_edges), -1);
+    int missing = in_.num_edges;
+    std::vector<int> path(static_cast<std::size_t>(in_.tree.max_path()));
+    std::int64_t p = first_phase_;
+    for (Id m = first_id_ - 1; m >= 0 && missing > 0; --m) {
+      while (pm.offset[p] > m) --p;
+      const int length = path_of(m, path.data());
+      std::int32_t slot = -1;
+      for (int i = 0; i < length; ++i) {
+        const int e = path[i];
+        if (seed[e] >= 0) continue;
+        seed[e] = m;
+        --missing;
+        if (slot < 0) {
+          slot = new_slot();
+          const auto& msg = pm.msg[static_cast<std::size_t>(m)];
+          live_[slot] = {m, static_cast<std::int32_t>(p), msg.src,
+                         in_.machine_of_rank[static_cast<std::size_t>(msg.src)].enter,
+                         in_.machine_of_rank[static_cast<std::size_t>(msg.dst)].enter, kUnresolved, 0, -1};
+        }
+        last_user_[e] = slot;
+        ++live_[slot].edges;
+      }
+    }
+  }
+
+  void sweep() {
+    const auto& pm = in_.pm;
+    const auto& tree = in_.tree;
+    const std::size_t max_path = static_cast<std::size_t>(tree.max_path());
+    std::vector<int> path_buffer(max_path);
+    std::vector<Run> runs(max_path + 1);
+    std::vector<Previous> previous;
+    previous.reserve(max_path);
+    int* const path = path_buffer.data();
+    std::int32_t* const last = last_user_.data();
+    const bool labels = in_.labels, record = in_.record_preds;
+    for (std::int64_t p = first_phase_; p < end_phase_; ++p)
+      for (auto mm = pm.offset[p]; mm < pm.offset[p + 1]; ++mm) {
+        const Id me = static_cast<Id>(mm);
+        const std::int32_t phase = static_cast<std::int32_t>(p);
+        const int rank = pm.msg[mm].src;
+        const auto& src = in_.machine_of_rank[static_cast<std::size_t>(rank)];
+        const auto& dst = in_.machine_of_rank[static_cast<std::size_t>(pm.msg[mm].dst)];
+        const int length = tree.path(src.node, dst.node, tree.common_depth_at(src.position, dst.position), path);
+        const std::int32_t slot = new_slot();
+        // Runs of equal previous users along the path (a path uses an edge once).
+        std::int32_t current = last[path[0]];
+        last[path[0]] = slot;
+        int nruns = 0, first = 0;
+        for (int i = 1; i < length; ++i) {
+          const std::int32_t before = last[path[i]];
+          last[path[i]] = slot;
+          if (before != current) {
+            runs[static_cast<std::size_t>(nruns++)] = {current, first, i - 1};
+            current = before;
+            first = i;
+          }
+        }
+        runs[static_cast<std::size_t>(nruns++)] = {current, first, length - 1};
+        previous.clear();
+        for (int k = 0; k < nruns; ++k) {
+          const Run& r = runs[static_cast<std::size_t>(k)];
+          if (r.slot < 0) continue;
+          Live& x = live_[r.slot];
+          x.edges -= r.last - r.first + 1;
+          if (x.phase == phase)
+            throw Error(r.first == 0 ? "plan_synchronisation: rank " + std::to_string(rank) +
+                                           " sends twice in round " + std::to_string(p) +
+                                           " (the schedule must be single-ported)"
+                                     : "plan_synchronisation: round " + std::to_string(p) + " is not contention free");
+          if (x.seen_by != me) {
+            x.seen_by = me;
+            previous.push_back({x.id, r.slot, r.first, r.last, r.last - r.first + 1});
+          } else {  // a second run of the same user: merge (a gap between them implies it)
+            auto same = previous.rbegin();
+            while (same->slot != r.slot) ++same;
+            same->last = r.last;
+            same->count += r.last - r.first + 1;
+          }
+        }
+        // Insertion sort by id: a handful of entries, mostly in order already.
+        for (std::size_t i = 1; i < previous.size(); ++i)
+          for (std::size_t k = i; k > 0 && previous[k].id < previous[k - 1].id; --k)
+            std::swap(previous[k], previous[k - 1]);
+        Id in = -1;
+        if (labels) {
+          // The sender's own link carries its sends only: its last user is the previous send.
+          const Id my_prev_send = runs[0].slot < 0 ? -1 : live_[runs[0].slot].id;
+          const bool on_hub = tree.on_path(in_.hub, src.enter, dst.enter);
+          bool unresolved = false;
+          for (const auto& x : previous) {
+            const Id h = live_[x.slot].hub_in;
+            in = std::max(in, h);
+            unresolved |= h == kUnresolved;
+          }
+          if (on_hub)
+            in = hub_users++;
+          else if (unresolved && in < 0)  // only earlier chunks' labels reach it
+            in = kUnresolved;
+          out_.hub_in[me] = in;
+          out_.hub_out[me] = on_hub ? in : kNone;
+          out_.prev_send[me] = my_prev_send;
+        }
+        for (const auto& [x, x_slot, x_first, x_last, x_count] : previous) {
+          const Live& l = live_[x_slot];
+          if (l.edges == 0) free_slots_.push_back(x_slot);
+          ++consecutive_pairs;
+          if (l.rank == rank) {
+            ++same_sender_pairs;
+            continue;
+          }
+          const bool implied =
+              x_count < x_last - x_first + 1 ||
+              (x_first > 0 && tree.on_path(path[x_first - 1], l.src_enter, l.dst_enter)) ||
+              (x_last + 1 < length && tree.on_path(path[x_last + 1], l.src_enter, l.dst_enter));
+          if (implied) {
+            ++redundant;
+          } else {
+            ++kept;
+            if (record) pred_.push_back(x);
+            search_needed |= phase - l.phase >= 2;
+          }
+        }
+        live_[slot] = {me, phase, rank, src.enter, dst.enter, in, length, -1};
+        if (record) out_.pred_end[me] = static_cast<Id>(pred_.size());
+      }
+  }
+
+  const SweepInput& in_;
+  SweepOutput& out_;
+  const std::int64_t first_phase_, end_phase_;
+  const Id first_id_, end_id_;
+  std::vector<std::int32_t> last_user_;  // slot in live_, -1: no user yet
+  std::vector<Live> live_;
+  std::vector<std::int32_t> free_slots_;
+  std::vector<Id> pred_;  // the kept predecessors, message after message
+};
+
+// The graph step 2 searches: predecessor lists (CSR over all messages), the successor
+// lists, previous and next send, phase and rank of every message, and both hub labels.
+struct SearchGraph {
+  MessageArray<Id> pred_start;  // n + 1 entries
+  std::vector<Id> pred;
+  MessageArray<Id> succ_start, succ, next_send;
+};
+
+// Step 2, the rest of the transitive reduction. u -> v is redundant when u reaches another
+// in-neighbour w of v (a predecessor, or v's previous send); a dependence between adjacent
+// phases never is. First the hub: the users of one directed edge form a chain too, so
+// hub_out(u) <= hub_in(w) shows a path u -> hub -> w in O(1). For the busiest edge, used in
+// every phase, that settles most dependences from far back. The rest by a search from both
+// ends, one step each in turn:
+//   * forward from u, up to the latest phase of v's other in-neighbours. Dependences that
+//     stay are typically of this kind: u's news has not spread yet, and this side dies out
+//     after a few steps;
+//   * backward from v's other in-neighbours, down to u's phase. Going back from v, the
+//     messages that reach v soon cover most ranks, so when u's news has spread the two
+//     sides meet after a few steps each, where either alone may walk a large cone.
+// Both use that a rank's messages form a chain: reaching a rank's message of phase r
+// reaches all its later ones, and whatever reaches it reaches all its earlier ones. So each
+// side keeps one watermark per rank (forward: the earliest message reached from u;
+// backward: the latest message that reaches v without the edge u -> v), walks every chain
+// at most once, and the sides meet when the watermarks of some rank cross. A side that runs
+// out of work has its whole cone: no meeting by then means no other path.
+// One Reducer per thread; the graph is only read.
+class Reducer {
+ public:
+  Reducer(const PhaseMessages& pm, const SweepOutput& labels, const SearchGraph& g, int ranks)
+      : pm_(pm), l_(labels), g_(g), marks_(static_cast<std::size_t>(ranks)) {}
+
   // Does u reach v other than by the edge u -> v?
-  auto other_path = [&](Id u, Id v) {
-    others.clear();
-    for (Id j = pred_start[v]; j < pred_start[v + 1]; ++j)
-      if (pred[j] != u) others.push_back(pred[j]);
-    if (prev_send[v] >= 0) others.push_back(prev_send[v]);
+  bool other_path(Id u, Id v) {
+    const auto& hub_in = l_.hub_in;
+    const auto& hub_out = l_.hub_out;
+    others_.clear();
+    for (Id j = g_.pred_start[v]; j < g_.pred_start[v + 1]; ++j)
+      if (g_.pred[j] != u) others_.push_back(g_.pred[j]);
+    if (l_.prev_send[v] >= 0) others_.push_back(l_.prev_send[v]);
     // The labels decide most cases: a path through the hub, or none because a message
     // only reaches what has labels at least its own.
     bool possible = false;
-    for (Id w : others) {
+    for (Id w : others_) {
       if (hub_out[u] <= hub_in[w]) return true;
       possible |= hub_in[u] <= hub_in[w] && hub_out[u] <= hub_out[w];
     }
     if (!possible) return false;
-    ++search;
-    forward_ranges.clear();
-    backward_ranges.clear();
+    ++search_;
+    forward_.clear();
+    backward_.clear();
     // Forward, a message is worth expanding while it is before the latest in-neighbour and
     // its labels are at most theirs; backward, while it is after u and its labels are at
     // least u's. Labels and phases grow along a chain, so a stretch ends at the first that fails.
     std::int32_t horizon = -1;
     Id in_limit = -1, out_limit = -1;
-    for (Id w : others) {
+    for (Id w : others_) {
       horizon = std::max(horizon, phase_of(w));
       in_limit = std::max(in_limit, hub_in[w]);
       out_limit = std::max(out_limit, hub_out[w]);
@@ -469,41 +475,248 @@ SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t) {
     if (reach_forward(u)) return true;
     const std::int32_t floor = phase_of(u);
     const Id in_floor = hub_in[u], out_floor = hub_out[u];
-    while (!forward_ranges.empty() && !backward_ranges.empty()) {
-      auto& [f_next, f_stop] = forward_ranges.back();
+    while (!forward_.empty() && !backward_.empty()) {
+      auto& [f_next, f_stop] = forward_.back();
       if (phase_of(f_next) >= horizon || hub_in[f_next] > in_limit || hub_out[f_next] > out_limit) {
-        forward_ranges.pop_back();  // later messages cannot reach an in-neighbour
+        forward_.pop_back();  // later messages cannot reach an in-neighbour
       } else {
         const Id x = f_next;
-        f_next = next_send[x];
-        if (f_next == f_stop) forward_ranges.pop_back();
-        for (Id j = succ_start[x]; j < succ_start[x + 1]; ++j)
-          if (reach_forward(succ[j])) return true;
+        f_next = g_.next_send[x];
+        if (f_next == f_stop) forward_.pop_back();
+        for (Id j = g_.succ_start[x]; j < g_.succ_start[x + 1]; ++j)
+          if (reach_forward(g_.succ[j])) return true;
       }
-      if (backward_ranges.empty()) break;
-      auto& [b_stop, b_next] = backward_ranges.back();
+      if (backward_.empty()) break;
+      auto& [b_stop, b_next] = backward_.back();
       if (phase_of(b_next) < floor || hub_in[b_next] < in_floor || hub_out[b_next] < out_floor) {
-        backward_ranges.pop_back();  // earlier messages cannot be reached from u
+        backward_.pop_back();  // earlier messages cannot be reached from u
       } else {
         const Id x = b_next;
-        b_next = prev_send[x];
-        if (b_next == b_stop) backward_ranges.pop_back();
-        for (Id j = pred_start[x]; j < pred_start[x + 1]; ++j)
-          if (reach_backward(pred[j])) return true;
+        b_next = l_.prev_send[x];
+        if (b_next == b_stop) backward_.pop_back();
+        for (Id j = g_.pred_start[x]; j < g_.pred_start[x + 1]; ++j)
+          if (reach_backward(g_.pred[j])) return true;
       }
     }
     return false;
+  }
+
+ private:
+  struct Watermarks {
+    std::int64_t search = -1;
+    Id forward = kNone;  // earliest message reached from u (kNone: none)
+    Id backward = -1;    // latest message reaching v (-1: none)
   };
-  std::size_t kept = 0;
-  for (std::size_t m = 0; m < n; ++m)
-    for (Id j = pred_start[m]; j < pred_start[m + 1]; ++j) {
-      const Id u = pred[j], v = static_cast<Id>(m);
-      if (phase_of(v) - phase_of(u) >= 2 && other_path(u, v))
-        ++plan.redundant;
-      else
-        plan.syncs[kept++] = plan.syncs[j];
+  std::int32_t phase_of(Id x) const { return pm_.msg[static_cast<std::size_t>(x)].dst; }
+  Watermarks& mark(Id x) {
+    Watermarks& w = marks_[static_cast<std::size_t>(pm_.msg[static_cast<std::size_t>(x)].src)];
+    if (w.search != search_) w = {search_, kNone, -1};
+    return w;
+  }
+  // true: the sides meet.
+  bool reach_forward(Id x) {
+    Watermarks& w = mark(x);
+    if (x >= w.forward) return false;
+    if (x <= w.backward) return true;
+    forward_.emplace_back(x, w.forward);
+    w.forward = x;
+    return false;
+  }
+  bool reach_backward(Id x) {
+    Watermarks& w = mark(x);
+    if (x <= w.backward) return false;
+    if (x >= w.forward) return true;
+    backward_.emplace_back(w.backward, x);
+    w.backward = x;
+    return false;
+  }
+
+  const PhaseMessages& pm_;
+  const SweepOutput& l_;
+  const SearchGraph& g_;
+  std::vector<Watermarks> marks_;
+  std::int64_t search_ = 0;
+  // Chain stretches still to expand: forward {next, stop}, walking next_send from `next` up
+  // to the old watermark `stop`; backward {stop, next}, walking prev_send down to `stop`.
+  std::vector<std::pair<Id, Id>> forward_, backward_;
+  std::vector<Id> others_;  // v's in-neighbours other than u
+};
+
+// Runs f(0), ..., f(threads - 1), each on a thread of its own but the first.
+template <class F>
+void run_threads(int threads, F&& f) {
+  std::vector<std::thread> pool;
+  for (int k = 1; k < threads; ++k) pool.emplace_back([&f, k] { f(k); });
+  f(0);
+  for (auto& th : pool) th.join();
+}
+
+// Takes pm by reference and reuses it: after step 1, a message's dst holds its phase.
+SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlanOptions& options) {
+  const std::size_t n = pm.msg.size();
+  require(n < static_cast<std::size_t>(kNone),
+          "plan_synchronisation: " + std::to_string(n) + " messages; at most 2^31 - 2 are supported");
+  const int R = t.num_machines();
+  const std::int64_t phases = static_cast<std::int64_t>(pm.offset.size()) - 1;
+  SyncPlan plan;
+  const PairCount count = pm.aapc ? aapc_contending_pairs(t) : counted_contending_pairs(pm, t);
+  plan.contending_pairs = count.contending_pairs;
+
+  const detail::TreeIndex tree(t);
+  SweepInput in{pm, tree, {}, t.num_edge_ids(), count.busiest_edge};
+  in.machine_of_rank.resize(static_cast<std::size_t>(R));
+  for (int r = 0; r < R; ++r) {
+    const int m = t.machine_of_rank()[r], node = t.machine_node(m);
+    in.machine_of_rank[r] = {node, tree.position(m), tree.enter(node)};
+  }
+  // When every directed edge is used in every phase (one switch), every dependence joins
+  // adjacent phases and step 2 has nothing to do: no labels are kept for it then.
+  in.labels = count.fewest_users < phases;
+  in.record_preds = in.labels || options.keep_syncs;
+
+  // Step 1 in chunks of about equal numbers of messages, each on a thread.
+  int threads = options.threads > 0 ? options.threads : 1;
+  threads = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, phases)));
+  SweepOutput out;
+  if (in.labels) {
+    out.hub_in = MessageArray<Id>(n);
+    out.hub_out = MessageArray<Id>(n);
+    out.prev_send = MessageArray<Id>(n);
+  }
+  if (in.record_preds) out.pred_end = MessageArray<Id>(n);
+  std::vector<std::unique_ptr<SweepChunk>> chunks;
+  for (std::int64_t k = 0, first = 0; k < threads; ++k) {
+    // Chunk k ends at the first phase boundary past (k + 1) n / threads messages, leaving
+    // every later chunk at least one phase.
+    const auto target = static_cast<std::int64_t>(n) * (k + 1) / threads;
+    std::int64_t end = std::lower_bound(pm.offset.begin() + first + 1, pm.offset.end(), target) - pm.offset.begin();
+    end = k + 1 == threads ? phases : std::clamp(end, first + 1, phases - (threads - k - 1));
+    chunks.push_back(std::make_unique<SweepChunk>(in, out, first, end, k == 0 ? 2 * n : 0));
+    first = end;
+  }
+  run_threads(threads, [&](int k) { chunks[static_cast<std::size_t>(k)]->run(); });
+  for (const auto& c : chunks)
+    if (c->error) std::rethrow_exception(c->error);  // the earliest phase's problem
+
+  // Join the chunks: counters, the predecessor lists into one CSR, and the hub labels of
+  // later chunks (their own hub users counted on from the earlier chunks', their labels
+  // that came from earlier chunks taken from their predecessors, in id order).
+  bool search_needed = false;
+  std::int64_t kept = 0;
+  for (const auto& c : chunks) {
+    plan.consecutive_pairs += c->consecutive_pairs;
+    plan.same_sender_pairs += c->same_sender_pairs;
+    plan.redundant += c->redundant;
+    kept += c->kept;
+    search_needed |= c->search_needed;
+  }
+  require(kept < static_cast<std::int64_t>(kNone),
+          "plan_synchronisation: too many dependences (" + std::to_string(kept) + ")");
+  SearchGraph g;
+  if (in.record_preds) {
+    g.pred_start = MessageArray<Id>(n + 1);
+    g.pred = chunks[0]->take_preds();  // reserved for all of them
+    g.pred_start[0] = 0;
+    for (std::size_t k = 0; k < chunks.size(); ++k) {
+      const auto& c = *chunks[k];
+      const Id base = k == 0 ? 0 : static_cast<Id>(g.pred.size());
+      if (k > 0) g.pred.insert(g.pred.end(), c.preds().begin(), c.preds().end());
+      for (Id m = c.first_id(); m < c.end_id(); ++m) g.pred_start[m + 1] = out.pred_end[m] + base;
     }
-  plan.syncs.resize(kept);
+  }
+  if (in.labels) {
+    Id base = chunks[0]->hub_users;
+    for (std::size_t k = 1; k < chunks.size(); ++k) {
+      const auto& c = *chunks[k];
+      for (Id m = c.first_id(); m < c.end_id(); ++m) {
+        Id& h = out.hub_in[m];
+        if (h >= 0) {
+          h += base;
+        } else if (h == kUnresolved) {
+          h = out.prev_send[m] >= 0 ? out.hub_in[out.prev_send[m]] : -1;
+          for (Id j = g.pred_start[m]; j < g.pred_start[m + 1]; ++j) h = std::max(h, out.hub_in[g.pred[j]]);
+        }
+        if (out.hub_out[m] != kNone) out.hub_out[m] += base;
+      }
+      base += c.hub_users;
+    }
+  }
+  chunks.clear();
+
+  // Phases replace the destinations (not needed any more).
+  for (std::int64_t p = 0; p < phases; ++p)
+    for (auto m = pm.offset[p]; m < pm.offset[p + 1]; ++m) pm.msg[m].dst = static_cast<std::int32_t>(p);
+
+  // Step 2 (only needed when some kept dependence spans two or more phases).
+  std::vector<std::uint8_t> removed;  // by predecessor entry: found redundant in step 2
+  if (search_needed) {
+    if (!in.labels)  // every edge busy in every phase leaves no gap of two phases
+      throw Error("plan_synchronisation: internal error: a dependence spans two phases on a tree whose edges are "
+                  "all busy in every phase");
+    // Next send and successors (CSR) of every message.
+    g.next_send = MessageArray<Id>(n);
+    for (std::size_t m = 0; m < n; ++m) g.next_send[m] = kNone;
+    for (std::size_t m = 0; m < n; ++m)
+      if (out.prev_send[m] >= 0) g.next_send[static_cast<std::size_t>(out.prev_send[m])] = static_cast<Id>(m);
+    g.succ_start = MessageArray<Id>(n + 1);
+    g.succ = MessageArray<Id>(g.pred.size() + 1);
+    for (std::size_t i = 0; i <= n; ++i) g.succ_start[i] = 0;
+    for (Id u : g.pred) ++g.succ_start[static_cast<std::size_t>(u) + 1];
+    for (std::size_t i = 0; i < n; ++i) g.succ_start[i + 1] += g.succ_start[i];
+    for (std::size_t m = 0; m < n; ++m)  // fills list u at start[u], moving start[u] to start[u + 1]
+      for (Id j = g.pred_start[m]; j < g.pred_start[m + 1]; ++j) g.succ[g.succ_start[g.pred[j]]++] = static_cast<Id>(m);
+    for (std::size_t i = n; i > 0; --i) g.succ_start[i] = g.succ_start[i - 1];
+    g.succ_start[0] = 0;
+    // hub_out: the earliest user of the hub edge that a message reaches (kNone: none), from
+    // the latest message backwards.
+    for (auto m = static_cast<std::int64_t>(n) - 1; m >= 0; --m) {
+      Id h = out.hub_out[m];
+      if (g.next_send[m] != kNone) h = std::min(h, out.hub_out[g.next_send[m]]);
+      for (Id j = g.succ_start[m]; j < g.succ_start[m + 1]; ++j) h = std::min(h, out.hub_out[g.succ[j]]);
+      out.hub_out[m] = h;
+    }
+    // The dependences in blocks of messages, handed out to the threads as they come.
+    removed.assign(g.pred.size(), 0);
+    constexpr std::size_t kBlock = 1 << 14;
+    std::atomic<std::size_t> next_block{0};
+    std::vector<std::int64_t> removed_by(static_cast<std::size_t>(threads), 0);
+    std::vector<std::exception_ptr> failed(static_cast<std::size_t>(threads));
+    run_threads(threads, [&](int k) {
+      try {
+      Reducer reduce(pm, out, g, R);
+      std::int64_t found = 0;
+      for (;;) {
+        const std::size_t begin = next_block.fetch_add(kBlock);
+        if (begin >= n) break;
+        const std::size_t end = std::min(n, begin + kBlock);
+        for (std::size_t m = begin; m < end; ++m)
+          for (Id j = g.pred_start[m]; j < g.pred_start[m + 1]; ++j) {
+            const Id u = g.pred[j], v = static_cast<Id>(m);
+            if (pm.msg[v].dst - pm.msg[u].dst >= 2 && reduce.other_path(u, v)) {
+              removed[j] = 1;
+              ++found;
+            }
+          }
+      }
+      removed_by[static_cast<std::size_t>(k)] = found;
+      } catch (...) {
+        failed[static_cast<std::size_t>(k)] = std::current_exception();
+      }
+    });
+    for (const auto& e : failed)
+      if (e) std::rethrow_exception(e);
+    for (auto r : removed_by) plan.redundant += r, kept -= r;
+  }
+  plan.synchronisations = kept;
+  if (options.keep_syncs) {
+    reserve_large(plan.syncs, static_cast<std::size_t>(kept));
+    for (std::size_t m = 0; m < n; ++m)
+      for (Id j = g.pred_start[m]; j < g.pred_start[m + 1]; ++j)
+        if (removed.empty() || !removed[j]) {
+          const auto& u = pm.msg[static_cast<std::size_t>(g.pred[j])];
+          plan.syncs.push_back({u.src, pm.msg[m].src, u.dst, pm.msg[m].dst});
+        }
+  }
   // Synchronisations between one pair of ranks are consumed in the order they are sent
   // (they carry no data to tell them apart), so two of them must never cross: a -> b after
   // a's sends x1 < x2 before b's sends y1 >= y2. They cannot: x1 reaches x2 -> y2, which
@@ -513,7 +726,7 @@ SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t) {
 
 }  // namespace
 
-SyncPlan plan_synchronisation(const Schedule& s, const Topology& t) {
+SyncPlan plan_synchronisation(const Schedule& s, const Topology& t, const SyncPlanOptions& options) {
   require(s.nprocs == t.num_machines(),
           "plan_synchronisation: the schedule has " + std::to_string(s.nprocs) +
               " ranks, the topology " + std::to_string(t.num_machines()) + " machines");
@@ -540,10 +753,10 @@ SyncPlan plan_synchronisation(const Schedule& s, const Topology& t) {
     pm.offset.push_back(static_cast<std::int64_t>(pm.msg.size()));
   }
   pm.aapc = !duplicate && pm.msg.size() == static_cast<std::size_t>(R) * (R - 1);
-  return plan_from_messages(pm, t);
+  return plan_from_messages(pm, t, options);
 }
 
-SyncPlan plan_synchronisation(const TreeAapcSchedule& s, const Topology& t) {
+SyncPlan plan_synchronisation(const TreeAapcSchedule& s, const Topology& t, const SyncPlanOptions& options) {
   require(s.num_machines == t.num_machines(),
           "plan_synchronisation: the schedule is for " + std::to_string(s.num_machines) +
               " machines, the topology has " + std::to_string(t.num_machines()));
@@ -566,7 +779,7 @@ SyncPlan plan_synchronisation(const TreeAapcSchedule& s, const Topology& t) {
       }
   }
   pm.aapc = true;  // schedule_tree_aapc places every message exactly once
-  return plan_from_messages(pm, t);
+  return plan_from_messages(pm, t, options);
 }
 
 TreeRankPlan::TreeRankPlan(const Schedule& s, const SyncPlan& sync, int rank)
