@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "libcomm/tree_schedule.hpp"
+#include "tree_index.hpp"
 
 namespace libcomm {
 
@@ -70,54 +71,19 @@ class PathWalkingChecker {
 // The O(1)-per-message check described at the top of the file.
 class SegmentChecker {
  public:
-  explicit SegmentChecker(const Topology& t) {
-    const int m = t.num_machines(), n = t.num_nodes();
-    // Machines in DFS preorder of the internal rooting (node 0).
-    std::vector<std::vector<int>> children(static_cast<std::size_t>(n));
-    for (int v = 1; v < n; ++v) children[static_cast<std::size_t>(t.parent(v))].push_back(v);
-    pos_.assign(static_cast<std::size_t>(m), -1);
-    std::vector<int> order, stack{0};
-    while (!stack.empty()) {
-      const int v = stack.back();
-      stack.pop_back();
-      if (t.is_machine(v)) {
-        pos_[static_cast<std::size_t>(t.machine_index(v))] = static_cast<int>(order.size());
-        order.push_back(v);
-      }
-      const auto& c = children[static_cast<std::size_t>(v)];
-      for (auto it = c.rbegin(); it != c.rend(); ++it) stack.push_back(*it);
-    }
-    depth_.resize(order.size());
-    for (std::size_t i = 0; i < order.size(); ++i) depth_[i] = t.depth(order[i]);
-    // adjacent[i] = depth(lca(order[i], order[i + 1])), climbing from both.
-    std::vector<int> adjacent(order.empty() ? 0 : order.size() - 1);
-    for (std::size_t i = 0; i + 1 < order.size(); ++i) {
-      int u = order[i], v = order[i + 1];
-      while (t.depth(u) > t.depth(v)) u = t.parent(u);
-      while (t.depth(v) > t.depth(u)) v = t.parent(v);
-      while (u != v) u = t.parent(u), v = t.parent(v);
-      adjacent[i] = t.depth(u);
-    }
-    table_.push_back(std::move(adjacent));
-    for (std::size_t len = 2; len <= table_[0].size(); len *= 2) {
-      const auto& prev = table_.back();
-      std::vector<int> next(table_[0].size() - len + 1);
-      for (std::size_t i = 0; i < next.size(); ++i) next[i] = std::min(prev[i], prev[i + len / 2]);
-      table_.push_back(std::move(next));
-    }
-  }
+  explicit SegmentChecker(const Topology& t) : tree_(t) {}
 
   // True when no two of the messages (machine pairs) share a directed link.
   bool round_is_free(const std::pair<int, int>* msgs, std::size_t k) {
     up_.clear();
     down_.clear();
     for (std::size_t i = 0; i < k; ++i) {
-      const int ps = pos_[static_cast<std::size_t>(msgs[i].first)];
-      const int pd = pos_[static_cast<std::size_t>(msgs[i].second)];
+      const int ps = tree_.position(msgs[i].first);
+      const int pd = tree_.position(msgs[i].second);
       if (ps == pd) continue;  // a local copy uses no link
-      const int reach = lca_depth(ps, pd) + 1;
-      if (reach <= depth_[static_cast<std::size_t>(ps)]) up_.push_back({ps, reach});
-      if (reach <= depth_[static_cast<std::size_t>(pd)]) down_.push_back({pd, reach});
+      const int reach = tree_.common_depth_at(ps, pd) + 1;
+      if (reach <= tree_.depth_at(ps)) up_.push_back({ps, reach});
+      if (reach <= tree_.depth_at(pd)) down_.push_back({pd, reach});
     }
     return sort_by_position(up_) && segments_disjoint(up_) && sort_by_position(down_) &&
            segments_disjoint(down_);
@@ -135,15 +101,6 @@ class SegmentChecker {
     int reach, meet;
   };
 
-  int lca_depth(int a, int b) const {  // positions a != b in preorder
-    if (a > b) std::swap(a, b);
-    const auto len = static_cast<unsigned>(b - a);
-    const int level = 31 - __builtin_clz(len);
-    return std::min(
-        table_[static_cast<std::size_t>(level)][static_cast<std::size_t>(a)],
-        table_[static_cast<std::size_t>(level)][static_cast<std::size_t>(b - (1 << level))]);
-  }
-
   // Sorts segs by bottom position: insertion or comparison sort for small rounds, a pass over all
   // positions for large ones (a round of a one-switch tree holds every machine). False
   // when two segments start at the same machine (they share its link).
@@ -154,11 +111,12 @@ class SegmentChecker {
           std::swap(segs[j], segs[j - 1]);
       return true;
     }
-    if (segs.size() * 16 < pos_.size()) {
+    const auto machines = static_cast<std::size_t>(tree_.num_machines());
+    if (segs.size() * 16 < machines) {
       std::sort(segs.begin(), segs.end());
       return true;
     }
-    if (reach_at_.empty()) reach_at_.assign(pos_.size(), 0);
+    if (reach_at_.empty()) reach_at_.assign(machines, 0);
     for (const auto& sg : segs) {
       int& slot = reach_at_[static_cast<std::size_t>(sg.pos)];
       if (slot != 0) {
@@ -183,7 +141,7 @@ class SegmentChecker {
       const auto& s = segs[i];
       if (i > 0) {
         if (segs[i - 1].pos == s.pos) return false;  // same bottom machine
-        const int a = lca_depth(segs[i - 1].pos, s.pos);
+        const int a = tree_.common_depth_at(segs[i - 1].pos, s.pos);
         // Every open entry now meets at most at depth a; those above a are clamped to a
         // and only the one with the smallest reach (the lowest of them) can stay useful.
         int lowest_reach = std::numeric_limits<int>::max();
@@ -198,13 +156,12 @@ class SegmentChecker {
       // The new segment meets itself at its own depth; it replaces entries that reach
       // no higher than it does.
       while (!open_.empty() && open_.back().reach >= s.reach) open_.pop_back();
-      open_.push_back({s.reach, depth_[static_cast<std::size_t>(s.pos)]});
+      open_.push_back({s.reach, tree_.depth_at(s.pos)});
     }
     return true;
   }
 
-  std::vector<int> pos_, depth_;
-  std::vector<std::vector<int>> table_;  // table_[l][i]: min of adjacent[i .. i + 2^l)
+  detail::TreeIndex tree_;                // preorder positions, common-ancestor depths
   std::vector<Segment> up_, down_;       // the segments of one round on up- and down-links
   std::vector<int> reach_at_;            // sort_by_position's buckets, all 0 between calls
   std::vector<Open> open_;
