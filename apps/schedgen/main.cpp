@@ -9,13 +9,17 @@
 // A serial tool: it does not initialise MPI.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <ctime>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
+#include <thread>
 
 #include "libcomm/error.hpp"
 #include "libcomm/topology.hpp"
@@ -79,21 +83,36 @@ void print_summary(std::ostream& os, const Topology& t, const libcomm::TreeAapcS
 }
 
 // Table 4 layout: per phase, the global messages grouped by sending subtree, then the local
-// messages of every subtree.
+// messages of every subtree. With more than 16 subtrees (a column each) a phase is one line
+// of its messages instead. Only the phases shown are collected (one pass over phase_of),
+// not the whole schedule.
 void print_table(std::ostream& os, const Topology& t, const libcomm::TreeAapcSchedule& s,
                  std::int64_t max_phases, bool machine_names) {
-  const auto ph = s.phases();
+  const std::int64_t shown = std::min(max_phases, s.num_phases);
+  std::vector<std::vector<std::pair<int, int>>> phase(static_cast<std::size_t>(shown));
+  const int M = s.num_machines;
+  for (int a = 0; a < M; ++a)
+    for (int b = 0; b < M; ++b) {
+      const std::int32_t p = s.phase(a, b);
+      if (p >= 0 && p < shown) phase[static_cast<std::size_t>(p)].emplace_back(a, b);
+    }
   const std::size_t k = s.subtrees.size();
+  const bool columns = k <= 16;
   auto label = [&](int m) { return machine_names ? t.name(t.machine_node(m)) : tname(s, m); };
-  os << "\nphase table (global messages by sending subtree | local messages by subtree):\n";
-  for (std::int64_t p = 0; p < s.num_phases && p < max_phases; ++p) {
+  os << (columns ? "\nphase table (global messages by sending subtree | local messages by subtree):\n"
+                 : "\nphase table (" + std::to_string(k) + " subtrees: the messages of each phase):\n");
+  for (std::int64_t p = 0; p < shown; ++p) {
+    os << std::setw(6) << p << " ";
+    if (!columns) {
+      for (const auto& [a, b] : phase[static_cast<std::size_t>(p)]) os << " " << label(a) << "->" << label(b);
+      os << "\n";
+      continue;
+    }
     std::vector<std::string> global(k), local(k);
-    for (auto i = ph.offset[p]; i < ph.offset[p + 1]; ++i) {
-      const auto [a, b] = ph.messages[i];
+    for (const auto& [a, b] : phase[static_cast<std::size_t>(p)]) {
       auto& cell = s.is_global(a, b) ? global[s.subtree_of[a]] : local[s.subtree_of[a]];
       cell += (cell.empty() ? "" : " ") + label(a) + "->" + label(b);
     }
-    os << std::setw(6) << p << " ";
     for (const auto& g : global) os << " " << std::left << std::setw(14) << (g.empty() ? "." : g);
     os << " |";
     for (const auto& l : local) os << " " << std::left << std::setw(14) << (l.empty() ? "." : l);
@@ -103,63 +122,136 @@ void print_table(std::ostream& os, const Topology& t, const libcomm::TreeAapcSch
     os << "... " << s.num_phases - max_phases << " more phases (--table-phases to show more)\n";
 }
 
-// Writes the routine: MPI_Alltoall's signature, the schedule of this topology in tables.
-void emit_cpp(const std::string& path, const std::string& function, const std::string& source,
-              const Topology& t, const libcomm::Schedule& s, const libcomm::SyncPlan& sync) {
-  const int P = s.nprocs;
-  const auto R = s.rounds.size();
-  std::vector<int> send_to(static_cast<std::size_t>(P) * R, -1), recv_from(static_cast<std::size_t>(P) * R, -1);
-  for (std::size_t r = 0; r < R; ++r)
-    for (const auto& tr : s.rounds[r].transfers)
-      if (tr.src != tr.dst) {
-        send_to[tr.src * R + r] = tr.dst;
-        recv_from[tr.dst * R + r] = tr.src;
-      }
-  std::vector<std::vector<int>> wait(static_cast<std::size_t>(P) * R), notify(static_cast<std::size_t>(P) * R);
-  for (const auto& y : sync.syncs) {
-    wait[y.to * R + y.before].push_back(y.from);
-    notify[y.from * R + y.after].push_back(y.to);
+// Text output of large integer tables without iostream formatting per number (at 4096
+// machines the tables hold about 70 M numbers).
+class TableWriter {
+ public:
+  explicit TableWriter(std::ofstream& out) : out_(out) { buffer_.reserve(kFlush + 64); }
+  ~TableWriter() { flush(); }
+  TableWriter& operator<<(std::string_view text) {
+    buffer_.append(text);
+    if (buffer_.size() >= kFlush) flush();
+    return *this;
   }
-  std::ofstream out(path);
-  libcomm::require(static_cast<bool>(out), "--emit-cpp: cannot write '" + path + "'");
-  auto table = [&](const char* name, const std::vector<int>& v) {
-    out << "const int " << name << "[" << v.size() << "] = {";
-    for (std::size_t i = 0; i < v.size(); ++i) out << (i % 24 == 0 ? "\n    " : " ") << v[i] << ",";
-    out << "\n};\n";
-  };
-  auto csr = [&](const char* start_name, const char* list_name, const std::vector<std::vector<int>>& lists) {
-    std::vector<int> start = {0}, flat;
-    for (const auto& l : lists) {
-      flat.insert(flat.end(), l.begin(), l.end());
-      start.push_back(static_cast<int>(flat.size()));
+  // "const int NAME[N] = { ... };" with 24 numbers a line.
+  template <class Vec>
+  void table(const char* name, const Vec& v) {
+    *this << "const int " << name << "[" << std::to_string(v.size()) << "] = {";
+    char number[16];
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      *this << (i % 24 == 0 ? "\n    " : " ");
+      const auto end = std::to_chars(number, number + sizeof number, v[i]).ptr;
+      buffer_.append(number, end);
+      buffer_.push_back(',');
     }
-    flat.push_back(-1);  // never read; keeps the array non-empty
-    table(start_name, start);
-    table(list_name, flat);
+    *this << "\n};\n";
+  }
+  void flush() {
+    out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+    buffer_.clear();
+  }
+
+ private:
+  static constexpr std::size_t kFlush = std::size_t{1} << 20;
+  std::ofstream& out_;
+  std::string buffer_;
+};
+
+// Writes the routine: MPI_Alltoall's signature, the schedule of this topology in tables.
+// Per rank its sends in phase order, and per send the ranks whose synchronisation it waits
+// for before the send and the ranks it notifies after it (CSR tables). Receives need no
+// table: every other rank sends exactly one message. The tables grow with the messages
+// (|M| (|M| - 1) sends), not with ranks x phases, which is 17 G entries for a 4096-machine
+// tree with 4.2 M phases.
+void emit_cpp(const std::string& path, const std::string& function, const std::string& source,
+              const Topology& t, const libcomm::TreeAapcSchedule& s, const libcomm::SyncPlan& sync) {
+  const int P = t.num_machines();
+  const std::size_t M = static_cast<std::size_t>(P);
+  // Every rank's sends in phase order: (phase, destination rank) from the phase-major list.
+  std::vector<std::int64_t> send_start(M + 1, 0);
+  for (std::size_t r = 0; r < M; ++r) send_start[r + 1] = send_start[r] + (P - 1);
+  std::vector<std::int32_t> send_phase(static_cast<std::size_t>(send_start[M]));
+  std::vector<int> send_to(send_phase.size());
+  {
+    const auto ph = s.phases();
+    std::vector<std::int64_t> fill(send_start.begin(), send_start.end() - 1);
+    for (std::int64_t p = 0; p < s.num_phases; ++p)
+      for (auto k = ph.offset[static_cast<std::size_t>(p)]; k < ph.offset[static_cast<std::size_t>(p) + 1]; ++k) {
+        const auto [a, b] = ph.messages[static_cast<std::size_t>(k)];
+        const auto r = static_cast<std::size_t>(t.rank_of_machine(a));
+        send_phase[static_cast<std::size_t>(fill[r])] = static_cast<std::int32_t>(p);
+        send_to[static_cast<std::size_t>(fill[r]++)] = t.rank_of_machine(b);
+      }
+  }
+  // The send of rank r in phase p (binary search in the rank's phases).
+  auto send_index = [&](int r, std::int32_t p) {
+    const auto begin = send_phase.begin() + send_start[static_cast<std::size_t>(r)];
+    const auto end = send_phase.begin() + send_start[static_cast<std::size_t>(r) + 1];
+    const auto it = std::lower_bound(begin, end, p);
+    libcomm::require(it != end && *it == p, "--emit-cpp: internal error: rank " + std::to_string(r) +
+                                                " sends nothing in phase " + std::to_string(p));
+    return static_cast<std::size_t>(it - send_phase.begin());
   };
-  out << "// Generated by schedgen (libcomm, paper 003 section 5) from " << source << ".\n"
-      << "// AAPC on " << t.num_machines() << " machines in " << R << " contention-free phases (load of the\n"
-      << "// bottleneck links), " << sync.syncs.size() << " pairwise synchronisation messages.\n"
-      << "// Same arguments as MPI_Alltoall; comm must have exactly " << P << " ranks, rank r on\n"
-      << "// machine " << (P > 0 ? t.name(t.machine_node(t.machine_of_rank()[0])) : "") << " ... as listed in the topology.\n"
-      << "// Messages use tags 7501 (data) and 7502 (synchronisation) on comm.\n"
-      << "#include <mpi.h>\n\n#include <vector>\n\nnamespace {\n\n"
-      << "constexpr int kRanks = " << P << ";\nconstexpr int kPhases = " << R << ";\n"
-      << "// [rank * kPhases + phase]: whom the rank sends to / receives from in the phase (-1: nobody).\n";
-  table("kSendTo", send_to);
-  table("kRecvFrom", recv_from);
-  out << "// Ranks whose synchronisation a rank waits for before its send of a phase, and ranks it\n"
-      << "// notifies after it: entries [start[i], start[i + 1]) for i = rank * kPhases + phase.\n";
-  csr("kWaitStart", "kWait", wait);
-  csr("kNotifyStart", "kNotify", notify);
-  out << R"(
+  const std::size_t sends = send_to.size();
+  std::vector<std::int64_t> wait_start(sends + 1, 0), notify_start(sends + 1, 0);
+  std::vector<std::size_t> waiter(sync.syncs.size()), notifier(sync.syncs.size());
+  for (std::size_t k = 0; k < sync.syncs.size(); ++k) {
+    const auto& y = sync.syncs[k];
+    waiter[k] = send_index(y.to, y.before);
+    notifier[k] = send_index(y.from, y.after);
+    ++wait_start[waiter[k] + 1];
+    ++notify_start[notifier[k] + 1];
+  }
+  for (std::size_t i = 0; i < sends; ++i) {
+    wait_start[i + 1] += wait_start[i];
+    notify_start[i + 1] += notify_start[i];
+  }
+  // One extra entry, never read, keeps the arrays non-empty.
+  std::vector<int> wait(sync.syncs.size() + 1, -1), notify(sync.syncs.size() + 1, -1);
+  {
+    std::vector<std::int64_t> wfill(wait_start.begin(), wait_start.end() - 1);
+    std::vector<std::int64_t> nfill(notify_start.begin(), notify_start.end() - 1);
+    for (std::size_t k = 0; k < sync.syncs.size(); ++k) {
+      wait[static_cast<std::size_t>(wfill[waiter[k]]++)] = sync.syncs[k].from;
+      notify[static_cast<std::size_t>(nfill[notifier[k]]++)] = sync.syncs[k].to;
+    }
+  }
+  libcomm::require(sends < static_cast<std::size_t>(std::numeric_limits<int>::max()) &&
+                       sync.syncs.size() < static_cast<std::size_t>(std::numeric_limits<int>::max()),
+                   "--emit-cpp: the tables do not fit int indices");
+
+  std::ofstream file(path, std::ios::binary);
+  libcomm::require(static_cast<bool>(file), "--emit-cpp: cannot write '" + path + "'");
+  {
+    TableWriter out(file);
+    out << "// Generated by schedgen (libcomm, paper 003 section 5) from " << source << ".\n"
+        << "// AAPC on " << std::to_string(P) << " machines in " << std::to_string(s.num_phases)
+        << " contention-free phases (load of the\n"
+        << "// bottleneck links), " << std::to_string(sync.syncs.size()) << " pairwise synchronisation messages.\n"
+        << "// Same arguments as MPI_Alltoall; comm must have exactly " << std::to_string(P) << " ranks, rank r on\n"
+        << "// machine " << (P > 0 ? t.name(t.machine_node(t.machine_of_rank()[0])) : "")
+        << " ... as listed in the topology.\n"
+        << "// Messages use tags 7501 (data) and 7502 (synchronisation) on comm.\n"
+        << "#include <mpi.h>\n\n#include <vector>\n\nnamespace {\n\n"
+        << "constexpr int kRanks = " << std::to_string(P) << ";\n"
+        << "// Rank r sends to kSendTo[kSendStart[r]], kSendTo[kSendStart[r] + 1], ... in phase order.\n";
+    out.table("kSendStart", send_start);
+    out.table("kSendTo", send_to);
+    out << "// Before send i (an index into kSendTo) the rank waits for a synchronisation from each\n"
+        << "// of kWait[kWaitStart[i] .. kWaitStart[i + 1]); after it, it notifies each of\n"
+        << "// kNotify[kNotifyStart[i] .. kNotifyStart[i + 1]).\n";
+    out.table("kWaitStart", wait_start);
+    out.table("kWait", wait);
+    out.table("kNotifyStart", notify_start);
+    out.table("kNotify", notify);
+    out << R"(
 constexpr int kDataTag = 7501;
 constexpr int kSyncTag = 7502;
 
 }  // namespace
 
 int )" << function
-      << R"((const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+        << R"((const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
     int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   int size = 0, rank = 0, rc = MPI_SUCCESS;
   MPI_Comm_size(comm, &size);
@@ -171,12 +263,12 @@ int )" << function
   const char* s = static_cast<const char*>(sendbuf);
   char* r = static_cast<char*>(recvbuf);
   const MPI_Aint sblock = sext * sendcount, rblock = rext * recvcount;
+  const int first = kSendStart[rank], last = kSendStart[rank + 1];
   std::vector<MPI_Request> reqs;
-  reqs.reserve(2 * kPhases);
-  // Every receive first, so data never arrives unexpected.
-  for (int p = 0; p < kPhases; ++p) {
-    const int from = kRecvFrom[rank * kPhases + p];
-    if (from < 0) continue;
+  reqs.reserve(static_cast<std::size_t>(kRanks) + static_cast<std::size_t>(kNotifyStart[last] - kNotifyStart[first]));
+  // Every receive first (one message from every other rank), so data never arrives unexpected.
+  for (int from = 0; from < kRanks; ++from) {
+    if (from == rank) continue;
     reqs.emplace_back();
     rc = MPI_Irecv(r + from * rblock, recvcount, recvtype, from, kDataTag, comm, &reqs.back());
     if (rc != MPI_SUCCESS) return rc;
@@ -184,14 +276,12 @@ int )" << function
   rc = MPI_Sendrecv(s + rank * sblock, sendcount, sendtype, rank, kDataTag, r + rank * rblock,
                     recvcount, recvtype, rank, kDataTag, comm, MPI_STATUS_IGNORE);
   if (rc != MPI_SUCCESS) return rc;
-  for (int p = 0; p < kPhases; ++p) {
-    const int i = rank * kPhases + p, to = kSendTo[i];
-    if (to < 0) continue;
+  for (int i = first; i < last; ++i) {
     for (int k = kWaitStart[i]; k < kWaitStart[i + 1]; ++k) {
       rc = MPI_Recv(nullptr, 0, MPI_BYTE, kWait[k], kSyncTag, comm, MPI_STATUS_IGNORE);
       if (rc != MPI_SUCCESS) return rc;
     }
-    rc = MPI_Send(s + to * sblock, sendcount, sendtype, to, kDataTag, comm);
+    rc = MPI_Send(s + kSendTo[i] * sblock, sendcount, sendtype, kSendTo[i], kDataTag, comm);
     if (rc != MPI_SUCCESS) return rc;
     for (int k = kNotifyStart[i]; k < kNotifyStart[i + 1]; ++k) {
       reqs.emplace_back();
@@ -203,7 +293,8 @@ int )" << function
                       : MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
 }
 )";
-  libcomm::require(static_cast<bool>(out), "--emit-cpp: error writing '" + path + "'");
+  }
+  libcomm::require(static_cast<bool>(file), "--emit-cpp: error writing '" + path + "'");
 }
 
 int run(int argc, char** argv) {
@@ -213,6 +304,8 @@ int run(int argc, char** argv) {
       "bound; --emit-cpp writes an MPI_Alltoall replacement for the topology."};
   std::string topo_path, emit_path, json_path, function = "schedgen_alltoall", write_topo;
   int random_machines = 0, random_switches = 0;
+  std::vector<int> regular;
+  int threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 64u));
   std::uint64_t seed = 1;
   double chain = 0.5, bandwidth = 100.0;
   std::int64_t table_phases = 64;
@@ -227,6 +320,11 @@ int run(int argc, char** argv) {
   app.add_option("--chain", chain, "--random: 0 = bushy switch tree, 1 = chain of switches")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  app.add_option("--regular", regular,
+                 "instead of a file: a regular tree, fan-outs from the root down, the last level "
+                 "machines (64,64: 64 switches of 64 machines under one root)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1 << 16));
   app.add_option("--write-topology", write_topo, "write the topology used (e.g. a --random one) to FILE");
   app.add_option("--bandwidth", bandwidth, "link bandwidth B in Mbit/s for the bound")
       ->check(CLI::PositiveNumber)
@@ -239,6 +337,11 @@ int run(int argc, char** argv) {
   app.add_option("--emit-cpp", emit_path, "write the generated C++ routine to FILE");
   app.add_option("--function", function, "--emit-cpp: name of the generated function")->capture_default_str();
   app.add_option("--json", json_path, "write the results as JSON to FILE");
+  app.add_option("--threads", threads,
+                 "threads for the synchronisation plan (default: the cores of this machine); the plan "
+                 "is the same for any number")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
   app.add_option("--time", time_runs,
                  "also run the scheduler and the synchronisation plan N more times and print the "
                  "median wall-clock and CPU seconds of each")
@@ -248,22 +351,25 @@ int run(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  libcomm::require(topo_path.empty() != (random_machines == 0),
-                   "give either a topology file or --random N (not both, not neither)");
+  libcomm::require((topo_path.empty() ? 0 : 1) + (random_machines ? 1 : 0) + (regular.empty() ? 0 : 1) == 1,
+                   "give one of: a topology file, --random N, --regular F1,F2,...");
   libcomm::require(!(no_sync && !emit_path.empty()), "--no-sync: --emit-cpp needs the synchronisation plan");
 
   nlohmann::json j;
   j["program"] = "schedgen";
   auto t0 = Clock::now();
-  const Topology t = random_machines
-                         ? Topology::random(random_machines,
-                                            random_switches ? random_switches : random_machines / 8 + 1,
-                                            seed, chain)
-                         : Topology::load(topo_path);
+  std::string shape;
+  for (int f : regular) shape += (shape.empty() ? "" : "x") + std::to_string(f);
+  const Topology t = random_machines ? Topology::random(random_machines,
+                                                        random_switches ? random_switches : random_machines / 8 + 1,
+                                                        seed, chain)
+                     : !regular.empty() ? Topology::regular(regular)
+                                        : Topology::load(topo_path);
   const double t_read = seconds_since(t0);
-  const std::string source = random_machines ? "random tree (" + std::to_string(random_machines) +
+  const std::string source = random_machines   ? "random tree (" + std::to_string(random_machines) +
                                                    " machines, seed " + std::to_string(seed) + ")"
-                                             : topo_path;
+                             : !regular.empty() ? "regular tree " + shape
+                                                : topo_path;
   if (!write_topo.empty()) {
     std::ofstream out(write_topo);
     out << "# " << source << "\n" << t.to_text();
@@ -289,10 +395,15 @@ int run(int argc, char** argv) {
   };
   libcomm::SyncPlan sync;
   bool plan_refused = false;
+  // The synchronisations themselves only for the routine; the counts need none of them
+  // (250-300 MB at 4096 machines).
+  libcomm::SyncPlanOptions plan_options;
+  plan_options.threads = threads;
+  plan_options.keep_syncs = !emit_path.empty();
   if (!no_sync) {
     t0 = Clock::now();
     try {
-      sync = libcomm::plan_synchronisation(s, t);
+      sync = libcomm::plan_synchronisation(s, t, plan_options);
       t_sync = seconds_since(t0);
     } catch (const libcomm::Error&) {
       t_sync = seconds_since(t0);
@@ -307,10 +418,10 @@ int run(int argc, char** argv) {
     std::cout << "\nsynchronisation (section 5): " << sync.contending_pairs
               << " contending message pairs in different phases; " << sync.consecutive_pairs
               << " consecutive on an edge, " << sync.same_sender_pairs << " of them same sender, "
-              << sync.redundant << " redundant: " << sync.syncs.size() << " synchronisation messages\n";
+              << sync.redundant << " redundant: " << sync.synchronisations << " synchronisation messages\n";
     if (!emit_path.empty()) {
       t0 = Clock::now();
-      emit_cpp(emit_path, function, source, t, libcomm::tree_rank_schedule(s, t), sync);
+      emit_cpp(emit_path, function, source, t, s, sync);
       t_emit = seconds_since(t0);
       std::cout << "wrote " << emit_path << " (function " << function << ")\n";
     }
@@ -321,14 +432,20 @@ int run(int argc, char** argv) {
     std::cout << "verify " << t_verify << " s";
   else
     std::cout << "verify in the synchronisation plan's sweep";
-  if (!no_sync) std::cout << ", synchronisation plan " << t_sync << " s";
+  if (!no_sync)
+    std::cout << ", synchronisation plan " << t_sync << " s (" << threads << (threads == 1 ? " thread)" : " threads)");
   if (!emit_path.empty()) std::cout << ", emit " << t_emit << " s";
   std::cout << "\n";
+  if (!no_sync && !plan_refused && !sync.seconds.empty()) {
+    std::cout << "synchronisation plan by stage:";
+    for (const auto& [stage, secs] : sync.seconds) std::cout << " " << stage << " " << secs << " s;";
+    std::cout << "\n";
+  }
   if (time_runs > 0) {
     const Timing sched = median_time(time_runs, [&] { (void)libcomm::schedule_tree_aapc(t); });
     Timing plan;
     if (!no_sync && !plan_refused)
-      plan = median_time(time_runs, [&] { (void)libcomm::plan_synchronisation(s, t); });
+      plan = median_time(time_runs, [&] { (void)libcomm::plan_synchronisation(s, t, plan_options); });
     std::cout << "timing (median of " << time_runs << " runs, wall / CPU seconds): schedule " << sched.wall
               << " / " << sched.cpu;
     if (!no_sync)
@@ -355,7 +472,8 @@ int run(int argc, char** argv) {
     j["bound_mbps"] = t.peak_aggregate_throughput(bandwidth);
     if (!no_sync) {
       j["contending_pairs"] = sync.contending_pairs;
-      j["sync_messages"] = sync.syncs.size();
+      j["sync_messages"] = sync.synchronisations;
+      j["threads"] = threads;
       j["redundant_syncs"] = sync.redundant;
     }
     j["time_s"] = {{"read", t_read}, {"schedule", t_schedule}, {"verify", t_verify}, {"sync", t_sync},

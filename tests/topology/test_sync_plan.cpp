@@ -207,6 +207,14 @@ void expect_same_as_reference(const Topology& t, const std::string& what) {
       if (::testing::Test::HasFatalFailure()) return;
     }
   }
+  // Every question the labels leave open answered by the spread sweep (no search), and by
+  // searches of at most 3 steps, the rest by the sweep.
+  for (int budget : {0, 3}) {
+    auto o = with_threads(budget == 0 ? 1 : 2);
+    o.search_budget = budget;
+    expect_same_plan(plan_synchronisation(s, t, o), ref, what + " (search budget " + std::to_string(budget) + ")");
+    if (::testing::Test::HasFatalFailure()) return;
+  }
   SyncPlan counts = plan_synchronisation(s, t, with_threads(2, false));
   EXPECT_TRUE(counts.syncs.empty()) << what;
   counts.syncs = ref.syncs;  // the counts must match the reference's
@@ -257,6 +265,9 @@ TEST(SyncPlan, SameAsReferenceOnPartialSchedules) {
     const std::string what = "partial schedule " + std::to_string(n) + ":\n" + t.to_text();
     const SyncPlan ref = reference_plan_synchronisation(s, t);
     for (int threads : {1, 2, 4}) expect_same_plan(plan_synchronisation(s, t, with_threads(threads)), ref, what);
+    SyncPlanOptions spread_only;
+    spread_only.search_budget = 0;
+    expect_same_plan(plan_synchronisation(s, t, spread_only), ref, what + " (no search)");
     if (HasFailure()) return;
   }
 }

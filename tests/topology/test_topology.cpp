@@ -201,5 +201,36 @@ TEST(Topology, SingleSwitchAndSwitchOnlyBranches) {
   EXPECT_EQ(u.aapc_load(), 2);
 }
 
+TEST(Topology, RegularTrees) {
+  // 64 switches of 64 machines under one root: the 64 root links are the bottlenecks,
+  // 64 | 4032 machines each.
+  const Topology t = Topology::regular({64, 64});
+  EXPECT_EQ(t.num_machines(), 4096);
+  EXPECT_EQ(t.num_nodes(), 4096 + 65);
+  EXPECT_EQ(t.aapc_load(), 64 * 4032);
+  EXPECT_EQ(t.bottleneck_links().size(), 64u);
+  EXPECT_DOUBLE_EQ(t.peak_aggregate_throughput(1.0), 4096.0 * 4095.0 / (64.0 * 4032.0));
+  // Machines in listing order, the first 16 on the first leaf switch of the 16 x 16 x 16 tree.
+  const Topology u = Topology::regular({16, 16, 16});
+  EXPECT_EQ(u.num_machines(), 4096);
+  EXPECT_EQ(u.name(u.parent(u.machine_node(0))), u.name(u.parent(u.machine_node(15))));
+  EXPECT_NE(u.name(u.parent(u.machine_node(15))), u.name(u.parent(u.machine_node(16))));
+  EXPECT_EQ(u.depth(u.machine_node(4095)), 3);
+  EXPECT_EQ(Topology::regular({5}).aapc_load(), Topology::single_switch(5).aapc_load());
+  // Bad shapes are refused with the reason.
+  auto message = [](const std::vector<int>& fanout) {
+    try {
+      (void)Topology::regular(fanout);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_TRUE(contains(message({}), "at least one fan-out")) << message({});
+  EXPECT_TRUE(contains(message({4, 0}), "fan-out 0 at level 2")) << message({4, 0});
+  EXPECT_TRUE(contains(message({2}), "2 machines")) << message({2});
+  EXPECT_TRUE(contains(message({300, 300}), "more than 65536 nodes")) << message({300, 300});
+}
+
 }  // namespace
 }  // namespace libcomm

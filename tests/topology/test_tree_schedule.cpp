@@ -214,7 +214,9 @@ TEST(TreeSchedule, ContentionCheckAgreesWithWalkingThePaths) {
       const auto v = verify_contention_free(s, t, how);
       ASSERT_EQ(v.ok, !contended) << "tree " << n << ", check " << static_cast<int>(how) << ":\n"
                                   << t.to_text() << v.summary();
-      if (!v.ok) ASSERT_FALSE(v.problems.empty()) << "tree " << n;
+      if (!v.ok) {
+        ASSERT_FALSE(v.problems.empty()) << "tree " << n;
+      }
     }
     (contended ? contended_rounds : free_rounds) += 1;
   }

@@ -66,6 +66,11 @@ class Topology {
   // off few switches (flat trees).
   static Topology random(int machines, int switches, std::uint64_t seed,
                          double max_depth_bias = 0.5);
+  // A regular tree: a root switch with fanout[0] children, each with fanout[1] children,
+  // and so on; the last level are machines. {64, 64} is 64 switches of 64 machines under
+  // one root (4096 machines); {4096} is one switch. Throws Error for an empty list, a
+  // fan-out below 1, fewer than 3 machines or more than 65536 nodes.
+  static Topology regular(const std::vector<int>& fanout);
 
   // Writes the tree back in the text format (parse(to_text()) gives the same tree).
   std::string to_text() const;

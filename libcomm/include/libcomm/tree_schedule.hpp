@@ -101,6 +101,8 @@ struct SyncPlan {
   std::int64_t same_sender_pairs = 0;
   // Dependences removed as redundant by the transitive reduction.
   std::int64_t redundant = 0;
+  // Wall-clock seconds of each stage of the computation, in order (for reports).
+  std::vector<std::pair<std::string, double>> seconds;
 };
 
 struct SyncPlanOptions {
@@ -110,6 +112,10 @@ struct SyncPlanOptions {
   // Threads for the plan: the sweep over the phases is cut into this many chunks, and the
   // transitive reduction shares its work out. Same plan for any number.
   int threads = 1;
+  // Steps a search for another path may take before its question is left to the sweep that
+  // answers the rest all at once (sync_plan.cpp, step 2). Same plan for any value; tests
+  // set 0 to send every question there.
+  int search_budget = 4096;
 };
 
 // Builds the synchronisation plan of a contention-free single-ported schedule on `t`

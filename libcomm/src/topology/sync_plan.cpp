@@ -25,6 +25,7 @@
 // in order; a rank's chain is linked by prev/next send.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
@@ -58,7 +59,8 @@ constexpr Id kUnresolved = -2;
 // are positions in msg, so ids grow with (phase, sender rank).
 struct PhaseMessages {
   struct Message {
-    std::int32_t src, dst;  // ranks (plan_from_messages puts the phase in dst after step 1)
+    std::uint16_t src, dst;  // ranks (a tree has at most 65536 nodes, at least one a switch)
+    std::int32_t phase;
   };
   std::vector<std::int64_t> offset;  // phase p holds messages [offset[p], offset[p + 1])
   std::vector<Message> msg;
@@ -142,7 +144,7 @@ PairCount counted_contending_pairs(const PhaseMessages& pm, const Topology& t) {
   std::unordered_map<std::int64_t, std::int64_t> turn_users;
   std::int64_t total = 0;
   std::vector<int> path;
-  for (const auto& [src, dst] : pm.msg) {
+  for (const auto& [src, dst, phase] : pm.msg) {
     path.clear();
     t.path_edge_ids(t.machine_node(t.machine_of_rank()[src]), t.machine_node(t.machine_of_rank()[dst]), path);
     for (std::size_t k = 0; k + 1 < path.size(); ++k) total -= turn_users[path[k] * E + path[k + 1]]++;
@@ -167,10 +169,10 @@ struct SweepInput {
   bool record_preds = false;  // keep the predecessor lists (step 2, or the synchronisations)
 };
 
-// What the sweep writes for every message (each chunk its own id range). pred_end[m] is
-// where m's predecessors end in the chunk's list (made global after the sweep).
+// What the sweep writes for every message (each chunk its own id range). pred_start[m + 1]
+// is where m's predecessors end in its chunk's list (made global when the chunks are joined).
 struct SweepOutput {
-  MessageArray<Id> hub_in, hub_out, prev_send, pred_end;
+  MessageArray<Id> hub_in, hub_out, prev_send, pred_start;
 };
 
 // Step 1 over the phases [first_phase, end_phase): one sweep in phase order. The incoming
@@ -352,10 +354,6 @@ class SweepChunk {
             same->count += r.last - r.first + 1;
           }
         }
-        // Insertion sort by id: a handful of entries, mostly in order already.
-        for (std::size_t i = 1; i < previous.size(); ++i)
-          for (std::size_t k = i; k > 0 && previous[k].id < previous[k - 1].id; --k)
-            std::swap(previous[k], previous[k - 1]);
         Id in = -1;
         if (labels) {
           // The sender's own link carries its sends only: its last user is the previous send.
@@ -396,7 +394,14 @@ class SweepChunk {
           }
         }
         live_[slot] = {me, phase, rank, src.enter, dst.enter, in, length, -1};
-        if (record) out_.pred_end[me] = static_cast<Id>(pred_.size());
+        if (record) {
+          // The kept predecessors in id order (the order of the synchronisations): one or
+          // two entries, as a rule.
+          const auto begin = pred_.begin() + (me == first_id_ ? 0 : out_.pred_start[me]);
+          for (auto i = begin + 1; i < pred_.end(); ++i)
+            for (auto k = i; k > begin && *k < *(k - 1); --k) std::iter_swap(k, k - 1);
+          out_.pred_start[me + 1] = static_cast<Id>(pred_.size());
+        }
       }
   }
 
@@ -410,136 +415,228 @@ class SweepChunk {
   std::vector<Id> pred_;  // the kept predecessors, message after message
 };
 
-// The graph step 2 searches: predecessor lists (CSR over all messages), the successor
-// lists, previous and next send, phase and rank of every message, and both hub labels.
-struct SearchGraph {
-  MessageArray<Id> pred_start;  // n + 1 entries
+// The dependences kept by step 1, as predecessor lists over all messages (CSR).
+struct PredLists {
+  MessageArray<Id> start;  // n + 1 entries
   std::vector<Id> pred;
-  MessageArray<Id> succ_start, succ, next_send;
 };
 
 // Step 2, the rest of the transitive reduction. u -> v is redundant when u reaches another
-// in-neighbour w of v (a predecessor, or v's previous send); a dependence between adjacent
-// phases never is. First the hub: the users of one directed edge form a chain too, so
-// hub_out(u) <= hub_in(w) shows a path u -> hub -> w in O(1). For the busiest edge, used in
-// every phase, that settles most dependences from far back. The rest by a search from both
-// ends, one step each in turn:
-//   * forward from u, up to the latest phase of v's other in-neighbours. Dependences that
-//     stay are typically of this kind: u's news has not spread yet, and this side dies out
-//     after a few steps;
-//   * backward from v's other in-neighbours, down to u's phase. Going back from v, the
-//     messages that reach v soon cover most ranks, so when u's news has spread the two
-//     sides meet after a few steps each, where either alone may walk a large cone.
-// Both use that a rank's messages form a chain: reaching a rank's message of phase r
-// reaches all its later ones, and whatever reaches it reaches all its earlier ones. So each
-// side keeps one watermark per rank (forward: the earliest message reached from u;
-// backward: the latest message that reaches v without the edge u -> v), walks every chain
-// at most once, and the sides meet when the watermarks of some rank cross. A side that runs
-// out of work has its whole cone: no meeting by then means no other path.
-// One Reducer per thread; the graph is only read.
-class Reducer {
+// in-neighbour w of v (a kept predecessor, or v's previous send); a dependence between
+// adjacent phases never is.
+//
+// First the labels. The users of one directed edge form a chain, like the sends of a rank,
+// so hub_out(u) <= hub_in(w) shows a path u -> hub -> w in O(1). For the busiest edge, used
+// in every phase, that settles most dependences from far back. And a message reaches only
+// messages whose labels are at least its own, which rules out most of the dependences that
+// stay.
+//
+// The rest ("open questions") by one more sweep in phase order that follows the spread of
+// every open question at once, one bit each. u's news spreads along edges: a message that
+// uses an edge some reached message used before it is reached, and marks every edge of its
+// path. u -> v is redundant iff, when v comes, an edge of v's path that u's path does not
+// share carries u's bit: the last user of that edge is then reached from u and is another
+// in-neighbour of v (the edges the two paths share all have u as v's predecessor, or step 1
+// would have dropped u -> v). The work is the paths of the messages while some question is
+// open, plus a word operation per edge for 64 open questions; a search from both ends of
+// the graph is faster on average but took minutes where u's news spreads slowly (4096
+// machines on 4 switches: 1 M phases between u and v, 10^6 messages in each cone).
+int decided_by_labels(Id u, Id v, const SweepOutput& l, const PredLists& g) {
+  bool possible = false;
+  auto other = [&](Id w) {
+    if (l.hub_out[u] <= l.hub_in[w]) return true;
+    possible |= l.hub_in[u] <= l.hub_in[w] && l.hub_out[u] <= l.hub_out[w];
+    return false;
+  };
+  for (Id j = g.start[v]; j < g.start[v + 1]; ++j)
+    if (g.pred[j] != u && other(g.pred[j])) return 1;
+  if (l.prev_send[v] >= 0 && other(l.prev_send[v])) return 1;
+  return possible ? -1 : 0;
+}
+
+// A search backward from v's other in-neighbours, of at most `budget` steps: 1 = u reaches
+// one of them, 0 = it does not, -1 = not decided within the budget (the spread below decides
+// those). A rank's messages form a chain: whatever reaches one of them reaches all its
+// earlier ones, so the search keeps one watermark per rank (the latest message found that
+// reaches v without the edge u -> v) and walks every rank's chain at most once; it has
+// found a path when the watermark of u's rank passes u. It expands a message only while
+// its phase is after u's and its labels are at least u's (messages reach only messages
+// whose labels are at least their own); labels and phases grow along a chain, so a
+// stretch ends at the first that fails. One per thread; the graph is only read.
+class BoundedSearch {
  public:
-  Reducer(const PhaseMessages& pm, const SweepOutput& labels, const SearchGraph& g, int ranks)
+  BoundedSearch(const PhaseMessages& pm, const SweepOutput& labels, const PredLists& g, int ranks)
       : pm_(pm), l_(labels), g_(g), marks_(static_cast<std::size_t>(ranks)) {}
 
-  // Does u reach v other than by the edge u -> v?
-  bool other_path(Id u, Id v) {
-    const auto& hub_in = l_.hub_in;
-    const auto& hub_out = l_.hub_out;
-    others_.clear();
-    for (Id j = g_.pred_start[v]; j < g_.pred_start[v + 1]; ++j)
-      if (g_.pred[j] != u) others_.push_back(g_.pred[j]);
-    if (l_.prev_send[v] >= 0) others_.push_back(l_.prev_send[v]);
-    // The labels decide most cases: a path through the hub, or none because a message
-    // only reaches what has labels at least its own.
-    bool possible = false;
-    for (Id w : others_) {
-      if (hub_out[u] <= hub_in[w]) return true;
-      possible |= hub_in[u] <= hub_in[w] && hub_out[u] <= hub_out[w];
-    }
-    if (!possible) return false;
+  int run(Id u, Id v, int budget) {
     ++search_;
-    forward_.clear();
-    backward_.clear();
-    // Forward, a message is worth expanding while it is before the latest in-neighbour and
-    // its labels are at most theirs; backward, while it is after u and its labels are at
-    // least u's. Labels and phases grow along a chain, so a stretch ends at the first that fails.
-    std::int32_t horizon = -1;
-    Id in_limit = -1, out_limit = -1;
-    for (Id w : others_) {
-      horizon = std::max(horizon, phase_of(w));
-      in_limit = std::max(in_limit, hub_in[w]);
-      out_limit = std::max(out_limit, hub_out[w]);
-      reach_backward(w);
-    }
-    if (reach_forward(u)) return true;
-    const std::int32_t floor = phase_of(u);
-    const Id in_floor = hub_in[u], out_floor = hub_out[u];
-    while (!forward_.empty() && !backward_.empty()) {
-      auto& [f_next, f_stop] = forward_.back();
-      if (phase_of(f_next) >= horizon || hub_in[f_next] > in_limit || hub_out[f_next] > out_limit) {
-        forward_.pop_back();  // later messages cannot reach an in-neighbour
-      } else {
-        const Id x = f_next;
-        f_next = g_.next_send[x];
-        if (f_next == f_stop) forward_.pop_back();
-        for (Id j = g_.succ_start[x]; j < g_.succ_start[x + 1]; ++j)
-          if (reach_forward(g_.succ[j])) return true;
+    stretches_.clear();
+    u_ = u;
+    u_rank_ = pm_.msg[static_cast<std::size_t>(u)].src;
+    for (Id j = g_.start[v]; j < g_.start[v + 1]; ++j)
+      if (g_.pred[j] != u && reach(g_.pred[j])) return 1;
+    if (l_.prev_send[v] >= 0 && reach(l_.prev_send[v])) return 1;
+    const std::int32_t floor = pm_.msg[static_cast<std::size_t>(u)].phase;
+    const Id in_floor = l_.hub_in[u], out_floor = l_.hub_out[u];
+    for (int steps = 0; !stretches_.empty();) {
+      auto& [stop, next] = stretches_.back();
+      if (pm_.msg[static_cast<std::size_t>(next)].phase < floor || l_.hub_in[next] < in_floor ||
+          l_.hub_out[next] < out_floor) {
+        stretches_.pop_back();  // earlier messages cannot be reached from u
+        continue;
       }
-      if (backward_.empty()) break;
-      auto& [b_stop, b_next] = backward_.back();
-      if (phase_of(b_next) < floor || hub_in[b_next] < in_floor || hub_out[b_next] < out_floor) {
-        backward_.pop_back();  // earlier messages cannot be reached from u
-      } else {
-        const Id x = b_next;
-        b_next = l_.prev_send[x];
-        if (b_next == b_stop) backward_.pop_back();
-        for (Id j = g_.pred_start[x]; j < g_.pred_start[x + 1]; ++j)
-          if (reach_backward(g_.pred[j])) return true;
-      }
+      if (++steps > budget) return -1;
+      const Id x = next;
+      next = l_.prev_send[x];
+      if (next == stop) stretches_.pop_back();
+      for (Id j = g_.start[x]; j < g_.start[x + 1]; ++j)
+        if (reach(g_.pred[j])) return 1;
     }
-    return false;
+    return 0;
   }
 
  private:
-  struct Watermarks {
+  struct Watermark {
     std::int64_t search = -1;
-    Id forward = kNone;  // earliest message reached from u (kNone: none)
-    Id backward = -1;    // latest message reaching v (-1: none)
+    Id latest = -1;  // latest message of the rank found to reach v (-1: none)
   };
-  std::int32_t phase_of(Id x) const { return pm_.msg[static_cast<std::size_t>(x)].dst; }
-  Watermarks& mark(Id x) {
-    Watermarks& w = marks_[static_cast<std::size_t>(pm_.msg[static_cast<std::size_t>(x)].src)];
-    if (w.search != search_) w = {search_, kNone, -1};
-    return w;
-  }
-  // true: the sides meet.
-  bool reach_forward(Id x) {
-    Watermarks& w = mark(x);
-    if (x >= w.forward) return false;
-    if (x <= w.backward) return true;
-    forward_.emplace_back(x, w.forward);
-    w.forward = x;
-    return false;
-  }
-  bool reach_backward(Id x) {
-    Watermarks& w = mark(x);
-    if (x <= w.backward) return false;
-    if (x >= w.forward) return true;
-    backward_.emplace_back(w.backward, x);
-    w.backward = x;
+  // true: x is a message of u's rank at or after u, so u reaches it.
+  bool reach(Id x) {
+    const int rank = pm_.msg[static_cast<std::size_t>(x)].src;
+    Watermark& w = marks_[static_cast<std::size_t>(rank)];
+    if (w.search != search_) w = {search_, -1};
+    if (x <= w.latest) return false;
+    if (rank == u_rank_ && x >= u_) return true;
+    stretches_.emplace_back(w.latest, x);  // walk prev_send from x down to the old watermark
+    w.latest = x;
     return false;
   }
 
   const PhaseMessages& pm_;
   const SweepOutput& l_;
-  const SearchGraph& g_;
-  std::vector<Watermarks> marks_;
+  const PredLists& g_;
+  std::vector<Watermark> marks_;
   std::int64_t search_ = 0;
-  // Chain stretches still to expand: forward {next, stop}, walking next_send from `next` up
-  // to the old watermark `stop`; backward {stop, next}, walking prev_send down to `stop`.
-  std::vector<std::pair<Id, Id>> forward_, backward_;
-  std::vector<Id> others_;  // v's in-neighbours other than u
+  Id u_ = 0;
+  int u_rank_ = 0;
+  std::vector<std::pair<Id, Id>> stretches_;  // {stop, next}
+};
+
+struct OpenQuestion {
+  Id u, v;
+  std::size_t entry;  // index of u in pred
+};
+
+// The sweep described above, over the questions (in v order); sets redundant[entry].
+void answer_by_spread(const SweepInput& in, const std::vector<OpenQuestion>& questions,
+                      std::vector<std::uint8_t>& redundant) {
+  if (questions.empty()) return;
+  const auto& pm = in.pm;
+  const auto& tree = in.tree;
+  const std::size_t E = static_cast<std::size_t>(in.num_edges);
+  std::vector<std::uint32_t> by_source(questions.size());
+  for (std::uint32_t q = 0; q < by_source.size(); ++q) by_source[q] = q;
+  std::stable_sort(by_source.begin(), by_source.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return questions[a].u < questions[b].u; });
+  // Edge-major bit sets of `words` words; a question holds one bit from its u to its v.
+  // Bits given back wait in `retired` until a bulk clear makes them free again.
+  std::size_t words = 0;
+  std::vector<std::uint64_t> bits, mask, clear;
+  std::vector<std::uint32_t> free_bits, retired, bit_of(questions.size());
+  auto take_bit = [&] {
+    if (free_bits.empty() && !retired.empty()) {  // clear the retired bits on every edge
+      clear.assign(words, 0);
+      for (std::uint32_t b : retired) clear[b / 64] |= std::uint64_t{1} << (b % 64);
+      for (std::size_t e = 0; e < E; ++e)
+        for (std::size_t w = 0; w < words; ++w) bits[e * words + w] &= ~clear[w];
+      free_bits.swap(retired);
+    }
+    if (free_bits.empty()) {  // 64 more bits for every edge
+      std::vector<std::uint64_t> wider(E * (words + 1), 0);
+      for (std::size_t e = 0; e < E; ++e)
+        std::copy(bits.begin() + static_cast<std::ptrdiff_t>(e * words),
+                  bits.begin() + static_cast<std::ptrdiff_t>((e + 1) * words),
+                  wider.begin() + static_cast<std::ptrdiff_t>(e * (words + 1)));
+      bits.swap(wider);
+      for (std::uint32_t b = 64; b > 0; --b) free_bits.push_back(static_cast<std::uint32_t>(64 * words + b - 1));
+      ++words;
+      mask.assign(words, 0);
+    }
+    const std::uint32_t b = free_bits.back();
+    free_bits.pop_back();
+    return b;
+  };
+  auto enter_of = [&](int rank) { return in.machine_of_rank[static_cast<std::size_t>(rank)].enter; };
+  std::vector<int> path(static_cast<std::size_t>(tree.max_path()));
+  std::size_t next_source = 0, next_target = 0, open = 0;
+  for (Id x = questions[by_source[0]].u; next_target < questions.size(); ++x) {
+    const bool source = next_source < by_source.size() && questions[by_source[next_source]].u == x;
+    if (open == 0 && !source) continue;  // no question open: nothing spreads that matters
+    const auto& msg = pm.msg[static_cast<std::size_t>(x)];
+    const auto& src = in.machine_of_rank[msg.src];
+    const auto& dst = in.machine_of_rank[msg.dst];
+    const int length = tree.path(src.node, dst.node, tree.common_depth_at(src.position, dst.position), path.data());
+    for (; next_source < by_source.size() && questions[by_source[next_source]].u == x; ++next_source, ++open)
+      bit_of[by_source[next_source]] = take_bit();
+    std::uint64_t* const m = mask.data();
+    if (words == 1) {  // the usual case: at most 64 questions open at a time
+      std::uint64_t any = 0;
+      for (int i = 0; i < length; ++i) any |= bits[static_cast<std::size_t>(path[i])];
+      m[0] = any;
+    } else {
+      for (std::size_t w = 0; w < words; ++w) m[w] = 0;
+      for (int i = 0; i < length; ++i) {
+        const std::uint64_t* edge = bits.data() + static_cast<std::size_t>(path[i]) * words;
+        for (std::size_t w = 0; w < words; ++w) m[w] |= edge[w];
+      }
+    }
+    // Questions answered at x (their v): before x marks its own path.
+    for (; next_target < questions.size() && questions[next_target].v == x; ++next_target, --open) {
+      const OpenQuestion& q = questions[next_target];
+      const std::uint32_t b = bit_of[next_target];
+      const std::size_t word = b / 64;
+      const std::uint64_t bit = std::uint64_t{1} << (b % 64);
+      const auto& u = pm.msg[static_cast<std::size_t>(q.u)];
+      const std::uint32_t u_src = enter_of(u.src), u_dst = enter_of(u.dst);
+      for (int i = 0; i < length; ++i)
+        if ((bits[static_cast<std::size_t>(path[i]) * words + word] & bit) != 0 &&
+            !tree.on_path(path[i], u_src, u_dst)) {
+          redundant[q.entry] = 1;
+          break;
+        }
+      retired.push_back(b);
+    }
+    for (std::size_t k = next_source; k-- > 0 && questions[by_source[k]].u == x;) {
+      const std::uint32_t b = bit_of[by_source[k]];
+      mask[b / 64] |= std::uint64_t{1} << (b % 64);
+    }
+    // x is reached for every bit in the mask and passes them to all of its edges (a path
+    // without bits and no question starting at x has nothing to pass on).
+    if (words == 1) {
+      if (m[0] != 0)
+        for (int i = 0; i < length; ++i) bits[static_cast<std::size_t>(path[i])] = m[0];
+    } else {
+      for (int i = 0; i < length; ++i) {
+        std::uint64_t* edge = bits.data() + static_cast<std::size_t>(path[i]) * words;
+        for (std::size_t w = 0; w < words; ++w) edge[w] = m[w];
+      }
+    }
+  }
+}
+
+// Appends the seconds since the last stage to plan.seconds.
+class StageClock {
+ public:
+  explicit StageClock(SyncPlan& plan) : plan_(plan) {}
+  void operator()(const std::string& stage) {
+    const auto now = std::chrono::steady_clock::now();
+    plan_.seconds.emplace_back(stage, std::chrono::duration<double>(now - last_).count());
+    last_ = now;
+  }
+
+ private:
+  SyncPlan& plan_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
 // Runs f(0), ..., f(threads - 1), each on a thread of its own but the first.
@@ -557,8 +654,10 @@ SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlan
   require(n < static_cast<std::size_t>(kNone),
           "plan_synchronisation: " + std::to_string(n) + " messages; at most 2^31 - 2 are supported");
   const int R = t.num_machines();
+  require(R <= 65536, "plan_synchronisation: " + std::to_string(R) + " ranks; at most 65536 are supported");
   const std::int64_t phases = static_cast<std::int64_t>(pm.offset.size()) - 1;
   SyncPlan plan;
+  StageClock stage(plan);
   const PairCount count = pm.aapc ? aapc_contending_pairs(t) : counted_contending_pairs(pm, t);
   plan.contending_pairs = count.contending_pairs;
 
@@ -583,7 +682,7 @@ SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlan
     out.hub_out = MessageArray<Id>(n);
     out.prev_send = MessageArray<Id>(n);
   }
-  if (in.record_preds) out.pred_end = MessageArray<Id>(n);
+  if (in.record_preds) out.pred_start = MessageArray<Id>(n + 1);
   std::vector<std::unique_ptr<SweepChunk>> chunks;
   for (std::int64_t k = 0, first = 0; k < threads; ++k) {
     // Chunk k ends at the first phase boundary past (k + 1) n / threads messages, leaving
@@ -594,7 +693,9 @@ SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlan
     chunks.push_back(std::make_unique<SweepChunk>(in, out, first, end, k == 0 ? 2 * n : 0));
     first = end;
   }
+  stage("set-up");
   run_threads(threads, [&](int k) { chunks[static_cast<std::size_t>(k)]->run(); });
+  stage("sweep (step 1)");
   for (const auto& c : chunks)
     if (c->error) std::rethrow_exception(c->error);  // the earliest phase's problem
 
@@ -612,16 +713,16 @@ SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlan
   }
   require(kept < static_cast<std::int64_t>(kNone),
           "plan_synchronisation: too many dependences (" + std::to_string(kept) + ")");
-  SearchGraph g;
+  PredLists g;
   if (in.record_preds) {
-    g.pred_start = MessageArray<Id>(n + 1);
+    g.start = std::move(out.pred_start);
     g.pred = chunks[0]->take_preds();  // reserved for all of them
-    g.pred_start[0] = 0;
-    for (std::size_t k = 0; k < chunks.size(); ++k) {
+    g.start[0] = 0;
+    for (std::size_t k = 1; k < chunks.size(); ++k) {
       const auto& c = *chunks[k];
-      const Id base = k == 0 ? 0 : static_cast<Id>(g.pred.size());
-      if (k > 0) g.pred.insert(g.pred.end(), c.preds().begin(), c.preds().end());
-      for (Id m = c.first_id(); m < c.end_id(); ++m) g.pred_start[m + 1] = out.pred_end[m] + base;
+      const Id base = static_cast<Id>(g.pred.size());
+      g.pred.insert(g.pred.end(), c.preds().begin(), c.preds().end());
+      for (Id m = c.first_id(); m < c.end_id(); ++m) g.start[m + 1] += base;
     }
   }
   if (in.labels) {
@@ -634,7 +735,7 @@ SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlan
           h += base;
         } else if (h == kUnresolved) {
           h = out.prev_send[m] >= 0 ? out.hub_in[out.prev_send[m]] : -1;
-          for (Id j = g.pred_start[m]; j < g.pred_start[m + 1]; ++j) h = std::max(h, out.hub_in[g.pred[j]]);
+          for (Id j = g.start[m]; j < g.start[m + 1]; ++j) h = std::max(h, out.hub_in[g.pred[j]]);
         }
         if (out.hub_out[m] != kNone) out.hub_out[m] += base;
       }
@@ -642,80 +743,76 @@ SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlan
     }
   }
   chunks.clear();
-
-  // Phases replace the destinations (not needed any more).
-  for (std::int64_t p = 0; p < phases; ++p)
-    for (auto m = pm.offset[p]; m < pm.offset[p + 1]; ++m) pm.msg[m].dst = static_cast<std::int32_t>(p);
+  stage("join chunks");
 
   // Step 2 (only needed when some kept dependence spans two or more phases).
-  std::vector<std::uint8_t> removed;  // by predecessor entry: found redundant in step 2
+  std::vector<std::uint8_t> redundant;  // by predecessor entry: found redundant in step 2
   if (search_needed) {
     if (!in.labels)  // every edge busy in every phase leaves no gap of two phases
       throw Error("plan_synchronisation: internal error: a dependence spans two phases on a tree whose edges are "
                   "all busy in every phase");
-    // Next send and successors (CSR) of every message.
-    g.next_send = MessageArray<Id>(n);
-    for (std::size_t m = 0; m < n; ++m) g.next_send[m] = kNone;
-    for (std::size_t m = 0; m < n; ++m)
-      if (out.prev_send[m] >= 0) g.next_send[static_cast<std::size_t>(out.prev_send[m])] = static_cast<Id>(m);
-    g.succ_start = MessageArray<Id>(n + 1);
-    g.succ = MessageArray<Id>(g.pred.size() + 1);
-    for (std::size_t i = 0; i <= n; ++i) g.succ_start[i] = 0;
-    for (Id u : g.pred) ++g.succ_start[static_cast<std::size_t>(u) + 1];
-    for (std::size_t i = 0; i < n; ++i) g.succ_start[i + 1] += g.succ_start[i];
-    for (std::size_t m = 0; m < n; ++m)  // fills list u at start[u], moving start[u] to start[u + 1]
-      for (Id j = g.pred_start[m]; j < g.pred_start[m + 1]; ++j) g.succ[g.succ_start[g.pred[j]]++] = static_cast<Id>(m);
-    for (std::size_t i = n; i > 0; --i) g.succ_start[i] = g.succ_start[i - 1];
-    g.succ_start[0] = 0;
-    // hub_out: the earliest user of the hub edge that a message reaches (kNone: none), from
-    // the latest message backwards.
+    // hub_out: the earliest user of the hub edge that a message reaches (kNone: none). From
+    // the latest message backwards, every message's label is final when it is reached (its
+    // successors come later) and is passed on to its predecessors and previous send.
     for (auto m = static_cast<std::int64_t>(n) - 1; m >= 0; --m) {
-      Id h = out.hub_out[m];
-      if (g.next_send[m] != kNone) h = std::min(h, out.hub_out[g.next_send[m]]);
-      for (Id j = g.succ_start[m]; j < g.succ_start[m + 1]; ++j) h = std::min(h, out.hub_out[g.succ[j]]);
-      out.hub_out[m] = h;
+      const Id h = out.hub_out[m];
+      if (out.prev_send[m] >= 0) {
+        Id& x = out.hub_out[out.prev_send[m]];
+        x = std::min(x, h);
+      }
+      for (Id j = g.start[m]; j < g.start[m + 1]; ++j) {
+        Id& x = out.hub_out[g.pred[j]];
+        x = std::min(x, h);
+      }
     }
-    // The dependences in blocks of messages, handed out to the threads as they come.
-    removed.assign(g.pred.size(), 0);
+    stage("hub_out");
+    // The labels, on the threads in blocks of messages; the open questions of each block in
+    // v order.
+    redundant.assign(g.pred.size(), 0);
     constexpr std::size_t kBlock = 1 << 14;
+    const std::size_t blocks = (n + kBlock - 1) / kBlock;
+    std::vector<std::vector<OpenQuestion>> open(blocks);
     std::atomic<std::size_t> next_block{0};
-    std::vector<std::int64_t> removed_by(static_cast<std::size_t>(threads), 0);
-    std::vector<std::exception_ptr> failed(static_cast<std::size_t>(threads));
-    run_threads(threads, [&](int k) {
-      try {
-      Reducer reduce(pm, out, g, R);
-      std::int64_t found = 0;
-      for (;;) {
-        const std::size_t begin = next_block.fetch_add(kBlock);
-        if (begin >= n) break;
-        const std::size_t end = std::min(n, begin + kBlock);
-        for (std::size_t m = begin; m < end; ++m)
-          for (Id j = g.pred_start[m]; j < g.pred_start[m + 1]; ++j) {
+    run_threads(threads, [&](int) {
+      BoundedSearch search(pm, out, g, R);
+      for (std::size_t block; (block = next_block.fetch_add(1)) < blocks;) {
+        const std::size_t end = std::min(n, (block + 1) * kBlock);
+        for (std::size_t m = block * kBlock; m < end; ++m)
+          for (Id j = g.start[m]; j < g.start[m + 1]; ++j) {
             const Id u = g.pred[j], v = static_cast<Id>(m);
-            if (pm.msg[v].dst - pm.msg[u].dst >= 2 && reduce.other_path(u, v)) {
-              removed[j] = 1;
-              ++found;
-            }
+            if (pm.msg[v].phase - pm.msg[u].phase < 2) continue;
+            int verdict = decided_by_labels(u, v, out, g);
+            if (verdict < 0) verdict = search.run(u, v, options.search_budget);
+            if (verdict > 0)
+              redundant[j] = 1;
+            else if (verdict < 0)
+              open[block].push_back({u, v, static_cast<std::size_t>(j)});
           }
       }
-      removed_by[static_cast<std::size_t>(k)] = found;
-      } catch (...) {
-        failed[static_cast<std::size_t>(k)] = std::current_exception();
-      }
     });
-    for (const auto& e : failed)
-      if (e) std::rethrow_exception(e);
-    for (auto r : removed_by) plan.redundant += r, kept -= r;
+    std::vector<OpenQuestion> questions;
+    for (auto& o : open) questions.insert(questions.end(), o.begin(), o.end());
+    open.clear();
+    stage("labels");
+    // The open questions in groups, one per thread (a group's sweep carries only its bits).
+    const int groups = static_cast<int>(
+        std::min<std::size_t>(static_cast<std::size_t>(threads), (questions.size() + 63) / 64));
+    std::vector<std::vector<OpenQuestion>> group(static_cast<std::size_t>(std::max(groups, 1)));
+    for (std::size_t q = 0; q < questions.size(); ++q) group[q % group.size()].push_back(questions[q]);
+    run_threads(groups, [&](int k) { answer_by_spread(in, group[static_cast<std::size_t>(k)], redundant); });
+    stage("open questions (" + std::to_string(questions.size()) + ")");
+    for (std::uint8_t r : redundant) plan.redundant += r, kept -= r;
   }
   plan.synchronisations = kept;
   if (options.keep_syncs) {
     reserve_large(plan.syncs, static_cast<std::size_t>(kept));
     for (std::size_t m = 0; m < n; ++m)
-      for (Id j = g.pred_start[m]; j < g.pred_start[m + 1]; ++j)
-        if (removed.empty() || !removed[j]) {
+      for (Id j = g.start[m]; j < g.start[m + 1]; ++j)
+        if (redundant.empty() || !redundant[j]) {
           const auto& u = pm.msg[static_cast<std::size_t>(g.pred[j])];
-          plan.syncs.push_back({u.src, pm.msg[m].src, u.dst, pm.msg[m].dst});
+          plan.syncs.push_back({u.src, pm.msg[m].src, u.phase, pm.msg[m].phase});
         }
+    stage("synchronisations");
   }
   // Synchronisations between one pair of ranks are consumed in the order they are sent
   // (they carry no data to tell them apart), so two of them must never cross: a -> b after
@@ -749,7 +846,8 @@ SyncPlan plan_synchronisation(const Schedule& s, const Topology& t, const SyncPl
       bit = true;
     }
     std::sort(round.begin(), round.end());
-    for (const auto& [a, b] : round) pm.msg.push_back({a, b});
+    for (const auto& [a, b] : round)
+      pm.msg.push_back({static_cast<std::uint16_t>(a), static_cast<std::uint16_t>(b), static_cast<std::int32_t>(r)});
     pm.offset.push_back(static_cast<std::int64_t>(pm.msg.size()));
   }
   pm.aapc = !duplicate && pm.msg.size() == static_cast<std::size_t>(R) * (R - 1);
@@ -757,6 +855,7 @@ SyncPlan plan_synchronisation(const Schedule& s, const Topology& t, const SyncPl
 }
 
 SyncPlan plan_synchronisation(const TreeAapcSchedule& s, const Topology& t, const SyncPlanOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
   require(s.num_machines == t.num_machines(),
           "plan_synchronisation: the schedule is for " + std::to_string(s.num_machines) +
               " machines, the topology has " + std::to_string(t.num_machines()));
@@ -775,11 +874,14 @@ SyncPlan plan_synchronisation(const TreeAapcSchedule& s, const Topology& t, cons
     const std::int32_t* row = s.phase_of.data() + static_cast<std::size_t>(t.machine_of_rank()[r]) * M;
     for (std::size_t b = 0; b < M; ++b)
       if (row[b] >= 0) {
-        pm.msg[fill[row[b]]++] = {static_cast<std::int32_t>(r), rank_of[b]};
+        pm.msg[fill[row[b]]++] = {static_cast<std::uint16_t>(r), static_cast<std::uint16_t>(rank_of[b]), row[b]};
       }
   }
   pm.aapc = true;  // schedule_tree_aapc places every message exactly once
-  return plan_from_messages(pm, t, options);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  SyncPlan plan = plan_from_messages(pm, t, options);
+  plan.seconds.insert(plan.seconds.begin(), {"messages by phase", seconds});
+  return plan;
 }
 
 TreeRankPlan::TreeRankPlan(const Schedule& s, const SyncPlan& sync, int rank)

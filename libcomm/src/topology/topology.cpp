@@ -289,6 +289,33 @@ Topology Topology::single_switch(int machines) {
   return from_links(std::move(names), std::move(is_machine), links);
 }
 
+Topology Topology::regular(const std::vector<int>& fanout) {
+  require(!fanout.empty(), "Topology::regular: needs at least one fan-out");
+  std::vector<std::string> names = {"s0"};
+  std::vector<bool> is_machine = {false};
+  std::vector<std::pair<int, int>> links;
+  std::vector<int> level = {0};  // the nodes of the current level
+  int switches = 1, machines = 0;
+  for (std::size_t d = 0; d < fanout.size(); ++d) {
+    require(fanout[d] >= 1, "Topology::regular: fan-out " + std::to_string(fanout[d]) + " at level " +
+                                std::to_string(d + 1) + " (must be at least 1)");
+    require(level.size() * static_cast<std::size_t>(fanout[d]) + names.size() <= kMaxNodes,
+            "Topology::regular: more than " + std::to_string(kMaxNodes) + " nodes");
+    const bool leaves = d + 1 == fanout.size();
+    std::vector<int> next;
+    for (int parent : level)
+      for (int k = 0; k < fanout[d]; ++k) {
+        next.push_back(static_cast<int>(names.size()));
+        names.push_back(leaves ? "n" + std::to_string(machines++) : "s" + std::to_string(switches++));
+        is_machine.push_back(leaves);
+        links.emplace_back(parent, next.back());
+      }
+    level = std::move(next);
+  }
+  require(machines >= 3, "Topology::regular: " + std::to_string(machines) + " machines (at least 3 are needed)");
+  return from_links(std::move(names), std::move(is_machine), links);
+}
+
 Topology Topology::random(int machines, int switches, std::uint64_t seed, double chain_bias) {
   require(switches >= 1, "Topology::random: needs at least one switch");
   std::mt19937_64 rng(seed);
