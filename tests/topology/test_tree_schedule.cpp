@@ -47,12 +47,12 @@ TEST(TreeSchedule, Fig1RootSubtreesAndGlobalScheduling) {
   EXPECT_EQ(s.subtrees[2], (std::vector<int>{5}));
   EXPECT_EQ(s.num_phases, 9);
   // Fig. 3 / section 4.2: t1 -> t2 starts at 0, t0 -> t2 at 6, t2 -> t0 at 0.
-  EXPECT_EQ(s.group_start[1][2], 0);
-  EXPECT_EQ(s.group_start[0][2], 6);
-  EXPECT_EQ(s.group_start[2][0], 0);
-  EXPECT_EQ(s.group_start[0][1], 0);
-  EXPECT_EQ(s.group_start[1][0], 3);  // Table 4: t1 -> t0 in phases 3 to 8
-  EXPECT_EQ(s.group_start[2][1], 7);  // Table 4: t2 -> t1 in phases 7 and 8
+  EXPECT_EQ(s.group_start(1, 2), 0);
+  EXPECT_EQ(s.group_start(0, 2), 6);
+  EXPECT_EQ(s.group_start(2, 0), 0);
+  EXPECT_EQ(s.group_start(0, 1), 0);
+  EXPECT_EQ(s.group_start(1, 0), 3);  // Table 4: t1 -> t0 in phases 3 to 8
+  EXPECT_EQ(s.group_start(2, 1), 7);  // Table 4: t2 -> t1 in phases 7 and 8
 }
 
 TEST(TreeSchedule, Fig1ReproducesTable4CellByCell) {
@@ -153,7 +153,7 @@ TEST(TreeSchedule, RotatePatternOfTable2) {
   const auto s = schedule_tree_aapc(t);
   ASSERT_EQ(s.subtrees[0].size(), 6u);
   ASSERT_EQ(s.subtrees[1].size(), 4u);
-  const auto start = s.group_start[0][1];
+  const auto start = s.group_start(0, 1);
   EXPECT_EQ(start, 0);
   // Senders of Table 2: base sequence twice, then rotated once, twice.
   const int senders[24] = {0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 0};

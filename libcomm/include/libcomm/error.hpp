@@ -16,5 +16,10 @@ class Error : public std::runtime_error {
 inline void require(bool cond, const std::string& what) {
   if (!cond) throw Error(what);
 }
+// The same for a fixed message, without building a std::string when cond holds (a literal
+// would otherwise be copied into one on every call).
+inline void require(bool cond, const char* what) {
+  if (!cond) throw Error(what);
+}
 
 }  // namespace libcomm

@@ -32,8 +32,11 @@ struct TreeAapcSchedule {
   std::vector<int> subtree_node;              // node next to the root for t0, t1, ...
   std::vector<std::vector<int>> subtrees;     // t_{i,x}: machine numbers, t0 the largest
   std::int64_t num_phases = 0;                // |M0| x (|M| - |M0|)
-  // group_start[i][j]: first phase of the |Mi| x |Mj| phases of t_i -> t_j (4.2); -1 for i == j.
-  std::vector<std::vector<std::int64_t>> group_start;
+  // First phase of the |Mi| x |Mj| phases of t_i -> t_j (4.2); -1 for i == j. Computed
+  // from the subtree sizes (a k x k table is 134 MB for 4096 machines on one switch).
+  std::int64_t group_start(std::size_t i, std::size_t j) const;
+  // subtree_prefix[i] = |M0| + ... + |M(i-1)| (k + 1 entries).
+  std::vector<std::int64_t> subtree_prefix;
   // phase_of[src * M + dst] for machines src != dst; -1 on the diagonal.
   std::vector<std::int32_t> phase_of;
   // subtree_of[m]: the subtree (0 .. k-1) of machine m; index_in_subtree[m]: its x in t_{i,x}.

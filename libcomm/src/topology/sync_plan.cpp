@@ -55,18 +55,6 @@ constexpr Id kNone = std::numeric_limits<Id>::max();
 // once the earlier chunks are done).
 constexpr Id kUnresolved = -2;
 
-// The messages of a schedule phase by phase; within a phase, senders in rank order. Ids
-// are positions in msg, so ids grow with (phase, sender rank).
-struct PhaseMessages {
-  struct Message {
-    std::uint16_t src, dst;  // ranks (a tree has at most 65536 nodes, at least one a switch)
-    std::int32_t phase;
-  };
-  std::vector<std::int64_t> offset;  // phase p holds messages [offset[p], offset[p + 1])
-  std::vector<Message> msg;
-  bool aapc = false;  // every ordered pair of distinct ranks exactly once
-};
-
 // On Linux, ask for transparent huge pages for the big arrays (tens of millions of
 // entries at 4096 machines, written once): with 4 KiB pages the page faults of the first
 // touch cost more than the computation. Only a hint: where it is refused, nothing changes.
@@ -97,6 +85,19 @@ class MessageArray {
 
  private:
   std::unique_ptr<T[]> data_;
+};
+
+// The messages of a schedule phase by phase; within a phase, senders in rank order. Ids
+// are positions in msg, so ids grow with (phase, sender rank).
+struct PhaseMessages {
+  struct Message {
+    std::uint16_t src, dst;  // ranks (a tree has at most 65536 nodes, at least one a switch)
+    std::int32_t phase;
+  };
+  std::vector<std::int64_t> offset;  // phase p holds messages [offset[p], offset[p + 1])
+  MessageArray<Message> msg;
+  std::size_t count = 0;
+  bool aapc = false;  // every ordered pair of distinct ranks exactly once
 };
 
 // Pairs of messages sharing a directed edge, for an all-to-all personalised exchange
@@ -144,7 +145,8 @@ PairCount counted_contending_pairs(const PhaseMessages& pm, const Topology& t) {
   std::unordered_map<std::int64_t, std::int64_t> turn_users;
   std::int64_t total = 0;
   std::vector<int> path;
-  for (const auto& [src, dst, phase] : pm.msg) {
+  for (std::size_t m = 0; m < pm.count; ++m) {
+    const auto& [src, dst, phase] = pm.msg[m];
     path.clear();
     t.path_edge_ids(t.machine_node(t.machine_of_rank()[src]), t.machine_node(t.machine_of_rank()[dst]), path);
     for (std::size_t k = 0; k + 1 < path.size(); ++k) total -= turn_users[path[k] * E + path[k + 1]]++;
@@ -650,7 +652,7 @@ void run_threads(int threads, F&& f) {
 
 // Takes pm by reference and reuses it: after step 1, a message's dst holds its phase.
 SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlanOptions& options) {
-  const std::size_t n = pm.msg.size();
+  const std::size_t n = pm.count;
   require(n < static_cast<std::size_t>(kNone),
           "plan_synchronisation: " + std::to_string(n) + " messages; at most 2^31 - 2 are supported");
   const int R = t.num_machines();
@@ -830,6 +832,7 @@ SyncPlan plan_synchronisation(const Schedule& s, const Topology& t, const SyncPl
   const int R = s.nprocs;
   PhaseMessages pm;
   pm.offset.push_back(0);
+  std::vector<PhaseMessages::Message> msgs;
   std::vector<bool> seen(static_cast<std::size_t>(R) * R, false);
   std::vector<std::pair<std::int32_t, std::int32_t>> round;
   bool duplicate = false;
@@ -847,10 +850,13 @@ SyncPlan plan_synchronisation(const Schedule& s, const Topology& t, const SyncPl
     }
     std::sort(round.begin(), round.end());
     for (const auto& [a, b] : round)
-      pm.msg.push_back({static_cast<std::uint16_t>(a), static_cast<std::uint16_t>(b), static_cast<std::int32_t>(r)});
-    pm.offset.push_back(static_cast<std::int64_t>(pm.msg.size()));
+      msgs.push_back({static_cast<std::uint16_t>(a), static_cast<std::uint16_t>(b), static_cast<std::int32_t>(r)});
+    pm.offset.push_back(static_cast<std::int64_t>(msgs.size()));
   }
-  pm.aapc = !duplicate && pm.msg.size() == static_cast<std::size_t>(R) * (R - 1);
+  pm.count = msgs.size();
+  pm.msg = MessageArray<PhaseMessages::Message>(pm.count);
+  for (std::size_t m = 0; m < pm.count; ++m) pm.msg[m] = msgs[m];
+  pm.aapc = !duplicate && pm.count == static_cast<std::size_t>(R) * (R - 1);
   return plan_from_messages(pm, t, options);
 }
 
@@ -860,23 +866,37 @@ SyncPlan plan_synchronisation(const TreeAapcSchedule& s, const Topology& t, cons
           "plan_synchronisation: the schedule is for " + std::to_string(s.num_machines) +
               " machines, the topology has " + std::to_string(t.num_machines()));
   const std::size_t M = static_cast<std::size_t>(s.num_machines);
+  require(M <= 65536, "plan_synchronisation: " + std::to_string(M) + " machines; at most 65536 are supported");
   PhaseMessages pm;
   pm.offset.assign(static_cast<std::size_t>(s.num_phases) + 1, 0);
-  for (std::int32_t p : s.phase_of)
-    if (p >= 0) ++pm.offset[static_cast<std::size_t>(p) + 1];
-  for (std::int64_t p = 0; p < s.num_phases; ++p) pm.offset[p + 1] += pm.offset[p];
-  reserve_large(pm.msg, static_cast<std::size_t>(pm.offset.back()));
-  pm.msg.resize(static_cast<std::size_t>(pm.offset.back()));
-  std::vector<std::int64_t> fill(pm.offset.begin(), pm.offset.end() - 1);
   std::vector<std::int32_t> rank_of(M);
   for (std::size_t b = 0; b < M; ++b) rank_of[b] = t.rank_of_machine(static_cast<int>(b));
-  for (std::size_t r = 0; r < M; ++r) {  // senders in rank order
-    const std::int32_t* row = s.phase_of.data() + static_cast<std::size_t>(t.machine_of_rank()[r]) * M;
-    for (std::size_t b = 0; b < M; ++b)
-      if (row[b] >= 0) {
-        pm.msg[fill[row[b]]++] = {static_cast<std::uint16_t>(r), static_cast<std::uint16_t>(rank_of[b]), row[b]};
-      }
-  }
+  // A counting sort by phase. Every thread takes a range of phases and reads all of
+  // phase_of twice (count, then fill), so that no two threads write the same place.
+  const int threads = static_cast<int>(std::clamp<std::int64_t>(options.threads, 1, std::max<std::int64_t>(1, s.num_phases)));
+  auto phase_range = [&](int k) {
+    return std::pair<std::int32_t, std::int32_t>(static_cast<std::int32_t>(s.num_phases * k / threads),
+                                                 static_cast<std::int32_t>(s.num_phases * (k + 1) / threads));
+  };
+  run_threads(threads, [&](int k) {
+    const auto [low, high] = phase_range(k);
+    for (std::int32_t p : s.phase_of)
+      if (p >= low && p < high) ++pm.offset[static_cast<std::size_t>(p) + 1];
+  });
+  for (std::int64_t p = 0; p < s.num_phases; ++p) pm.offset[p + 1] += pm.offset[p];
+  pm.msg = MessageArray<PhaseMessages::Message>(static_cast<std::size_t>(pm.offset.back()));
+  pm.count = static_cast<std::size_t>(pm.offset.back());
+  std::vector<std::int64_t> fill(pm.offset.begin(), pm.offset.end() - 1);
+  run_threads(threads, [&](int k) {
+    const auto [low, high] = phase_range(k);
+    for (std::size_t r = 0; r < M; ++r) {  // senders in rank order
+      const std::int32_t* row = s.phase_of.data() + static_cast<std::size_t>(t.machine_of_rank()[r]) * M;
+      for (std::size_t b = 0; b < M; ++b)
+        if (row[b] >= low && row[b] < high)
+          pm.msg[static_cast<std::size_t>(fill[static_cast<std::size_t>(row[b])]++)] = {
+              static_cast<std::uint16_t>(r), static_cast<std::uint16_t>(rank_of[b]), row[b]};
+    }
+  });
   pm.aapc = true;  // schedule_tree_aapc places every message exactly once
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   SyncPlan plan = plan_from_messages(pm, t, options);
