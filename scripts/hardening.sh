@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Hardening step of CI (README, "Hardening"): builds libcomm, kernels, the unit and MPI
 # tests and the fuzz targets with clang, AddressSanitizer and UBSan in a build directory of
-# their own, runs those tests at small rank counts, then fuzzes each parser for a while.
+# their own, runs those tests at small rank counts, runs the threaded synchronisation plan's
+# tests under ThreadSanitizer, then fuzzes each parser for a while.
 #   scripts/hardening.sh                 (scripts/test.sh runs it after the normal tests)
 # Environment: HARDENING_BUILD_DIR (default build-hardening), FUZZ_SECONDS (default 20
-# per target; 0 skips fuzzing), FUZZ_SEED (default 1; 0 = random), SANITIZE (default address,undefined).
+# per target; 0 skips fuzzing), FUZZ_SEED (default 1; 0 = random), SANITIZE (default address,undefined),
+# TSAN_BUILD_DIR (default build-tsan).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$LIBCOMM_ROOT"
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-  sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 BUILD="${HARDENING_BUILD_DIR:-build-hardening}"
@@ -44,6 +46,25 @@ start=$SECONDS
   -LE 'apps|large|dropin|testbed' \
   -E '\.np([5-9]|[1-9][0-9])$|ThousandsOfRandomTrees|Table4BuffersAndTable3Traffic|^testbed\.|^dropin\.')
 echo "== hardening: sanitized tests took $((SECONDS - start)) s"
+
+# ThreadSanitizer on the one part of libcomm that runs threads: the synchronisation plan of
+# the tree schedule (its sweep in chunks and its reduction; paper 003, section 5). Its
+# tests run 1-4 threads against the reference plan.
+start=$SECONDS
+TSAN_BUILD="${TSAN_BUILD_DIR:-build-tsan}"
+echo "== hardening: ThreadSanitizer on the synchronisation plan ($TSAN_BUILD)"
+mkdir -p "$TSAN_BUILD"
+cmake -S "$LIBCOMM_ROOT" -B "$TSAN_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
+  -DLIBCOMM_SANITIZE=thread -DLIBCOMM_BUILD_BENCHMARKS=OFF >"$TSAN_BUILD/configure.log" 2>&1 ||
+  { cat "$TSAN_BUILD/configure.log"; exit 1; }
+cmake --build "$TSAN_BUILD" -j "$(nproc)" --target unit_topology >"$TSAN_BUILD/build.log" 2>&1 ||
+  { tail -30 "$TSAN_BUILD/build.log"; exit 1; }
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" "$TSAN_BUILD/tests/topology/unit_topology" \
+  --gtest_filter='SyncPlan.*' --gtest_brief=1
+echo "== hardening: ThreadSanitizer step took $((SECONDS - start)) s"
 
 if ((FUZZ_SECONDS > 0)); then
   for target in topology node_map; do

@@ -306,6 +306,7 @@ int run(int argc, char** argv) {
   int random_machines = 0, random_switches = 0;
   std::vector<int> regular;
   int threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 64u));
+  int search_budget = libcomm::SyncPlanOptions{}.search_budget;
   std::uint64_t seed = 1;
   double chain = 0.5, bandwidth = 100.0;
   std::int64_t table_phases = 64;
@@ -341,6 +342,12 @@ int run(int argc, char** argv) {
                  "threads for the synchronisation plan (default: the cores of this machine); the plan "
                  "is the same for any number")
       ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  app.add_option("--search-budget", search_budget,
+                 "steps a search for a redundant synchronisation may take before the question goes to "
+                 "the sweep that answers the rest together (0: all of them); the plan is the same for "
+                 "any value")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--time", time_runs,
                  "also run the scheduler and the synchronisation plan N more times and print the "
@@ -400,6 +407,7 @@ int run(int argc, char** argv) {
   libcomm::SyncPlanOptions plan_options;
   plan_options.threads = threads;
   plan_options.keep_syncs = !emit_path.empty();
+  plan_options.search_budget = search_budget;
   if (!no_sync) {
     t0 = Clock::now();
     try {
