@@ -88,16 +88,37 @@ class MessageArray {
 };
 
 // The messages of a schedule phase by phase; within a phase, senders in rank order. Ids
-// are positions in msg, so ids grow with (phase, sender rank).
+// are positions in msg, so ids grow with (phase, sender rank). Four bytes a message (16.8 M
+// at 4096 machines): the phase of a message comes from the offsets.
 struct PhaseMessages {
   struct Message {
     std::uint16_t src, dst;  // ranks (a tree has at most 65536 nodes, at least one a switch)
-    std::int32_t phase;
   };
   std::vector<std::int64_t> offset;  // phase p holds messages [offset[p], offset[p + 1])
   MessageArray<Message> msg;
   std::size_t count = 0;
   bool aapc = false;  // every ordered pair of distinct ranks exactly once
+
+  // The phase of message m: from the phase of message 64 * (m / 64), a few steps on.
+  std::int32_t phase_of(std::int64_t m) const {
+    auto p = static_cast<std::size_t>(coarse[static_cast<std::size_t>(m) >> 6]);
+    while (offset[p + 1] <= m) ++p;
+    return static_cast<std::int32_t>(p);
+  }
+  // The first message of m's phase.
+  std::int64_t phase_start(std::int64_t m) const { return offset[static_cast<std::size_t>(phase_of(m))]; }
+  // After offset and count are set.
+  void index_phases() {
+    coarse.assign((count + 63) / 64, 0);
+    std::size_t p = 0;
+    for (std::size_t c = 0; c < coarse.size(); ++c) {
+      while (offset[p + 1] <= static_cast<std::int64_t>(c * 64)) ++p;
+      coarse[c] = static_cast<std::int32_t>(p);
+    }
+  }
+
+ private:
+  std::vector<std::int32_t> coarse;  // phase of message 64 c
 };
 
 // Pairs of messages sharing a directed edge, for an all-to-all personalised exchange
@@ -146,7 +167,7 @@ PairCount counted_contending_pairs(const PhaseMessages& pm, const Topology& t) {
   std::int64_t total = 0;
   std::vector<int> path;
   for (std::size_t m = 0; m < pm.count; ++m) {
-    const auto& [src, dst, phase] = pm.msg[m];
+    const auto& [src, dst] = pm.msg[m];
     path.clear();
     t.path_edge_ids(t.machine_node(t.machine_of_rank()[src]), t.machine_node(t.machine_of_rank()[dst]), path);
     for (std::size_t k = 0; k + 1 < path.size(); ++k) total -= turn_users[path[k] * E + path[k + 1]]++;
@@ -478,11 +499,11 @@ class BoundedSearch {
     for (Id j = g_.start[v]; j < g_.start[v + 1]; ++j)
       if (g_.pred[j] != u && reach(g_.pred[j])) return 1;
     if (l_.prev_send[v] >= 0 && reach(l_.prev_send[v])) return 1;
-    const std::int32_t floor = pm_.msg[static_cast<std::size_t>(u)].phase;
+    const std::int64_t floor = pm_.phase_start(u);  // messages before u's phase cannot be reached
     const Id in_floor = l_.hub_in[u], out_floor = l_.hub_out[u];
     for (int steps = 0; !stretches_.empty();) {
       auto& [stop, next] = stretches_.back();
-      if (pm_.msg[static_cast<std::size_t>(next)].phase < floor || l_.hub_in[next] < in_floor ||
+      if (next < floor || l_.hub_in[next] < in_floor ||
           l_.hub_out[next] < out_floor) {
         stretches_.pop_back();  // earlier messages cannot be reached from u
         continue;
@@ -653,6 +674,7 @@ void run_threads(int threads, F&& f) {
 // Takes pm by reference and reuses it: after step 1, a message's dst holds its phase.
 SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlanOptions& options) {
   const std::size_t n = pm.count;
+  pm.index_phases();
   require(n < static_cast<std::size_t>(kNone),
           "plan_synchronisation: " + std::to_string(n) + " messages; at most 2^31 - 2 are supported");
   const int R = t.num_machines();
@@ -779,10 +801,13 @@ SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlan
       BoundedSearch search(pm, out, g, R);
       for (std::size_t block; (block = next_block.fetch_add(1)) < blocks;) {
         const std::size_t end = std::min(n, (block + 1) * kBlock);
-        for (std::size_t m = block * kBlock; m < end; ++m)
+        for (std::size_t m = block * kBlock; m < end; ++m) {
+          // u -> v spans two phases or more iff u comes before the phase before v's.
+          const std::int32_t phase = pm.phase_of(static_cast<std::int64_t>(m));
+          const std::int64_t adjacent = phase > 0 ? pm.offset[static_cast<std::size_t>(phase) - 1] : 0;
           for (Id j = g.start[m]; j < g.start[m + 1]; ++j) {
             const Id u = g.pred[j], v = static_cast<Id>(m);
-            if (pm.msg[v].phase - pm.msg[u].phase < 2) continue;
+            if (u >= adjacent) continue;
             int verdict = decided_by_labels(u, v, out, g);
             if (verdict < 0) verdict = search.run(u, v, options.search_budget);
             if (verdict > 0)
@@ -790,6 +815,7 @@ SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlan
             else if (verdict < 0)
               open[block].push_back({u, v, static_cast<std::size_t>(j)});
           }
+        }
       }
     });
     std::vector<OpenQuestion> questions;
@@ -812,7 +838,7 @@ SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlan
       for (Id j = g.start[m]; j < g.start[m + 1]; ++j)
         if (redundant.empty() || !redundant[j]) {
           const auto& u = pm.msg[static_cast<std::size_t>(g.pred[j])];
-          plan.syncs.push_back({u.src, pm.msg[m].src, u.phase, pm.msg[m].phase});
+          plan.syncs.push_back({u.src, pm.msg[m].src, pm.phase_of(g.pred[j]), pm.phase_of(static_cast<std::int64_t>(m))});
         }
     stage("synchronisations");
   }
@@ -850,7 +876,7 @@ SyncPlan plan_synchronisation(const Schedule& s, const Topology& t, const SyncPl
     }
     std::sort(round.begin(), round.end());
     for (const auto& [a, b] : round)
-      msgs.push_back({static_cast<std::uint16_t>(a), static_cast<std::uint16_t>(b), static_cast<std::int32_t>(r)});
+      msgs.push_back({static_cast<std::uint16_t>(a), static_cast<std::uint16_t>(b)});
     pm.offset.push_back(static_cast<std::int64_t>(msgs.size()));
   }
   pm.count = msgs.size();
@@ -894,7 +920,7 @@ SyncPlan plan_synchronisation(const TreeAapcSchedule& s, const Topology& t, cons
       for (std::size_t b = 0; b < M; ++b)
         if (row[b] >= low && row[b] < high)
           pm.msg[static_cast<std::size_t>(fill[static_cast<std::size_t>(row[b])]++)] = {
-              static_cast<std::uint16_t>(r), static_cast<std::uint16_t>(rank_of[b]), row[b]};
+              static_cast<std::uint16_t>(r), static_cast<std::uint16_t>(rank_of[b])};
     }
   });
   pm.aapc = true;  // schedule_tree_aapc places every message exactly once
