@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Unit tests of the testbed's topology-to-commands translation (scripts/testbed/plan.py,
 issue 9). No privileges needed: nothing is run, the printed commands are compared."""
+import atexit
 import json
 import os
 import re
@@ -26,11 +27,18 @@ def plan(*args, state=False):
     return r.returncode, r.stdout.splitlines(), r.stderr, p
 
 
+_written = []  # topology files of the tests, removed at exit
+
+
 def write(text):
     f = tempfile.NamedTemporaryFile("w", suffix=".topo", delete=False)
     f.write(text)
     f.close()
+    _written.append(f.name)
     return f.name
+
+
+atexit.register(lambda: [os.unlink(p) for p in _written if os.path.exists(p)])
 
 
 class Translation(unittest.TestCase):
