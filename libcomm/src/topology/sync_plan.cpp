@@ -801,10 +801,11 @@ SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlan
       BoundedSearch search(pm, out, g, R);
       for (std::size_t block; (block = next_block.fetch_add(1)) < blocks;) {
         const std::size_t end = std::min(n, (block + 1) * kBlock);
+        std::size_t phase = static_cast<std::size_t>(pm.phase_of(static_cast<std::int64_t>(block * kBlock)));
         for (std::size_t m = block * kBlock; m < end; ++m) {
+          while (pm.offset[phase + 1] <= static_cast<std::int64_t>(m)) ++phase;
           // u -> v spans two phases or more iff u comes before the phase before v's.
-          const std::int32_t phase = pm.phase_of(static_cast<std::int64_t>(m));
-          const std::int64_t adjacent = phase > 0 ? pm.offset[static_cast<std::size_t>(phase) - 1] : 0;
+          const std::int64_t adjacent = phase > 0 ? pm.offset[phase - 1] : 0;
           for (Id j = g.start[m]; j < g.start[m + 1]; ++j) {
             const Id u = g.pred[j], v = static_cast<Id>(m);
             if (u >= adjacent) continue;
@@ -834,12 +835,15 @@ SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlan
   plan.synchronisations = kept;
   if (options.keep_syncs) {
     reserve_large(plan.syncs, static_cast<std::size_t>(kept));
-    for (std::size_t m = 0; m < n; ++m)
+    std::size_t phase = 0;
+    for (std::size_t m = 0; m < n; ++m) {
+      while (pm.offset[phase + 1] <= static_cast<std::int64_t>(m)) ++phase;
       for (Id j = g.start[m]; j < g.start[m + 1]; ++j)
         if (redundant.empty() || !redundant[j]) {
           const auto& u = pm.msg[static_cast<std::size_t>(g.pred[j])];
-          plan.syncs.push_back({u.src, pm.msg[m].src, pm.phase_of(g.pred[j]), pm.phase_of(static_cast<std::int64_t>(m))});
+          plan.syncs.push_back({u.src, pm.msg[m].src, pm.phase_of(g.pred[j]), static_cast<std::int32_t>(phase)});
         }
+    }
     stage("synchronisations");
   }
   // Synchronisations between one pair of ranks are consumed in the order they are sent
