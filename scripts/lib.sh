@@ -16,7 +16,9 @@ LIBCOMM_HARDENING_PACKAGES=(clang libclang-rt-14-dev llvm-14)
 ensure_packages() {
   local missing=() installed p
   # One dpkg-query for all of them (one call per package costs seconds on a busy machine).
-  installed=$(dpkg-query -W -f='${Package} ${Status}\n' "$@" 2>/dev/null |
+  # It exits 1 when any of them is unknown, as on a fresh machine: under the callers'
+  # `set -euo pipefail` that must not end the script.
+  installed=$( { dpkg-query -W -f='${Package} ${Status}\n' "$@" 2>/dev/null || true; } |
     awk '/install ok installed/ {print $1}')
   for p in "$@"; do
     grep -qx -- "$p" <<<"$installed" || missing+=("$p")
@@ -72,6 +74,7 @@ plot_python() {
 # (-DLIBCOMM_SIMGRID=ON) in BUILD_DIR and builds only TARGET (logs in BUILD_DIR).
 build_simgrid_target() {
   local dir="$1" target="$2"
+  ensure_packages "${LIBCOMM_PACKAGES[@]}" libsimgrid-dev  # smpicxx, smpirun
   echo "== building $target with SimGrid (SMPI) in $dir"
   mkdir -p "$dir"
   cmake -S "$LIBCOMM_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DLIBCOMM_SIMGRID=ON \

@@ -21,9 +21,11 @@ while (($#)); do
   esac
 done
 BUILD="${BUILD_SG_DIR:-build-sg}"
+source scripts/lib.sh
 if [[ ! -x "$BUILD/apps/commbench/commbench" ]]; then
-  cmake -S . -B "$BUILD" -DLIBCOMM_SIMGRID=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "$BUILD" -j2 --target commbench
+  build_simgrid_target "$BUILD" commbench  # installs SimGrid first where it is missing
+else
+  ensure_packages libsimgrid-dev
 fi
 SIZES="8K,16K,32K,64K,128K,256K"
 REPS=2
