@@ -161,9 +161,9 @@ class SegmentChecker {
     return true;
   }
 
-  detail::TreeIndex tree_;                // preorder positions, common-ancestor depths
-  std::vector<Segment> up_, down_;       // the segments of one round on up- and down-links
-  std::vector<int> reach_at_;            // sort_by_position's buckets, all 0 between calls
+  detail::TreeIndex tree_;          // preorder positions, common-ancestor depths
+  std::vector<Segment> up_, down_;  // the segments of one round on up- and down-links
+  std::vector<int> reach_at_;       // sort_by_position's buckets, all 0 between calls
   std::vector<Open> open_;
 };
 

@@ -20,14 +20,15 @@
 //   * the users of one edge, like the sends of one rank, form a chain. Labels against the
 //     chain of the busiest edge (the latest of its users reaching a message, the earliest
 //     one reached from it) prove or rule out most other paths in O(1);
-//   * the rest is a search from both ends that walks every rank's chain at most once.
+//   * the rest by a backward search of bounded length that walks every rank's chain at
+//     most once, and what is still open then by one more sweep that follows the spread of
+//     every open question at once, a bit each.
 // Everything is indexed by message id (phase-major), so every per-message array is written
-// in order; a rank's chain is linked by prev/next send.
+// in order; a rank's chain is linked by its previous send.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <exception>
 #include <limits>
 #include <memory>
@@ -62,7 +63,8 @@ void advise_huge_pages([[maybe_unused]] const void* data, [[maybe_unused]] std::
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
   const auto begin = reinterpret_cast<std::uintptr_t>(data);
-  const std::uintptr_t low = (begin + kHuge - 1) & ~(kHuge - 1), high = (begin + bytes) & ~(kHuge - 1);
+  const std::uintptr_t low = (begin + kHuge - 1) & ~(kHuge - 1),
+                       high = (begin + bytes) & ~(kHuge - 1);
   if (high > low) madvise(reinterpret_cast<void*>(low), high - low, MADV_HUGEPAGE);
 #endif
 }
@@ -79,7 +81,9 @@ template <class T>
 class MessageArray {
  public:
   MessageArray() = default;
-  explicit MessageArray(std::size_t n) : data_(new T[n]) { advise_huge_pages(data_.get(), n * sizeof(T)); }
+  explicit MessageArray(std::size_t n) : data_(new T[n]) {
+    advise_huge_pages(data_.get(), n * sizeof(T));
+  }
   T& operator[](std::size_t i) { return data_[i]; }
   const T& operator[](std::size_t i) const { return data_[i]; }
 
@@ -106,7 +110,9 @@ struct PhaseMessages {
     return static_cast<std::int32_t>(p);
   }
   // The first message of m's phase.
-  std::int64_t phase_start(std::int64_t m) const { return offset[static_cast<std::size_t>(phase_of(m))]; }
+  std::int64_t phase_start(std::int64_t m) const {
+    return offset[static_cast<std::size_t>(phase_of(m))];
+  }
   // After offset and count are set.
   void index_phases() {
     coarse.assign((count + 63) / 64, 0);
@@ -169,8 +175,10 @@ PairCount counted_contending_pairs(const PhaseMessages& pm, const Topology& t) {
   for (std::size_t m = 0; m < pm.count; ++m) {
     const auto& [src, dst] = pm.msg[m];
     path.clear();
-    t.path_edge_ids(t.machine_node(t.machine_of_rank()[src]), t.machine_node(t.machine_of_rank()[dst]), path);
-    for (std::size_t k = 0; k + 1 < path.size(); ++k) total -= turn_users[path[k] * E + path[k + 1]]++;
+    t.path_edge_ids(t.machine_node(t.machine_of_rank()[src]),
+                    t.machine_node(t.machine_of_rank()[dst]), path);
+    for (std::size_t k = 0; k + 1 < path.size(); ++k)
+      total -= turn_users[path[k] * E + path[k + 1]]++;
     for (int e : path) total += users[e]++;
   }
   return {total, static_cast<int>(std::max_element(users.begin(), users.end()) - users.begin()),
@@ -227,14 +235,19 @@ struct SweepOutput {
 class SweepChunk {
  public:
   // pred_capacity: room for the kept predecessors (0: twice the chunk's messages).
-  SweepChunk(const SweepInput& in, SweepOutput& out, std::int64_t first_phase, std::int64_t end_phase,
-             std::size_t pred_capacity)
-      : in_(in), out_(out), first_phase_(first_phase), end_phase_(end_phase),
-        first_id_(static_cast<Id>(in.pm.offset[first_phase])), end_id_(static_cast<Id>(in.pm.offset[end_phase])),
+  SweepChunk(const SweepInput& in, SweepOutput& out, std::int64_t first_phase,
+             std::int64_t end_phase, std::size_t pred_capacity)
+      : in_(in),
+        out_(out),
+        first_phase_(first_phase),
+        end_phase_(end_phase),
+        first_id_(static_cast<Id>(in.pm.offset[first_phase])),
+        end_id_(static_cast<Id>(in.pm.offset[end_phase])),
         last_user_(static_cast<std::size_t>(in.num_edges), -1) {
     live_.reserve(static_cast<std::size_t>(in.num_edges) + 1);
     if (in.record_preds)
-      reserve_large(pred_, pred_capacity ? pred_capacity : 2 * static_cast<std::size_t>(end_id_ - first_id_));
+      reserve_large(
+          pred_, pred_capacity ? pred_capacity : 2 * static_cast<std::size_t>(end_id_ - first_id_));
   }
 
   Id first_id() const { return first_id_; }
@@ -296,7 +309,8 @@ class SweepChunk {
     const auto& msg = in_.pm.msg[static_cast<std::size_t>(m)];
     const auto& src = in_.machine_of_rank[static_cast<std::size_t>(msg.src)];
     const auto& dst = in_.machine_of_rank[static_cast<std::size_t>(msg.dst)];
-    return in_.tree.path(src.node, dst.node, in_.tree.common_depth_at(src.position, dst.position), path);
+    return in_.tree.path(src.node, dst.node, in_.tree.common_depth_at(src.position, dst.position),
+                         path);
   }
 
   // The last user of every edge before first_phase_, from the latest earlier message
@@ -319,9 +333,14 @@ class SweepChunk {
         if (slot < 0) {
           slot = new_slot();
           const auto& msg = pm.msg[static_cast<std::size_t>(m)];
-          live_[slot] = {m, static_cast<std::int32_t>(p), msg.src,
+          live_[slot] = {m,
+                         static_cast<std::int32_t>(p),
+                         msg.src,
                          in_.machine_of_rank[static_cast<std::size_t>(msg.src)].enter,
-                         in_.machine_of_rank[static_cast<std::size_t>(msg.dst)].enter, kUnresolved, 0, -1};
+                         in_.machine_of_rank[static_cast<std::size_t>(msg.dst)].enter,
+                         kUnresolved,
+                         0,
+                         -1};
         }
         last_user_[e] = slot;
         ++live_[slot].edges;
@@ -347,7 +366,8 @@ class SweepChunk {
         const int rank = pm.msg[mm].src;
         const auto& src = in_.machine_of_rank[static_cast<std::size_t>(rank)];
         const auto& dst = in_.machine_of_rank[static_cast<std::size_t>(pm.msg[mm].dst)];
-        const int length = tree.path(src.node, dst.node, tree.common_depth_at(src.position, dst.position), path);
+        const int length =
+            tree.path(src.node, dst.node, tree.common_depth_at(src.position, dst.position), path);
         const std::int32_t slot = new_slot();
         // Runs of equal previous users along the path (a path uses an edge once).
         std::int32_t current = last[path[0]];
@@ -373,7 +393,8 @@ class SweepChunk {
             throw Error(r.first == 0 ? "plan_synchronisation: rank " + std::to_string(rank) +
                                            " sends twice in round " + std::to_string(p) +
                                            " (the schedule must be single-ported)"
-                                     : "plan_synchronisation: round " + std::to_string(p) + " is not contention free");
+                                     : "plan_synchronisation: round " + std::to_string(p) +
+                                           " is not contention free");
           if (x.seen_by != me) {
             x.seen_by = me;
             previous.push_back({x.id, r.slot, r.first, r.last, r.last - r.first + 1});
@@ -567,8 +588,9 @@ void answer_by_spread(const SweepInput& in, const std::vector<OpenQuestion>& que
   const std::size_t E = static_cast<std::size_t>(in.num_edges);
   std::vector<std::uint32_t> by_source(questions.size());
   for (std::uint32_t q = 0; q < by_source.size(); ++q) by_source[q] = q;
-  std::stable_sort(by_source.begin(), by_source.end(),
-                   [&](std::uint32_t a, std::uint32_t b) { return questions[a].u < questions[b].u; });
+  std::stable_sort(by_source.begin(), by_source.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return questions[a].u < questions[b].u;
+  });
   // Edge-major bit sets of `words` words; a question holds one bit from its u to its v.
   // Bits given back wait in `retired` until a bulk clear makes them free again.
   std::size_t words = 0;
@@ -589,7 +611,8 @@ void answer_by_spread(const SweepInput& in, const std::vector<OpenQuestion>& que
                   bits.begin() + static_cast<std::ptrdiff_t>((e + 1) * words),
                   wider.begin() + static_cast<std::ptrdiff_t>(e * (words + 1)));
       bits.swap(wider);
-      for (std::uint32_t b = 64; b > 0; --b) free_bits.push_back(static_cast<std::uint32_t>(64 * words + b - 1));
+      for (std::uint32_t b = 64; b > 0; --b)
+        free_bits.push_back(static_cast<std::uint32_t>(64 * words + b - 1));
       ++words;
       mask.assign(words, 0);
     }
@@ -597,7 +620,9 @@ void answer_by_spread(const SweepInput& in, const std::vector<OpenQuestion>& que
     free_bits.pop_back();
     return b;
   };
-  auto enter_of = [&](int rank) { return in.machine_of_rank[static_cast<std::size_t>(rank)].enter; };
+  auto enter_of = [&](int rank) {
+    return in.machine_of_rank[static_cast<std::size_t>(rank)].enter;
+  };
   std::vector<int> path(static_cast<std::size_t>(tree.max_path()));
   std::size_t next_source = 0, next_target = 0, open = 0;
   for (Id x = questions[by_source[0]].u; next_target < questions.size(); ++x) {
@@ -606,8 +631,10 @@ void answer_by_spread(const SweepInput& in, const std::vector<OpenQuestion>& que
     const auto& msg = pm.msg[static_cast<std::size_t>(x)];
     const auto& src = in.machine_of_rank[msg.src];
     const auto& dst = in.machine_of_rank[msg.dst];
-    const int length = tree.path(src.node, dst.node, tree.common_depth_at(src.position, dst.position), path.data());
-    for (; next_source < by_source.size() && questions[by_source[next_source]].u == x; ++next_source, ++open)
+    const int length = tree.path(src.node, dst.node,
+                                 tree.common_depth_at(src.position, dst.position), path.data());
+    for (; next_source < by_source.size() && questions[by_source[next_source]].u == x;
+         ++next_source, ++open)
       bit_of[by_source[next_source]] = take_bit();
     std::uint64_t* const m = mask.data();
     if (words == 1) {  // the usual case: at most 64 questions open at a time
@@ -683,10 +710,11 @@ void run_threads(int threads, F&& f) {
 SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlanOptions& options) {
   const std::size_t n = pm.count;
   pm.index_phases();
-  require(n < static_cast<std::size_t>(kNone),
-          "plan_synchronisation: " + std::to_string(n) + " messages; at most 2^31 - 2 are supported");
+  require(n < static_cast<std::size_t>(kNone), "plan_synchronisation: " + std::to_string(n) +
+                                                   " messages; at most 2^31 - 2 are supported");
   const int R = t.num_machines();
-  require(R <= 65536, "plan_synchronisation: " + std::to_string(R) + " ranks; at most 65536 are supported");
+  require(R <= 65536,
+          "plan_synchronisation: " + std::to_string(R) + " ranks; at most 65536 are supported");
   const std::int64_t phases = static_cast<std::int64_t>(pm.offset.size()) - 1;
   SyncPlan plan;
   StageClock stage(plan);
@@ -718,7 +746,8 @@ SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlan
     // Chunk k ends at the first phase boundary past (k + 1) n / threads messages, leaving
     // every later chunk at least one phase.
     const auto target = static_cast<std::int64_t>(n) * (k + 1) / threads;
-    std::int64_t end = std::lower_bound(pm.offset.begin() + first + 1, pm.offset.end(), target) - pm.offset.begin();
+    std::int64_t end = std::lower_bound(pm.offset.begin() + first + 1, pm.offset.end(), target) -
+                       pm.offset.begin();
     end = k + 1 == threads ? phases : std::clamp(end, first + 1, phases - (threads - k - 1));
     chunks.push_back(std::make_unique<SweepChunk>(in, out, first, end, k == 0 ? 2 * n : 0));
     first = end;
@@ -765,7 +794,8 @@ SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlan
           l.hub_in += base;
         } else if (l.hub_in == kUnresolved) {
           l.hub_in = l.prev_send >= 0 ? out.label[l.prev_send].hub_in : -1;
-          for (Id j = g.start[m]; j < g.start[m + 1]; ++j) l.hub_in = std::max(l.hub_in, out.label[g.pred[j]].hub_in);
+          for (Id j = g.start[m]; j < g.start[m + 1]; ++j)
+            l.hub_in = std::max(l.hub_in, out.label[g.pred[j]].hub_in);
         }
         if (l.hub_out != kNone) l.hub_out += base;
       }
@@ -779,8 +809,10 @@ SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlan
   std::vector<std::uint8_t> redundant;  // by predecessor entry: found redundant in step 2
   if (search_needed) {
     if (!in.labels)  // every edge busy in every phase leaves no gap of two phases
-      throw Error("plan_synchronisation: internal error: a dependence spans two phases on a tree whose edges are "
-                  "all busy in every phase");
+      throw Error(
+          "plan_synchronisation: internal error: a dependence spans two phases on a tree whose "
+          "edges are "
+          "all busy in every phase");
     // hub_out: the earliest user of the hub edge that a message reaches (kNone: none). From
     // the latest message backwards, every message's label is final when it is reached (its
     // successors come later) and is passed on to its predecessors and previous send.
@@ -807,7 +839,8 @@ SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlan
       BoundedSearch search(pm, out, g, R);
       for (std::size_t block; (block = next_block.fetch_add(1)) < blocks;) {
         const std::size_t end = std::min(n, (block + 1) * kBlock);
-        std::size_t phase = static_cast<std::size_t>(pm.phase_of(static_cast<std::int64_t>(block * kBlock)));
+        std::size_t phase =
+            static_cast<std::size_t>(pm.phase_of(static_cast<std::int64_t>(block * kBlock)));
         for (std::size_t m = block * kBlock; m < end; ++m) {
           while (pm.offset[phase + 1] <= static_cast<std::int64_t>(m)) ++phase;
           // u -> v spans two phases or more iff u comes before the phase before v's.
@@ -833,8 +866,11 @@ SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlan
     const int groups = static_cast<int>(
         std::min<std::size_t>(static_cast<std::size_t>(threads), (questions.size() + 63) / 64));
     std::vector<std::vector<OpenQuestion>> group(static_cast<std::size_t>(std::max(groups, 1)));
-    for (std::size_t q = 0; q < questions.size(); ++q) group[q % group.size()].push_back(questions[q]);
-    run_threads(groups, [&](int k) { answer_by_spread(in, group[static_cast<std::size_t>(k)], redundant); });
+    for (std::size_t q = 0; q < questions.size(); ++q)
+      group[q % group.size()].push_back(questions[q]);
+    run_threads(groups, [&](int k) {
+      answer_by_spread(in, group[static_cast<std::size_t>(k)], redundant);
+    });
     stage("open questions (" + std::to_string(questions.size()) + ")");
     for (std::uint8_t r : redundant) plan.redundant += r, kept -= r;
   }
@@ -847,7 +883,8 @@ SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlan
       for (Id j = g.start[m]; j < g.start[m + 1]; ++j)
         if (redundant.empty() || !redundant[j]) {
           const auto& u = pm.msg[static_cast<std::size_t>(g.pred[j])];
-          plan.syncs.push_back({u.src, pm.msg[m].src, pm.phase_of(g.pred[j]), static_cast<std::int32_t>(phase)});
+          plan.syncs.push_back(
+              {u.src, pm.msg[m].src, pm.phase_of(g.pred[j]), static_cast<std::int32_t>(phase)});
         }
     }
     stage("synchronisations");
@@ -861,10 +898,11 @@ SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlan
 
 }  // namespace
 
-SyncPlan plan_synchronisation(const Schedule& s, const Topology& t, const SyncPlanOptions& options) {
-  require(s.nprocs == t.num_machines(),
-          "plan_synchronisation: the schedule has " + std::to_string(s.nprocs) +
-              " ranks, the topology " + std::to_string(t.num_machines()) + " machines");
+SyncPlan plan_synchronisation(const Schedule& s, const Topology& t,
+                              const SyncPlanOptions& options) {
+  require(s.nprocs == t.num_machines(), "plan_synchronisation: the schedule has " +
+                                            std::to_string(s.nprocs) + " ranks, the topology " +
+                                            std::to_string(t.num_machines()) + " machines");
   const int R = s.nprocs;
   PhaseMessages pm;
   pm.offset.push_back(0);
@@ -896,23 +934,27 @@ SyncPlan plan_synchronisation(const Schedule& s, const Topology& t, const SyncPl
   return plan_from_messages(pm, t, options);
 }
 
-SyncPlan plan_synchronisation(const TreeAapcSchedule& s, const Topology& t, const SyncPlanOptions& options) {
+SyncPlan plan_synchronisation(const TreeAapcSchedule& s, const Topology& t,
+                              const SyncPlanOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   require(s.num_machines == t.num_machines(),
           "plan_synchronisation: the schedule is for " + std::to_string(s.num_machines) +
               " machines, the topology has " + std::to_string(t.num_machines()));
   const std::size_t M = static_cast<std::size_t>(s.num_machines);
-  require(M <= 65536, "plan_synchronisation: " + std::to_string(M) + " machines; at most 65536 are supported");
+  require(M <= 65536,
+          "plan_synchronisation: " + std::to_string(M) + " machines; at most 65536 are supported");
   PhaseMessages pm;
   pm.offset.assign(static_cast<std::size_t>(s.num_phases) + 1, 0);
   std::vector<std::int32_t> rank_of(M);
   for (std::size_t b = 0; b < M; ++b) rank_of[b] = t.rank_of_machine(static_cast<int>(b));
   // A counting sort by phase. Every thread takes a range of phases and reads all of
   // phase_of twice (count, then fill), so that no two threads write the same place.
-  const int threads = static_cast<int>(std::clamp<std::int64_t>(options.threads, 1, std::max<std::int64_t>(1, s.num_phases)));
+  const int threads = static_cast<int>(
+      std::clamp<std::int64_t>(options.threads, 1, std::max<std::int64_t>(1, s.num_phases)));
   auto phase_range = [&](int k) {
-    return std::pair<std::int32_t, std::int32_t>(static_cast<std::int32_t>(s.num_phases * k / threads),
-                                                 static_cast<std::int32_t>(s.num_phases * (k + 1) / threads));
+    return std::pair<std::int32_t, std::int32_t>(
+        static_cast<std::int32_t>(s.num_phases * k / threads),
+        static_cast<std::int32_t>(s.num_phases * (k + 1) / threads));
   };
   run_threads(threads, [&](int k) {
     const auto [low, high] = phase_range(k);
@@ -926,7 +968,8 @@ SyncPlan plan_synchronisation(const TreeAapcSchedule& s, const Topology& t, cons
   run_threads(threads, [&](int k) {
     const auto [low, high] = phase_range(k);
     for (std::size_t r = 0; r < M; ++r) {  // senders in rank order
-      const std::int32_t* row = s.phase_of.data() + static_cast<std::size_t>(t.machine_of_rank()[r]) * M;
+      const std::int32_t* row =
+          s.phase_of.data() + static_cast<std::size_t>(t.machine_of_rank()[r]) * M;
       for (std::size_t b = 0; b < M; ++b)
         if (row[b] >= low && row[b] < high)
           pm.msg[static_cast<std::size_t>(fill[static_cast<std::size_t>(row[b])]++)] = {
@@ -934,7 +977,8 @@ SyncPlan plan_synchronisation(const TreeAapcSchedule& s, const Topology& t, cons
     }
   });
   pm.aapc = true;  // schedule_tree_aapc places every message exactly once
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   SyncPlan plan = plan_from_messages(pm, t, options);
   plan.seconds.insert(plan.seconds.begin(), {"messages by phase", seconds});
   return plan;

@@ -58,8 +58,10 @@ TreeIndex::TreeIndex(const Topology& t) {
   std::copy(adjacent.begin(), adjacent.end(), table_.begin());
   for (int l = 1; l < levels; ++l) {
     const int half = 1 << (l - 1);
-    const std::uint16_t* prev = table_.data() + static_cast<std::size_t>(l - 1) * static_cast<std::size_t>(stride_);
-    std::uint16_t* row = table_.data() + static_cast<std::size_t>(l) * static_cast<std::size_t>(stride_);
+    const std::uint16_t* prev =
+        table_.data() + static_cast<std::size_t>(l - 1) * static_cast<std::size_t>(stride_);
+    std::uint16_t* row =
+        table_.data() + static_cast<std::size_t>(l) * static_cast<std::size_t>(stride_);
     for (int i = 0; i + 2 * half <= m - 1; ++i) row[i] = std::min(prev[i], prev[i + half]);
   }
 

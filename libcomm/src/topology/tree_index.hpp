@@ -37,7 +37,8 @@ class TreeIndex {
     if (a > b) std::swap(a, b);
     const auto len = static_cast<unsigned>(b - a);
     const int level = 31 - __builtin_clz(len);
-    const std::uint16_t* row = table_.data() + static_cast<std::size_t>(level) * static_cast<std::size_t>(stride_);
+    const std::uint16_t* row =
+        table_.data() + static_cast<std::size_t>(level) * static_cast<std::size_t>(stride_);
     const int x = row[a], y = row[b - (1 << level)];
     return x < y ? x : y;
   }
@@ -58,14 +59,18 @@ class TreeIndex {
   // `top` and down to machine node b (in path order) to `out`; returns how many. `out` must
   // hold max_path() entries.
   int path(int a, int b, int top, int* out) const {
-    const int ups = depth_[static_cast<std::size_t>(a)] - top, downs = depth_[static_cast<std::size_t>(b)] - top;
+    const int ups = depth_[static_cast<std::size_t>(a)] - top,
+              downs = depth_[static_cast<std::size_t>(b)] - top;
     if (ups > 0) {
       out[0] = 2 * (a - 1);
-      const int* up = up_edges_.data() + up_start_[static_cast<std::size_t>(parent_[static_cast<std::size_t>(a)])];
+      const int* up = up_edges_.data() +
+                      up_start_[static_cast<std::size_t>(parent_[static_cast<std::size_t>(a)])];
       for (int i = 1; i < ups; ++i) out[i] = up[i - 1];
     }
     if (downs > 0) {
-      const int* down = down_edges_.data() + up_start_[static_cast<std::size_t>(parent_[static_cast<std::size_t>(b)])] + top;
+      const int* down = down_edges_.data() +
+                        up_start_[static_cast<std::size_t>(parent_[static_cast<std::size_t>(b)])] +
+                        top;
       for (int i = 0; i + 1 < downs; ++i) out[ups + i] = down[i];
       out[ups + downs - 1] = 2 * (b - 1) + 1;
     }
