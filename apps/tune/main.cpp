@@ -29,13 +29,16 @@ namespace {
 using commbench::Row;
 
 // Table name of a timed algorithm: alltoallv entries are NAME/MODE.
-std::string table_name(const std::string& algo) { return algo.substr(0, algo.find('/')); }
+std::string table_name(const std::string& algo) {
+  return algo.substr(0, algo.find('/'));
+}
 
 // The candidates of one operation: every algorithm except auto, that runs as itself here
 // (no fallback). Hierarchical all-to-all schemes only where nodes hold several ranks,
 // which is also the only place auto takes them.
 std::vector<std::string> candidates(const std::string& op, commbench::Operation& operation,
-                                    const libcomm::Comm& comm, const std::vector<std::size_t>& sizes,
+                                    const libcomm::Comm& comm,
+                                    const std::vector<std::size_t>& sizes,
                                     const std::string& list) {
   const auto& nodes = comm.nodes();
   const bool multi = nodes.num_nodes() > 1 && nodes.num_nodes() < comm.size();
@@ -61,7 +64,9 @@ std::string format_us(double seconds) {
 }
 
 // A row that counts: it delivered the right bytes and ran as the algorithm it names.
-bool valid(const Row& r) { return r.bad == 0 && table_name(r.ran) == table_name(r.algo); }
+bool valid(const Row& r) {
+  return r.bad == 0 && table_name(r.ran) == table_name(r.algo);
+}
 
 // times[a][k]: candidate a at the k-th size of `rows` (size-major, `algos` order), NaN
 // where it failed or fell back.
@@ -90,7 +95,10 @@ Measured measure(commbench::Operation& operation, const libcomm::Comm& comm,
                  const std::vector<std::string>& algos, std::vector<std::size_t> sizes, int reps,
                  int warmup, bool simulated, int refine) {
   std::sort(sizes.begin(), sizes.end());
-  Measured m{sizes, commbench::time_algorithms(operation, comm, algos, sizes, reps, warmup, simulated, &std::cerr), {}};
+  Measured m{sizes,
+             commbench::time_algorithms(operation, comm, algos, sizes, reps, warmup, simulated,
+                                        &std::cerr),
+             {}};
   const std::size_t A = algos.size();
   for (int round = 0; round < refine; ++round) {
     const std::vector<std::uint64_t> bytes(m.sizes.begin(), m.sizes.end());
@@ -99,7 +107,8 @@ Measured measure(commbench::Operation& operation, const libcomm::Comm& comm,
     const std::vector<std::size_t> more(extra.begin(), extra.end());
     for (const auto& a : algos)
       for (std::size_t b : more) operation.check_applicable(a, b);
-    const auto rows = commbench::time_algorithms(operation, comm, algos, more, reps, warmup, simulated, &std::cerr);
+    const auto rows = commbench::time_algorithms(operation, comm, algos, more, reps, warmup,
+                                                 simulated, &std::cerr);
     // Merge the new sizes in order.
     Measured merged;
     std::size_t i = 0, j = 0;
@@ -155,29 +164,29 @@ void write_operation(std::ostream& out, const std::string& op, const libcomm::Co
   }
   out << "# medians (us) per block size; the winner first, then every candidate\n";
   const auto times = times_of(algos.size(), rows);
+  const std::vector<std::uint64_t> bytes(sizes.begin(), sizes.end());
+  // An algorithm that failed its check has NaN here; the reason is in the messages above.
+  const auto winner = libcomm::fastest_at_each_size(op.c_str(), bytes, times);
   for (std::size_t k = 0; k < sizes.size(); ++k) {
     std::string all;
-    std::size_t best = algos.size();
     for (std::size_t a = 0; a < algos.size(); ++a) {
       const Row& r = rows[k * algos.size() + a];
       all += " " + table_name(r.algo) + "=" + (valid(r) ? format_us(r.median) : "invalid");
-      if (valid(r) && (best == algos.size() || r.median < times[best][k])) best = a;
     }
-    libcomm::require(best < algos.size(), op + ": no algorithm ran correctly at " +
-                                              apps::format_size(sizes[k]) + " (see the messages above)");
     out << "#   " << std::left << std::setw(9) << apps::format_size(sizes[k]) << std::setw(24)
-        << table_name(algos[best]) << "|" << all << "\n";
+        << table_name(algos[winner[k]]) << "|" << all << "\n";
   }
   std::ostringstream extra;
   if (op == "alltoallv") extra << " spread=" << std::setprecision(4) << spread;
   if (topology) extra << " topology=tree";
-  const std::vector<std::uint64_t> bytes(sizes.begin(), sizes.end());
   auto ranges = libcomm::tuned_ranges(bytes, times);
   if (decide_seconds >= 0) {
     const auto single = libcomm::single_algorithm_if_cheaper(bytes, times, decide_seconds);
-    out << std::fixed << std::setprecision(3) << "# deciding by size costs an MPI_Allreduce per call ("
-        << format_us(decide_seconds) << " us here): mean time / fastest over the sizes " << single.deciding_cost
-        << "; the best single algorithm " << single.cost << "\n" << std::defaultfloat;
+    out << std::fixed << std::setprecision(3)
+        << "# deciding by size costs an MPI_Allreduce per call (" << format_us(decide_seconds)
+        << " us here): mean time / fastest over the sizes " << single.deciding_cost
+        << "; the best single algorithm " << single.cost << "\n"
+        << std::defaultfloat;
     if (single.algo) {
       out << "# so auto runs one algorithm at every size and skips the MPI_Allreduce\n";
       ranges = {{0, std::numeric_limits<std::uint64_t>::max(), *single.algo}};
@@ -196,7 +205,8 @@ void write_operation(std::ostream& out, const std::string& op, const libcomm::Co
       ranges[i + 1].from = r.from;
       continue;
     }
-    const std::string to = r.to == std::numeric_limits<std::uint64_t>::max() ? "inf" : std::to_string(r.to);
+    const std::string to =
+        r.to == std::numeric_limits<std::uint64_t>::max() ? "inf" : std::to_string(r.to);
     out << std::left << std::setw(15) << op << std::setw(6) << comm.size() << std::setw(5) << ppn
         << std::setw(11) << r.from << std::setw(11) << to << name << extra.str() << "\n";
   }
@@ -221,7 +231,8 @@ int run(int argc, char** argv) {
   app.add_option("--min", min_s, "smallest block per destination (bytes; K/M/G suffixes)")
       ->capture_default_str();
   app.add_option("--max", max_s, "largest block; sizes double from --min")->capture_default_str();
-  app.add_option("--sizes", sizes_list, "explicit comma-separated block sizes; overrides --min/--max");
+  app.add_option("--sizes", sizes_list,
+                 "explicit comma-separated block sizes; overrides --min/--max");
   app.add_option("--reps", reps, "timed repetitions per size and algorithm (median used)")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
@@ -274,8 +285,8 @@ int run(int argc, char** argv) {
     char date[32];
     std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
     table << "# libcomm tuning table (format: inputs/tuning/README.md)\n# platform: " << platform
-          << "; measured " << date << " by apps/tune, " << reps << " reps, median of the slowest rank"
-          << (simulated ? "; simulated payload" : "")
+          << "; measured " << date << " by apps/tune, " << reps
+          << " reps, median of the slowest rank" << (simulated ? "; simulated payload" : "")
           << (copy_gbs > 0 ? "; " + commbench::describe_copy_model(copy_gbs) : "")
           << "\n# command: tune";
     for (int k = 1; k < argc; ++k) table << " " << argv[k];
@@ -293,8 +304,8 @@ int run(int argc, char** argv) {
     // Only the all-to-all uses a switch tree (--topology attaches it to comm).
     const bool topology = op == "alltoall" && libcomm::attached_topology(comm) != nullptr;
     const double decide = op == "alltoallv" ? decision_seconds(comm, reps) : -1.0;
-    write_operation(table, op, comm, shape.ppn, topology, operation->count_spread(), algos, m, decide,
-                    up_to_largest);
+    write_operation(table, op, comm, shape.ppn, topology, operation->count_spread(), algos, m,
+                    decide, up_to_largest);
   }
   if (apps::is_root()) {
     if (output.empty()) {
@@ -312,4 +323,6 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace tune
 
-int main(int argc, char** argv) { return apps::mpi_main(argc, argv, "tune", tune::run); }
+int main(int argc, char** argv) {
+  return apps::mpi_main(argc, argv, "tune", tune::run);
+}

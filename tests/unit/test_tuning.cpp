@@ -181,12 +181,15 @@ TEST(TuningTable, LookupAnySizeOnlyWhenNothingElseCouldWin) {
   EXPECT_TRUE(contains(pick->reason, "direct at every size (2 ranks, ppn 2)")) << pick->reason;
   // The nearest shape decides, as in lookup: 40 ranks at 8 per node take the 64-rank rows.
   EXPECT_EQ(any(one, query("alltoallv", 40, 8, 0)), "four_stage");
-  EXPECT_TRUE(contains(one.lookup_any_size(query("alltoallv", 40, 8, 0))->reason, "nearest to P = 40"));
+  EXPECT_TRUE(
+      contains(one.lookup_any_size(query("alltoallv", 40, 8, 0))->reason, "nearest to P = 40"));
   // A gap in one spread's ranges leaves sizes to the built-in rule: the counts decide.
-  EXPECT_EQ(any(parse("alltoallv 2 2 0 1K direct\nalltoallv 2 2 0 inf direct spread=4\n"), q), "<depends>");
+  EXPECT_EQ(any(parse("alltoallv 2 2 0 1K direct\nalltoallv 2 2 0 inf direct spread=4\n"), q),
+            "<depends>");
   EXPECT_EQ(any(parse("alltoallv 2 2 0 1K direct\nalltoallv 2 2 2K inf direct\n"), q), "<depends>");
   // A second algorithm anywhere in the shape, or no row at all.
-  EXPECT_EQ(any(parse("alltoallv 2 2 0 1K direct\nalltoallv 2 2 1025 inf native\n"), q), "<depends>");
+  EXPECT_EQ(any(parse("alltoallv 2 2 0 1K direct\nalltoallv 2 2 1025 inf native\n"), q),
+            "<depends>");
   EXPECT_EQ(any(parse("alltoall 2 2 0 inf linear\n"), q), "<depends>");
   // Whenever it answers, lookup agrees at every size and spread.
   for (std::uint64_t bytes : {std::uint64_t{0}, std::uint64_t{1500}, std::uint64_t{1} << 40})
@@ -202,8 +205,8 @@ TEST(TuningTable, LookupAnySizeOnlyWhenNothingElseCouldWin) {
 std::string ranges_of(const std::vector<TunedRange>& r) {
   std::string out;
   for (const auto& x : r)
-    out += std::to_string(x.from) + ".." + (x.to == UINT64_MAX ? "inf" : std::to_string(x.to)) + ":" +
-           std::to_string(x.algo) + " ";
+    out += std::to_string(x.from) + ".." + (x.to == UINT64_MAX ? "inf" : std::to_string(x.to)) +
+           ":" + std::to_string(x.algo) + " ";
   return out;
 }
 constexpr double kDidNotRun = std::numeric_limits<double>::quiet_NaN();
@@ -221,7 +224,8 @@ TEST(TunedRanges, AnAlgorithmCanWinOnlyBetweenMeasuredSizes) {
   EXPECT_EQ(ranges_of(tuned_ranges({100, 200}, {{1, 5}, {5, 1}, {2.5, 2.5}})),
             "0..137:0 138..162:2 163..inf:1 ");
   // Several intervals; the crossing is in the first.
-  EXPECT_EQ(ranges_of(tuned_ranges({100, 200, 400}, {{1, 3, 9}, {2, 2.5, 5}})), "0..166:0 167..inf:1 ");
+  EXPECT_EQ(ranges_of(tuned_ranges({100, 200, 400}, {{1, 3, 9}, {2, 2.5, 5}})),
+            "0..166:0 167..inf:1 ");
 }
 
 TEST(TunedRanges, MissingMeasurementsAndTies) {
@@ -233,10 +237,31 @@ TEST(TunedRanges, MissingMeasurementsAndTies) {
 }
 
 TEST(TunedRanges, ErrorsNameTheProblem) {
-  EXPECT_TRUE(contains(error_of([] { tuned_ranges({16, 8}, {{1, 2}}); }), "sizes must increase (16 then 8)"));
-  EXPECT_TRUE(contains(error_of([] { tuned_ranges({8, 16}, {{1, kDidNotRun}}); }), "no algorithm ran at 16 bytes"));
-  EXPECT_TRUE(contains(error_of([] { tuned_ranges({8, 16}, {{1}}); }), "algorithm 0 has 1 times for 2 sizes"));
+  EXPECT_TRUE(contains(error_of([] {
+                         tuned_ranges({16, 8}, {{1, 2}});
+                       }),
+                       "sizes must increase (16 then 8)"));
+  EXPECT_TRUE(contains(error_of([] {
+                         tuned_ranges({8, 16}, {{1, kDidNotRun}});
+                       }),
+                       "no algorithm ran at 16 bytes"));
+  EXPECT_TRUE(contains(error_of([] {
+                         tuned_ranges({8, 16}, {{1}});
+                       }),
+                       "algorithm 0 has 1 times for 2 sizes"));
   EXPECT_TRUE(contains(error_of([] { tuned_ranges({}, {}); }), "no sizes"));
+}
+
+// tune prints this winner beside every measured size; the table's ranges start from it.
+TEST(FastestAtEachSize, SkipsWhatDidNotRunAndTiesToTheLowerIndex) {
+  EXPECT_EQ(fastest_at_each_size("t", {8, 16, 32}, {{1, kDidNotRun, 5}, {2, 3, 5}, {0.5, 4, 6}}),
+            (std::vector<std::size_t>{2, 1, 0}));
+  EXPECT_TRUE(contains(error_of([] {
+                         fastest_at_each_size("alltoall", {8, 16}, {{1, kDidNotRun}});
+                       }),
+                       "alltoall: no algorithm ran at 16 bytes"));
+  EXPECT_TRUE(contains(error_of([] { fastest_at_each_size("alltoall", {8}, {}); }),
+                       "alltoall: no sizes or no algorithms"));
 }
 
 TEST(RefinementSizes, MidpointsWhereTheWinnerChanges) {
@@ -251,11 +276,14 @@ TEST(RefinementSizes, MidpointsWhereTheWinnerChanges) {
   // A did not run at the larger size, so B wins there. sqrt(16 * 32) = 22.6 rounds down
   // to 16, not strictly inside; sqrt(16 * 64) = 32 is.
   EXPECT_TRUE(refinement_sizes({16, 32}, {{1, kDidNotRun}, {2, 3}}).empty());
-  EXPECT_EQ(refinement_sizes({16, 64}, {{1, kDidNotRun}, {2, 3}}), (std::vector<std::uint64_t>{32}));
+  EXPECT_EQ(refinement_sizes({16, 64}, {{1, kDidNotRun}, {2, 3}}),
+            (std::vector<std::uint64_t>{32}));
 }
 
 TEST(RefinementSizes, ErrorsNameTheFunction) {
-  EXPECT_TRUE(contains(error_of([] { refinement_sizes({16, 8}, {{1, 2}}); }),
+  EXPECT_TRUE(contains(error_of([] {
+                         refinement_sizes({16, 8}, {{1, 2}});
+                       }),
                        "refinement_sizes: sizes must increase (16 then 8)"));
   EXPECT_TRUE(contains(error_of([] { refinement_sizes({8}, {{kDidNotRun}}); }),
                        "refinement_sizes: no algorithm ran at 8 bytes"));
@@ -290,7 +318,9 @@ TEST(SingleAlgorithm, ChosenWhenDecidingCostsMore) {
 TEST(SingleAlgorithm, ErrorsNameTheFunction) {
   EXPECT_TRUE(contains(error_of([] { single_algorithm_if_cheaper({8}, {{1.0}}, -1.0); }),
                        "single_algorithm_if_cheaper: the cost of deciding must be a time >= 0"));
-  EXPECT_TRUE(contains(error_of([] { single_algorithm_if_cheaper({16, 8}, {{1, 2}}, 0.0); }),
+  EXPECT_TRUE(contains(error_of([] {
+                         single_algorithm_if_cheaper({16, 8}, {{1, 2}}, 0.0);
+                       }),
                        "single_algorithm_if_cheaper: sizes must increase (16 then 8)"));
 }
 

@@ -105,6 +105,13 @@ TuningQuery tuning_query(std::string op, const Comm& comm, std::uint64_t bytes);
 // Asks the active table; nullopt without a table or row.
 std::optional<TuningPick> tuned_choice(const TuningQuery& q);
 
+// The fastest algorithm at every measured size: winner[k] indexes times (ties to the lower
+// index; NaN entries did not run). Checks the input as tuned_ranges does below; `who`
+// starts every error message (the caller, or the operation being tuned).
+std::vector<std::size_t> fastest_at_each_size(const char* who,
+                                              const std::vector<std::uint64_t>& sizes,
+                                              const std::vector<std::vector<double>>& times);
+
 // How apps/tune turns its measurements into the size ranges of a table. times[a][k] is
 // algorithm a's median at sizes[k] (sizes strictly increasing; NaN where a did not run).
 // At a measured size the fastest algorithm wins (ties to the lower index). Between two

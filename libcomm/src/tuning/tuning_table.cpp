@@ -33,11 +33,16 @@ std::uint64_t parse_bytes(const std::string& s, bool allow_inf) {
   if (s[0] == '-') throw std::invalid_argument("negative");
   const std::string unit = s.substr(used);
   std::uint64_t mult = 1;
-  if (unit.empty() || unit == "B") mult = 1;
-  else if (unit == "K" || unit == "KiB") mult = 1ULL << 10;
-  else if (unit == "M" || unit == "MiB") mult = 1ULL << 20;
-  else if (unit == "G" || unit == "GiB") mult = 1ULL << 30;
-  else throw std::invalid_argument("unit");
+  if (unit.empty() || unit == "B")
+    mult = 1;
+  else if (unit == "K" || unit == "KiB")
+    mult = 1ULL << 10;
+  else if (unit == "M" || unit == "MiB")
+    mult = 1ULL << 20;
+  else if (unit == "G" || unit == "GiB")
+    mult = 1ULL << 30;
+  else
+    throw std::invalid_argument("unit");
   if (v > kInf / mult) throw std::invalid_argument("overflow");
   return v * mult;
 }
@@ -53,13 +58,19 @@ int parse_positive(const std::string& s) {
 // Throws Error (from the name lookups) when `algo` is not an algorithm of `op` or is auto.
 void check_algorithm(const std::string& op, const std::string& algo) {
   if (algo == "auto") throw Error("'auto' cannot be a table entry (it is what the table decides)");
-  if (op == "alltoall") alltoall_algo_from_name(algo);
-  else if (op == "alltoallv") alltoallv_algo_from_name(algo);
-  else if (op == "allgather") allgather_algo_from_name(algo);
-  else reduce_scatter_algo_from_name(algo);
+  if (op == "alltoall")
+    alltoall_algo_from_name(algo);
+  else if (op == "alltoallv")
+    alltoallv_algo_from_name(algo);
+  else if (op == "allgather")
+    allgather_algo_from_name(algo);
+  else
+    reduce_scatter_algo_from_name(algo);
 }
 
-double log_distance(double a, double b) { return std::abs(std::log(a / b)); }
+double log_distance(double a, double b) {
+  return std::abs(std::log(a / b));
+}
 
 }  // namespace
 
@@ -77,8 +88,8 @@ TuningTable TuningTable::parse(std::istream& in, const std::string& source) {
     if (f.empty()) continue;
     const std::string where = source + ":" + std::to_string(line_no) + ": ";
     if (f.size() < 6)
-      throw Error(where + "expected OP RANKS PPN FROM TO ALGORITHM, got " + std::to_string(f.size()) +
-                  " field(s)");
+      throw Error(where + "expected OP RANKS PPN FROM TO ALGORITHM, got " +
+                  std::to_string(f.size()) + " field(s)");
     TuningRow row;
     row.line = line_no;
     row.op = f[0];
@@ -100,11 +111,11 @@ TuningTable TuningTable::parse(std::istream& in, const std::string& source) {
       row.from = parse_bytes(f[3], false);
       row.to = parse_bytes(f[4], true);
     } catch (const std::exception&) {
-      throw Error(where + "FROM and TO must be byte counts (e.g. 512, 4K, 1MiB; TO may be inf), got '" +
+      throw Error(where +
+                  "FROM and TO must be byte counts (e.g. 512, 4K, 1MiB; TO may be inf), got '" +
                   f[3] + "' and '" + f[4] + "'");
     }
-    if (row.from > row.to)
-      throw Error(where + "FROM " + f[3] + " is larger than TO " + f[4]);
+    if (row.from > row.to) throw Error(where + "FROM " + f[3] + " is larger than TO " + f[4]);
     row.algo = f[5];
     try {
       check_algorithm(row.op, row.algo);
@@ -118,7 +129,8 @@ TuningTable TuningTable::parse(std::istream& in, const std::string& source) {
           row.spread = std::stod(f[k].substr(7), &used);
           if (used != f[k].size() - 7 || !(row.spread >= 1.0)) throw std::invalid_argument("range");
         } catch (const std::exception&) {
-          throw Error(where + "spread must be a number >= 1 (max / mean message), got '" + f[k] + "'");
+          throw Error(where + "spread must be a number >= 1 (max / mean message), got '" + f[k] +
+                      "'");
         }
       } else if (f[k] == "topology=tree") {
         row.topology = true;
@@ -148,13 +160,14 @@ namespace {
 // (rank count, ranks per node, topology, then spread unless `with_spread` is false);
 // strict '<' keeps the first (smallest, as tables list shapes in increasing order) of
 // equally near shapes. nullptr when the table has no row for the operation.
-const TuningRow* nearest_shape(const std::vector<TuningRow>& rows, const TuningQuery& q, bool with_spread) {
+const TuningRow* nearest_shape(const std::vector<TuningRow>& rows, const TuningQuery& q,
+                               bool with_spread) {
   const TuningRow* shape = nullptr;
   auto key = [&](const TuningRow& r) {
-    return std::array<double, 4>{log_distance(r.ranks, std::max(q.ranks, 1)),
-                                 log_distance(r.ppn, std::max(q.ppn, 1)),
-                                 r.topology == q.topology ? 0.0 : 1.0,
-                                 with_spread ? log_distance(r.spread, std::max(q.spread, 1.0)) : 0.0};
+    return std::array<double, 4>{
+        log_distance(r.ranks, std::max(q.ranks, 1)), log_distance(r.ppn, std::max(q.ppn, 1)),
+        r.topology == q.topology ? 0.0 : 1.0,
+        with_spread ? log_distance(r.spread, std::max(q.spread, 1.0)) : 0.0};
   };
   // Rows measured with one rank per node say nothing about nodes of several ranks, and
   // the other way round: the inter-node step of a hierarchical scheme (one rank per node)
@@ -174,16 +187,19 @@ const TuningRow* nearest_shape(const std::vector<TuningRow>& rows, const TuningQ
 namespace {
 // The rows lookup() can take for q at some size and spread: those of the shapes nearest
 // in (ranks, ppn, topology), the three keys that come before the spread.
-std::vector<const TuningRow*> rows_of_nearest_shapes(const std::vector<TuningRow>& rows, const TuningQuery& q) {
+std::vector<const TuningRow*> rows_of_nearest_shapes(const std::vector<TuningRow>& rows,
+                                                     const TuningQuery& q) {
   std::vector<const TuningRow*> out;
   const TuningRow* shape = nearest_shape(rows, q, false);
   if (shape == nullptr) return out;
   auto key = [&](const TuningRow& r) {
-    return std::array<double, 3>{log_distance(r.ranks, std::max(q.ranks, 1)), log_distance(r.ppn, std::max(q.ppn, 1)),
+    return std::array<double, 3>{log_distance(r.ranks, std::max(q.ranks, 1)),
+                                 log_distance(r.ppn, std::max(q.ppn, 1)),
                                  r.topology == q.topology ? 0.0 : 1.0};
   };
   for (const auto& r : rows)
-    if (r.op == q.op && (r.ppn == 1) == (shape->ppn == 1) && key(r) == key(*shape)) out.push_back(&r);
+    if (r.op == q.op && (r.ppn == 1) == (shape->ppn == 1) && key(r) == key(*shape))
+      out.push_back(&r);
   return out;
 }
 }  // namespace
@@ -194,7 +210,8 @@ std::optional<TuningPick> TuningTable::lookup_any_size(const TuningQuery& q) con
   const TuningRow& first = *rows.front();
   // Per measured shape and spread, its ranges; they must name one algorithm and, sorted,
   // run from 0 to inf without a gap.
-  std::map<std::tuple<int, int, bool, double>, std::vector<std::pair<std::uint64_t, std::uint64_t>>> ranges;
+  std::map<std::tuple<int, int, bool, double>, std::vector<std::pair<std::uint64_t, std::uint64_t>>>
+      ranges;
   for (const TuningRow* r : rows) {
     if (r->algo != first.algo) return std::nullopt;
     ranges[{r->ranks, r->ppn, r->topology, r->spread}].emplace_back(r->from, r->to);
@@ -219,7 +236,8 @@ std::optional<TuningPick> TuningTable::lookup_any_size(const TuningQuery& q) con
 
 bool TuningTable::spread_matters(const TuningQuery& q) const {
   const auto rows = rows_of_nearest_shapes(rows_, q);
-  return std::any_of(rows.begin(), rows.end(), [&](const TuningRow* r) { return r->spread != rows.front()->spread; });
+  return std::any_of(rows.begin(), rows.end(),
+                     [&](const TuningRow* r) { return r->spread != rows.front()->spread; });
 }
 
 std::optional<TuningPick> TuningTable::lookup(const TuningQuery& q) const {
@@ -288,25 +306,25 @@ void set_tuning_table(std::shared_ptr<const TuningTable> table) {
   g_epoch.fetch_add(1, std::memory_order_acq_rel);
 }
 
-std::uint64_t tuning_table_epoch() { return g_epoch.load(std::memory_order_acquire); }
+std::uint64_t tuning_table_epoch() {
+  return g_epoch.load(std::memory_order_acquire);
+}
 
 TuningQuery tuning_query(std::string op, const Comm& comm, std::uint64_t bytes) {
   TuningQuery q;
   q.op = std::move(op);
   q.ranks = comm.size();
   q.ppn = 1;
-  for (int n = 0; n < comm.nodes().num_nodes(); ++n) q.ppn = std::max(q.ppn, comm.nodes().node_size(n));
+  for (int n = 0; n < comm.nodes().num_nodes(); ++n)
+    q.ppn = std::max(q.ppn, comm.nodes().node_size(n));
   q.bytes = bytes;
   q.topology = attached_topology(comm) != nullptr;
   return q;
 }
 
-namespace {
-
-// The fastest algorithm at every measured size (ties to the lower index), after checking
-// the input of tuned_ranges / refinement_sizes; `who` names the caller in errors.
-std::vector<std::size_t> measured_winners(const char* who, const std::vector<std::uint64_t>& sizes,
-                                          const std::vector<std::vector<double>>& times) {
+std::vector<std::size_t> fastest_at_each_size(const char* who,
+                                              const std::vector<std::uint64_t>& sizes,
+                                              const std::vector<std::vector<double>>& times) {
   const std::size_t K = sizes.size(), A = times.size();
   const std::string name(who);
   require(K > 0 && A > 0, name + ": no sizes or no algorithms");
@@ -315,8 +333,9 @@ std::vector<std::size_t> measured_winners(const char* who, const std::vector<std
                                       std::to_string(times[a].size()) + " times for " +
                                       std::to_string(K) + " sizes");
   for (std::size_t k = 1; k < K; ++k)
-    require(sizes[k] > sizes[k - 1], name + ": sizes must increase (" + std::to_string(sizes[k - 1]) +
-                                         " then " + std::to_string(sizes[k]) + ")");
+    require(sizes[k] > sizes[k - 1], name + ": sizes must increase (" +
+                                         std::to_string(sizes[k - 1]) + " then " +
+                                         std::to_string(sizes[k]) + ")");
   std::vector<std::size_t> winner(K);
   for (std::size_t k = 0; k < K; ++k) {
     std::size_t best = A;
@@ -328,11 +347,9 @@ std::vector<std::size_t> measured_winners(const char* who, const std::vector<std
   return winner;
 }
 
-}  // namespace
-
 std::vector<std::uint64_t> refinement_sizes(const std::vector<std::uint64_t>& sizes,
                                             const std::vector<std::vector<double>>& times) {
-  const auto winner = measured_winners("refinement_sizes", sizes, times);
+  const auto winner = fastest_at_each_size("refinement_sizes", sizes, times);
   std::vector<std::uint64_t> out;
   for (std::size_t k = 0; k + 1 < sizes.size(); ++k) {
     if (winner[k] == winner[k + 1]) continue;
@@ -348,14 +365,16 @@ SingleAlgorithm single_algorithm_if_cheaper(const std::vector<std::uint64_t>& si
                                             double decide_seconds) {
   require(std::isfinite(decide_seconds) && decide_seconds >= 0,
           "single_algorithm_if_cheaper: the cost of deciding must be a time >= 0");
-  const auto winner = measured_winners("single_algorithm_if_cheaper", sizes, times);
+  const auto winner = fastest_at_each_size("single_algorithm_if_cheaper", sizes, times);
   const std::size_t K = sizes.size(), A = times.size();
   SingleAlgorithm out;
-  for (std::size_t k = 0; k < K; ++k) out.deciding_cost += 1.0 + decide_seconds / times[winner[k]][k];
+  for (std::size_t k = 0; k < K; ++k)
+    out.deciding_cost += 1.0 + decide_seconds / times[winner[k]][k];
   out.deciding_cost /= static_cast<double>(K);
   for (std::size_t a = 0; a < A; ++a) {
     double cost = 0;
-    for (std::size_t k = 0; k < K; ++k) cost += times[a][k] / times[winner[k]][k];  // NaN if a missed a size
+    for (std::size_t k = 0; k < K; ++k)
+      cost += times[a][k] / times[winner[k]][k];  // NaN if a missed a size
     cost /= static_cast<double>(K);
     if (std::isfinite(cost) && (!out.algo || cost < out.cost)) out.algo = a, out.cost = cost;
   }
@@ -366,7 +385,7 @@ SingleAlgorithm single_algorithm_if_cheaper(const std::vector<std::uint64_t>& si
 std::vector<TunedRange> tuned_ranges(const std::vector<std::uint64_t>& sizes,
                                      const std::vector<std::vector<double>>& times) {
   const std::size_t K = sizes.size(), A = times.size();
-  const auto winner = measured_winners("tuned_ranges", sizes, times);
+  const auto winner = fastest_at_each_size("tuned_ranges", sizes, times);
   auto ran = [&](std::size_t a, std::size_t k) { return std::isfinite(times[a][k]); };
   // Switches: (last size of the old algorithm, new algorithm), in size order.
   std::vector<std::pair<std::uint64_t, std::size_t>> switches;
@@ -385,7 +404,8 @@ std::vector<TunedRange> tuned_ranges(const std::vector<std::uint64_t>& sizes,
           if (a == cur || !ran(a, k) || !ran(a, k + 1) || slope(a) >= slope(cur)) continue;
           // times[a][k] + slope(a) (s - x0) = times[cur][k] + slope(cur) (s - x0)
           const double s = x0 + (times[a][k] - times[cur][k]) / (slope(cur) - slope(a));
-          if (s > x && (s < cross || (s == cross && next < A && slope(a) < slope(next)))) next = a, cross = s;
+          if (s > x && (s < cross || (s == cross && next < A && slope(a) < slope(next))))
+            next = a, cross = s;
         }
         if (next == A || cross >= x1) break;
         // Sizes up to floor(cross) stay with cur; a measured size keeps its measured winner.
@@ -395,8 +415,9 @@ std::vector<TunedRange> tuned_ranges(const std::vector<std::uint64_t>& sizes,
       }
     }
     if (cur != winner[k + 1]) {  // a tie at x1, or winner[k] has no line (it did not run at x1)
-      const auto last = ran(winner[k], k + 1) ? sizes[k + 1] - 1
-                                               : static_cast<std::uint64_t>(std::sqrt(x0 * x1));  // no line: halfway
+      const auto last = ran(winner[k], k + 1)
+                            ? sizes[k + 1] - 1
+                            : static_cast<std::uint64_t>(std::sqrt(x0 * x1));  // no line: halfway
       switches.emplace_back(std::clamp(last, sizes[k], sizes[k + 1] - 1), winner[k + 1]);
     }
   }
