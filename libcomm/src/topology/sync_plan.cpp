@@ -195,6 +195,13 @@ struct SweepInput {
   };
   std::vector<Machine> machine_of_rank;
   int num_edges = 0;
+  // The machines of a rank, and the edge ids of a message's path (TreeIndex::path; `path`
+  // holds tree.max_path() entries); returns the path's length.
+  const Machine& machine(int rank) const { return machine_of_rank[static_cast<std::size_t>(rank)]; }
+  int path_of(const PhaseMessages::Message& msg, int* path) const {
+    const Machine &src = machine(msg.src), &dst = machine(msg.dst);
+    return tree.path(src.node, dst.node, tree.common_depth_at(src.position, dst.position), path);
+  }
   int hub = 0;
   bool labels = false;        // step 2 may be needed: hub labels, prev_send, predecessor lists
   bool record_preds = false;  // keep the predecessor lists (step 2, or the synchronisations)
@@ -305,14 +312,6 @@ class SweepChunk {
     return s;
   }
 
-  int path_of(Id m, int* path) const {
-    const auto& msg = in_.pm.msg[static_cast<std::size_t>(m)];
-    const auto& src = in_.machine_of_rank[static_cast<std::size_t>(msg.src)];
-    const auto& dst = in_.machine_of_rank[static_cast<std::size_t>(msg.dst)];
-    return in_.tree.path(src.node, dst.node, in_.tree.common_depth_at(src.position, dst.position),
-                         path);
-  }
-
   // The last user of every edge before first_phase_, from the latest earlier message
   // backwards until every edge has one (or the messages run out).
   void seed() {
@@ -323,7 +322,8 @@ class SweepChunk {
     std::int64_t p = first_phase_;
     for (Id m = first_id_ - 1; m >= 0 && missing > 0; --m) {
       while (pm.offset[p] > m) --p;
-      const int length = path_of(m, path.data());
+      const auto& msg = pm.msg[static_cast<std::size_t>(m)];
+      const int length = in_.path_of(msg, path.data());
       std::int32_t slot = -1;
       for (int i = 0; i < length; ++i) {
         const int e = path[i];
@@ -332,12 +332,11 @@ class SweepChunk {
         --missing;
         if (slot < 0) {
           slot = new_slot();
-          const auto& msg = pm.msg[static_cast<std::size_t>(m)];
           live_[slot] = {m,
                          static_cast<std::int32_t>(p),
                          msg.src,
-                         in_.machine_of_rank[static_cast<std::size_t>(msg.src)].enter,
-                         in_.machine_of_rank[static_cast<std::size_t>(msg.dst)].enter,
+                         in_.machine(msg.src).enter,
+                         in_.machine(msg.dst).enter,
                          kUnresolved,
                          0,
                          -1};
@@ -363,11 +362,10 @@ class SweepChunk {
       for (auto mm = pm.offset[p]; mm < pm.offset[p + 1]; ++mm) {
         const Id me = static_cast<Id>(mm);
         const std::int32_t phase = static_cast<std::int32_t>(p);
-        const int rank = pm.msg[mm].src;
-        const auto& src = in_.machine_of_rank[static_cast<std::size_t>(rank)];
-        const auto& dst = in_.machine_of_rank[static_cast<std::size_t>(pm.msg[mm].dst)];
-        const int length =
-            tree.path(src.node, dst.node, tree.common_depth_at(src.position, dst.position), path);
+        const auto& msg = pm.msg[mm];
+        const int rank = msg.src;
+        const auto &src = in_.machine(rank), &dst = in_.machine(msg.dst);
+        const int length = in_.path_of(msg, path);
         const std::int32_t slot = new_slot();
         // Runs of equal previous users along the path (a path uses an edge once).
         std::int32_t current = last[path[0]];
@@ -620,19 +618,12 @@ void answer_by_spread(const SweepInput& in, const std::vector<OpenQuestion>& que
     free_bits.pop_back();
     return b;
   };
-  auto enter_of = [&](int rank) {
-    return in.machine_of_rank[static_cast<std::size_t>(rank)].enter;
-  };
   std::vector<int> path(static_cast<std::size_t>(tree.max_path()));
   std::size_t next_source = 0, next_target = 0, open = 0;
   for (Id x = questions[by_source[0]].u; next_target < questions.size(); ++x) {
     const bool source = next_source < by_source.size() && questions[by_source[next_source]].u == x;
     if (open == 0 && !source) continue;  // no question open: nothing spreads that matters
-    const auto& msg = pm.msg[static_cast<std::size_t>(x)];
-    const auto& src = in.machine_of_rank[msg.src];
-    const auto& dst = in.machine_of_rank[msg.dst];
-    const int length = tree.path(src.node, dst.node,
-                                 tree.common_depth_at(src.position, dst.position), path.data());
+    const int length = in.path_of(pm.msg[static_cast<std::size_t>(x)], path.data());
     for (; next_source < by_source.size() && questions[by_source[next_source]].u == x;
          ++next_source, ++open)
       bit_of[by_source[next_source]] = take_bit();
@@ -655,7 +646,7 @@ void answer_by_spread(const SweepInput& in, const std::vector<OpenQuestion>& que
       const std::size_t word = b / 64;
       const std::uint64_t bit = std::uint64_t{1} << (b % 64);
       const auto& u = pm.msg[static_cast<std::size_t>(q.u)];
-      const std::uint32_t u_src = enter_of(u.src), u_dst = enter_of(u.dst);
+      const std::uint32_t u_src = in.machine(u.src).enter, u_dst = in.machine(u.dst).enter;
       for (int i = 0; i < length; ++i)
         if ((bits[static_cast<std::size_t>(path[i]) * words + word] & bit) != 0 &&
             !tree.on_path(path[i], u_src, u_dst)) {
@@ -706,7 +697,14 @@ void run_threads(int threads, F&& f) {
   for (auto& th : pool) th.join();
 }
 
-// Takes pm by reference and reuses it: after step 1, a message's dst holds its phase.
+// The threads of a plan over `phases` phases: options.threads, at least 1 and at most one
+// per phase (a chunk of the sweep, or of the messages-by-phase sort, is a phase or more).
+int plan_threads(const SyncPlanOptions& options, std::int64_t phases) {
+  return static_cast<int>(
+      std::clamp<std::int64_t>(options.threads, 1, std::max<std::int64_t>(1, phases)));
+}
+
+// Takes pm by reference: indexes its phases (index_phases) for the phase of a message.
 SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlanOptions& options) {
   const std::size_t n = pm.count;
   pm.index_phases();
@@ -734,12 +732,9 @@ SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlan
   in.record_preds = in.labels || options.keep_syncs;
 
   // Step 1 in chunks of about equal numbers of messages, each on a thread.
-  int threads = options.threads > 0 ? options.threads : 1;
-  threads = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, phases)));
+  const int threads = plan_threads(options, phases);
   SweepOutput out;
-  if (in.labels) {
-    out.label = MessageArray<Labels>(n);
-  }
+  if (in.labels) out.label = MessageArray<Labels>(n);
   if (in.record_preds) out.pred_start = MessageArray<Id>(n + 1);
   std::vector<std::unique_ptr<SweepChunk>> chunks;
   for (std::int64_t k = 0, first = 0; k < threads; ++k) {
@@ -949,8 +944,7 @@ SyncPlan plan_synchronisation(const TreeAapcSchedule& s, const Topology& t,
   for (std::size_t b = 0; b < M; ++b) rank_of[b] = t.rank_of_machine(static_cast<int>(b));
   // A counting sort by phase. Every thread takes a range of phases and reads all of
   // phase_of twice (count, then fill), so that no two threads write the same place.
-  const int threads = static_cast<int>(
-      std::clamp<std::int64_t>(options.threads, 1, std::max<std::int64_t>(1, s.num_phases)));
+  const int threads = plan_threads(options, s.num_phases);
   auto phase_range = [&](int k) {
     return std::pair<std::int32_t, std::int32_t>(
         static_cast<std::int32_t>(s.num_phases * k / threads),
