@@ -216,7 +216,11 @@ TEST(Topology, RegularTrees) {
   EXPECT_EQ(u.name(u.parent(u.machine_node(0))), u.name(u.parent(u.machine_node(15))));
   EXPECT_NE(u.name(u.parent(u.machine_node(15))), u.name(u.parent(u.machine_node(16))));
   EXPECT_EQ(u.depth(u.machine_node(4095)), 3);
-  EXPECT_EQ(Topology::regular({5}).aapc_load(), Topology::single_switch(5).aapc_load());
+  // One level is one switch (single_switch is regular({m})): 4 | 1 machines on every link.
+  const Topology one = Topology::regular({5});
+  EXPECT_EQ(one.num_nodes(), 6);
+  EXPECT_EQ(one.aapc_load(), 4);
+  EXPECT_EQ(one.bottleneck_links().size(), 5u);
   // Bad shapes are refused with the reason.
   auto message = [](const std::vector<int>& fanout) {
     try {

@@ -58,7 +58,7 @@ class Topology {
   static Topology from_links(std::vector<std::string> names, std::vector<bool> is_machine,
                              const std::vector<std::pair<int, int>>& links);
   // One switch with `machines` machines (the fallback when no topology is given, and
-  // topology (a) of Fig. 5 for 24 machines).
+  // topology (a) of Fig. 5 for 24 machines): regular({machines}).
   static Topology single_switch(int machines);
   // A random tree for property tests and benchmarks: `machines` machines hang from
   // `switches` switches joined in a random tree. Deterministic for a given seed. With

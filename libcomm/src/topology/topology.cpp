@@ -277,17 +277,7 @@ void Topology::set_machine_of_rank(std::vector<int> m) {
   rank_of_machine_ = std::move(inverse);
 }
 
-Topology Topology::single_switch(int machines) {
-  std::vector<std::string> names = {"s0"};
-  std::vector<bool> is_machine = {false};
-  std::vector<std::pair<int, int>> links;
-  for (int i = 0; i < machines; ++i) {
-    names.push_back("n" + std::to_string(i));
-    is_machine.push_back(true);
-    links.emplace_back(0, i + 1);
-  }
-  return from_links(std::move(names), std::move(is_machine), links);
-}
+Topology Topology::single_switch(int machines) { return regular({machines}); }
 
 Topology Topology::regular(const std::vector<int>& fanout) {
   require(!fanout.empty(), "Topology::regular: needs at least one fan-out");
