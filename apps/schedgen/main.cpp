@@ -157,6 +157,26 @@ class TableWriter {
   std::string buffer_;
 };
 
+// Lists of values grouped by a key in 0 .. keys - 1 (CSR): the values of key i are
+// list[start[i] .. start[i + 1]), in item order. One spare entry (-1, never read) keeps
+// list non-empty for the generated C++.
+struct Csr {
+  std::vector<std::int64_t> start;
+  std::vector<int> list;
+};
+template <class ValueOf>
+Csr group_by_key(std::size_t keys, const std::vector<std::size_t>& key_of_item, ValueOf value_of) {
+  Csr c;
+  c.start.assign(keys + 1, 0);
+  for (std::size_t key : key_of_item) ++c.start[key + 1];
+  for (std::size_t i = 0; i < keys; ++i) c.start[i + 1] += c.start[i];
+  c.list.assign(key_of_item.size() + 1, -1);
+  std::vector<std::int64_t> fill(c.start.begin(), c.start.end() - 1);
+  for (std::size_t item = 0; item < key_of_item.size(); ++item)
+    c.list[static_cast<std::size_t>(fill[key_of_item[item]]++)] = value_of(item);
+  return c;
+}
+
 // Writes the routine: MPI_Alltoall's signature, the schedule of this topology in tables.
 // Per rank its sends in phase order, and per send the ranks whose synchronisation it waits
 // for before the send and the ranks it notifies after it (CSR tables). Receives need no
@@ -193,29 +213,13 @@ void emit_cpp(const std::string& path, const std::string& function, const std::s
     return static_cast<std::size_t>(it - send_phase.begin());
   };
   const std::size_t sends = send_to.size();
-  std::vector<std::int64_t> wait_start(sends + 1, 0), notify_start(sends + 1, 0);
   std::vector<std::size_t> waiter(sync.syncs.size()), notifier(sync.syncs.size());
   for (std::size_t k = 0; k < sync.syncs.size(); ++k) {
-    const auto& y = sync.syncs[k];
-    waiter[k] = send_index(y.to, y.before);
-    notifier[k] = send_index(y.from, y.after);
-    ++wait_start[waiter[k] + 1];
-    ++notify_start[notifier[k] + 1];
+    waiter[k] = send_index(sync.syncs[k].to, sync.syncs[k].before);
+    notifier[k] = send_index(sync.syncs[k].from, sync.syncs[k].after);
   }
-  for (std::size_t i = 0; i < sends; ++i) {
-    wait_start[i + 1] += wait_start[i];
-    notify_start[i + 1] += notify_start[i];
-  }
-  // One extra entry, never read, keeps the arrays non-empty.
-  std::vector<int> wait(sync.syncs.size() + 1, -1), notify(sync.syncs.size() + 1, -1);
-  {
-    std::vector<std::int64_t> wfill(wait_start.begin(), wait_start.end() - 1);
-    std::vector<std::int64_t> nfill(notify_start.begin(), notify_start.end() - 1);
-    for (std::size_t k = 0; k < sync.syncs.size(); ++k) {
-      wait[static_cast<std::size_t>(wfill[waiter[k]]++)] = sync.syncs[k].from;
-      notify[static_cast<std::size_t>(nfill[notifier[k]]++)] = sync.syncs[k].to;
-    }
-  }
+  const Csr wait = group_by_key(sends, waiter, [&](std::size_t k) { return sync.syncs[k].from; });
+  const Csr notify = group_by_key(sends, notifier, [&](std::size_t k) { return sync.syncs[k].to; });
   libcomm::require(sends < static_cast<std::size_t>(std::numeric_limits<int>::max()) &&
                        sync.syncs.size() < static_cast<std::size_t>(std::numeric_limits<int>::max()),
                    "--emit-cpp: the tables do not fit int indices");
@@ -240,10 +244,10 @@ void emit_cpp(const std::string& path, const std::string& function, const std::s
     out << "// Before send i (an index into kSendTo) the rank waits for a synchronisation from each\n"
         << "// of kWait[kWaitStart[i] .. kWaitStart[i + 1]); after it, it notifies each of\n"
         << "// kNotify[kNotifyStart[i] .. kNotifyStart[i + 1]).\n";
-    out.table("kWaitStart", wait_start);
-    out.table("kWait", wait);
-    out.table("kNotifyStart", notify_start);
-    out.table("kNotify", notify);
+    out.table("kWaitStart", wait.start);
+    out.table("kWait", wait.list);
+    out.table("kNotifyStart", notify.start);
+    out.table("kNotify", notify.list);
     out << R"(
 constexpr int kDataTag = 7501;
 constexpr int kSyncTag = 7502;
