@@ -10,6 +10,8 @@
 
 #include "apps/common.hpp"
 #include "libcomm/alltoall.hpp"
+#include "libcomm/plan.hpp"
+#include "libcomm/program.hpp"
 #include "libcomm/tree_schedule.hpp"
 #include "mpi_test.hpp"
 
@@ -86,11 +88,14 @@ TEST_F(MpiTest, ExecutorWithoutSeparation) {
   const Comm comm(MPI_COMM_WORLD);
   const Topology t = Topology::random(p, 3, 5, 0.5);
   const auto s = libcomm::tree_rank_schedule(libcomm::schedule_tree_aapc(t), t);
-  const libcomm::TreeRankPlan plan(s, libcomm::plan_synchronisation(s, t), comm.rank());
-  for (auto mode : {libcomm::TreeSync::None, libcomm::TreeSync::Pairwise, libcomm::TreeSync::Barrier})
-    expect_like_native(333, comm, "execute_tree_aapc", [&](const std::byte* snd, std::byte* rcv) {
-      libcomm::execute_tree_aapc(plan, snd, rcv, 333, comm.internal(), mode);
+  const auto sync = libcomm::plan_synchronisation(s, t);
+  for (auto mode : {libcomm::TreeSync::None, libcomm::TreeSync::Pairwise, libcomm::TreeSync::Barrier}) {
+    auto plan = libcomm::plan_program(comm, libcomm::tree_program(s, sync, comm.rank(), 333, mode));
+    expect_like_native(333, comm, "tree_program", [&](const std::byte* snd, std::byte* rcv) {
+      plan.start(snd, rcv);
+      plan.wait();
     });
+  }
 }
 
 TEST_F(MpiTest, TopologyOfTheWrongSizeThrowsOnEveryRank) {

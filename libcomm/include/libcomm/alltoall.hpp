@@ -11,6 +11,8 @@
 
 #include "libcomm/comm.hpp"
 #include "libcomm/error.hpp"
+#include "libcomm/plan.hpp"
+#include "libcomm/program.hpp"
 #include "libcomm/schedule.hpp"
 
 namespace libcomm {
@@ -85,6 +87,22 @@ AlltoallChoice choose_alltoall(AlltoallAlgo requested, std::size_t block_bytes, 
 // Pairwise, Factor, FactorGrouped). Throws Error for the others and when the algorithm
 // does not apply to P.
 Schedule alltoall_schedule(AlltoallAlgo a, int nprocs);
+
+// Rank `rank`'s step program of a program-based algorithm (every one but native and the
+// paper 002 schemes), for P ranks on one switch and one rank per node: what the executor
+// runs, for verification and printing (libcomm/program.hpp). No MPI.
+StepProgram alltoall_program(AlltoallAlgo a, int nprocs, int rank, std::size_t block_bytes);
+
+// Non-blocking form (MPI_Ialltoall): starts the algorithm and returns its request; the
+// buffers must stay untouched until test() or wait() reports completion. No collective
+// argument check (it would block); collective over comm.
+Request ialltoall(const void* send, void* recv, std::size_t block_bytes, const Comm& comm,
+                  AlltoallAlgo algo = AlltoallAlgo::Auto, const AlltoallOptions& opts = {});
+// Persistent form (MPI_Alltoall_init): resolves the algorithm and builds its step program
+// once; start(send, recv) / wait() as often as wanted. Collective over comm (the argument
+// check, when on, compares block size and algorithm across ranks here).
+Plan plan_alltoall(const Comm& comm, std::size_t block_bytes, AlltoallAlgo algo = AlltoallAlgo::Auto,
+                   const AlltoallOptions& opts = {});
 
 // Runs the all-to-all. `send` and `recv` hold at least size() * block_bytes bytes and must
 // not overlap. Returns the algorithm that actually ran. Collective over comm.

@@ -18,7 +18,9 @@
 
 namespace libcomm {
 
-class RankPlan;
+namespace detail {
+struct PlanState;
+}
 
 // What one Auto decision depends on besides the communicator: the operation, the size
 // (and for alltoallv the spread of the counts) and the options that can change the
@@ -29,6 +31,16 @@ struct DecisionKey {
   double spread = 1.0;
   std::uint64_t options = 0;
   bool operator==(const DecisionKey&) const = default;
+};
+
+// What a plan kept by the blocking calls was built for: the operation, the algorithm that
+// runs, the size and the options that change the step program.
+struct PlanKey {
+  std::string_view op;  // a string literal: "alltoall", ...
+  int algo = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t options = 0;
+  bool operator==(const PlanKey&) const = default;
 };
 
 class Comm {
@@ -47,10 +59,14 @@ class Comm {
   int size() const { return size_; }
   const NodeMap& nodes() const { return nodes_; }
 
-  // Per-rank cache of executable plans (schedules restricted to this rank), so that
-  // repeated calls do not rebuild O(P^2) schedules. Keyed by algorithm name.
-  std::shared_ptr<const RankPlan> cached_plan(const std::string& key) const;
-  void store_plan(const std::string& key, std::shared_ptr<const RankPlan> plan) const;
+  // The plans the blocking calls keep (libcomm/plan.hpp), so that a repeated call runs
+  // the step program built by the first. At most kMaxPlans are kept; attach() drops them.
+  std::shared_ptr<detail::PlanState> cached_plan(const PlanKey& key) const;
+  void store_plan(const PlanKey& key, std::shared_ptr<detail::PlanState> plan) const;
+  static constexpr std::size_t kMaxPlans = 32;
+  // The number of collectives started on this communicator, shared by every copy: step
+  // programs take their tags from it (core/tags.hpp).
+  std::shared_ptr<std::uint64_t> sequence_counter() const { return sequence_; }
 
   // Reusable scratch memory (slot 0, 1, 2, ...) that grows but never shrinks: algorithms
   // that need temporary buffers take them from here, because allocating and freeing
@@ -80,8 +96,9 @@ class Comm {
   int size_ = 1;
   NodeMap nodes_;
   mutable std::shared_ptr<std::mutex> cache_mutex_ = std::make_shared<std::mutex>();
-  mutable std::shared_ptr<std::map<std::string, std::shared_ptr<const RankPlan>>> plans_ =
-      std::make_shared<std::map<std::string, std::shared_ptr<const RankPlan>>>();
+  mutable std::shared_ptr<std::vector<std::pair<PlanKey, std::shared_ptr<detail::PlanState>>>> plans_ =
+      std::make_shared<std::vector<std::pair<PlanKey, std::shared_ptr<detail::PlanState>>>>();
+  std::shared_ptr<std::uint64_t> sequence_ = std::make_shared<std::uint64_t>(0);
   mutable std::shared_ptr<std::map<std::string, std::shared_ptr<const void>>> attachments_ =
       std::make_shared<std::map<std::string, std::shared_ptr<const void>>>();
   mutable std::shared_ptr<std::vector<ByteBuffer>> scratch_ =

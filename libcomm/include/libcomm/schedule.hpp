@@ -7,6 +7,7 @@
 // it: the same value is verified without MPI, executed by one executor, printed, priced.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -57,27 +58,22 @@ struct VerifyResult {
 // round each rank sends at most `ports` and receives at most `ports` non-local messages.
 VerifyResult verify_aapc_schedule(const Schedule& s);
 
-// The part of a schedule one rank executes: per round, whom it sends to and receives from.
-struct RankStep {
-  std::vector<Transfer> sends;     // transfers with src == rank, dst != rank
-  std::vector<Transfer> recvs;     // transfers with dst == rank, src != rank
-  std::vector<Transfer> local;     // src == dst == rank
+// How the rounds of a schedule of whole blocks run as a step program (libcomm/program.hpp).
+enum class ScheduleRun {
+  // One stage per round: post the round's receives and sends, wait for them, then the next
+  // round. Single-ported schedules become one send-receive per round: the tightly coupled
+  // form of pairwise exchange and of the factor algorithm (paper 000, Fig. 1).
+  PerRound,
+  // Everything in one stage: every receive, then every send in schedule order, the local
+  // copies while the network works, one wait (LAM's linear routine, MPICH's medium ring).
+  AllAtOnce,
 };
 
-class RankPlan {
- public:
-  RankPlan() = default;
-  RankPlan(const Schedule& s, int rank);
-  int rank() const { return rank_; }
-  int nprocs() const { return nprocs_; }
-  const std::vector<RankStep>& steps() const { return steps_; }
-  bool single_ported() const { return single_ported_; }
+struct StepProgram;
 
- private:
-  int rank_ = 0;
-  int nprocs_ = 0;
-  bool single_ported_ = true;
-  std::vector<RankStep> steps_;
-};
+// Rank `rank`'s part of an AAPC schedule with blocks of `block_bytes`: transfer (src, dst)
+// moves send[dst * b, +b) of rank src to recv[src * b, +b) of rank dst; a transfer with
+// src == dst is a local copy.
+StepProgram schedule_program(const Schedule& s, int rank, std::size_t block_bytes, ScheduleRun run);
 
 }  // namespace libcomm

@@ -8,11 +8,9 @@
 //   plan_synchronisation    section 5: a synchronisation message from the earlier sender
 //                           to the later one for every pair of contending messages in
 //                           different phases, redundant ones removed (transitive reduction)
-//   execute_tree_aapc       runs one rank's part with those pairwise synchronisations, with
-//                           a barrier per phase, or with no separation at all
+//   tree_program            one rank's part as a step program, with those pairwise
+//                           synchronisations, a barrier per phase, or no separation at all
 #pragma once
-
-#include <mpi.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -136,18 +134,15 @@ enum class TreeSync {
   None,      // no separation: every rank sends its messages in phase order, back to back
 };
 
-// One rank's part of a tree schedule and of its synchronisation plan.
-struct TreeRankPlan {
-  RankPlan plan;
-  std::vector<std::vector<int>> wait_from;  // per round: ranks whose sync precedes my send
-  std::vector<std::vector<int>> notify;     // per round: ranks to sync after my send
-  TreeRankPlan() = default;
-  TreeRankPlan(const Schedule& s, const SyncPlan& sync, int rank);
-};
+struct StepProgram;
 
-// Runs the all-to-all for one rank (MPI_Alltoall semantics, blocks of block_bytes).
-// Data and synchronisation messages travel on `comm` (give libcomm's internal duplicate).
-void execute_tree_aapc(const TreeRankPlan& plan, const std::byte* send, std::byte* recv,
-                       std::size_t block_bytes, MPI_Comm comm, TreeSync mode);
+// One rank's part of a tree schedule as a step program (libcomm/program.hpp), MPI_Alltoall
+// semantics with blocks of block_bytes, the phases kept apart by `mode`:
+//   Pairwise  every receive posted first; then per phase with a send of mine: wait for the
+//             synchronisations the plan names, send, then notify the later senders;
+//   Barrier   per phase its messages, then a barrier;
+//   None      every receive, then every send in phase order, one wait.
+StepProgram tree_program(const Schedule& s, const SyncPlan& sync, int rank, std::size_t block_bytes,
+                         TreeSync mode);
 
 }  // namespace libcomm

@@ -13,7 +13,10 @@
 #include "../core/mpi_bytes.hpp"
 #include "../tuning/table_choice.hpp"
 #include "alltoall_internal.hpp"
-#include "libcomm/executor.hpp"
+#include "../core/plan_state.hpp"
+#include "libcomm/plan.hpp"
+#include "libcomm/program.hpp"
+#include "libcomm/topology.hpp"
 #include "libcomm/hierarchical.hpp"
 #include "libcomm/tuning.hpp"
 
@@ -163,14 +166,16 @@ namespace {
 
 // Collective argument check: every rank learns about a problem on any rank, so all of
 // them throw the same kind of Error instead of some hanging in the exchange.
+// Without buffers (a plan made before them), only sizes and algorithms are compared.
 void check_alltoall_args(const void* send, void* recv, std::size_t b, const Comm& comm,
-                         AlltoallAlgo algo, AlltoallAlgo inter_node) {
+                         AlltoallAlgo algo, AlltoallAlgo inter_node, bool have_buffers = true) {
   const int p = comm.size(), me = comm.rank();
   std::string local;
   const auto limit = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
   if (b > limit / static_cast<std::size_t>(p)) {
     local = "block_bytes " + std::to_string(b) + " x P " + std::to_string(p) +
             " overflows the address space";
+  } else if (!have_buffers) {
   } else if (b > 0 && (send == nullptr || recv == nullptr)) {
     local = std::string(send == nullptr ? "send" : "recv") + " buffer is null";
   } else if (b > 0) {
@@ -201,48 +206,97 @@ void check_alltoall_args(const void* send, void* recv, std::size_t b, const Comm
                 std::string(alltoall_algo_name(inter_node)) + ")");
 }
 
-ExecMode exec_mode_of(AlltoallAlgo a) {
-  switch (a) {
-    case AlltoallAlgo::Linear:
-    case AlltoallAlgo::Ring: return ExecMode::AllAtOnce;
-    default: return ExecMode::Blocking;
+ScheduleRun schedule_run_of(AlltoallAlgo a) {
+  return a == AlltoallAlgo::Linear || a == AlltoallAlgo::Ring ? ScheduleRun::AllAtOnce
+                                                              : ScheduleRun::PerRound;
+}
+
+// The plan state of a resolved choice. The paper 002 schemes run through their own
+// sub-communicator code (multicore.cpp) and have no step program yet.
+std::shared_ptr<detail::PlanState> alltoall_state(const AlltoallChoice& c, std::size_t b, const Comm& comm,
+                                                  bool own_scratch) {
+  if (c.algo == AlltoallAlgo::Native) {
+    const MPI_Comm mc = comm.mpi();
+    return detail::native_plan(comm, "native", c.reason, [b, mc](const void* s, void* r, MPI_Request* q) {
+      const detail::MpiBytes block(b);
+      detail::check_mpi(MPI_Ialltoall(s, block.count(), block.type(), r, block.count(), block.type(), mc, q),
+                        "MPI_Ialltoall");
+    });
   }
+  if (c.algo == AlltoallAlgo::Leader || c.algo == AlltoallAlgo::SendAggregate ||
+      c.algo == AlltoallAlgo::RecvDistribute)
+    throw Error("alltoall: rank " + std::to_string(comm.rank()) + ": " + std::string(alltoall_algo_name(c.algo)) +
+                " has no non-blocking or persistent form yet (its node steps run on sub-communicators "
+                "outside the step-program executor); use it blocking");
+  const auto topo = attached_topology(comm);
+  return detail::program_plan(
+      comm, detail::build_alltoall_program(c.algo, comm.size(), comm.rank(), b, &comm.nodes(), topo.get()),
+      c.reason, own_scratch);
 }
 
-std::shared_ptr<const RankPlan> plan_for(AlltoallAlgo a, const Comm& comm) {
-  const std::string key = "alltoall/" + std::string(alltoall_algo_name(a));
-  if (auto plan = comm.cached_plan(key)) return plan;
-  const bool clustered = a == AlltoallAlgo::ClusteredFactor || a == AlltoallAlgo::ClusteredFactorFill;
-  auto plan = std::make_shared<const RankPlan>(
-      clustered ? clustered_factor_schedule(comm.nodes(), {.intra_fill = a == AlltoallAlgo::ClusteredFactorFill}).schedule
-                : alltoall_schedule(a, comm.size()),
-      comm.rank());
-  comm.store_plan(key, plan);
-  return plan;
-}
-
-}  // namespace
-
-AlltoallAlgo alltoall(const void* send, void* recv, std::size_t block_bytes, const Comm& comm,
-                      AlltoallAlgo algo, const AlltoallOptions& opts) {
+AlltoallChoice resolve(AlltoallAlgo algo, std::size_t block_bytes, const Comm& comm, const AlltoallOptions& opts) {
   if (check_mode()) {
     const detail::SameField fields[] = {{"block_bytes", block_bytes}};
     detail::check_same_on_all_ranks(comm, "alltoall", fields);
   }
-  if (opts.check_args) check_alltoall_args(send, recv, block_bytes, comm, algo, opts.inter_node);
   // Auto's choice depends on the size, the inter-node algorithm and the fallback switch.
   const DecisionKey key{"alltoall", block_bytes, 1.0,
                         static_cast<std::uint64_t>(opts.inter_node) * 2 + opts.allow_fallback};
-  const AlltoallAlgo ran = detail::decided_algorithm(
-      algo, comm, key, [&] { return choose_alltoall(algo, block_bytes, comm, opts); });
+  AlltoallChoice c;
+  c.algo = detail::decided_algorithm(algo, comm, key, [&] {
+    c = choose_alltoall(algo, block_bytes, comm, opts);
+    return c;
+  });
+  if (c.reason.empty()) c.reason = "auto (decided earlier on this communicator)";
+  return c;
+}
+
+}  // namespace
+
+namespace detail {
+
+StepProgram build_alltoall_program(AlltoallAlgo a, int p, int rank, std::size_t b, const NodeMap* nodes,
+                                   const Topology* topology) {
+  switch (a) {
+    case AlltoallAlgo::Bruck: return bruck_program(p, rank, b);
+    case AlltoallAlgo::TreeScheduled:
+    case AlltoallAlgo::TreeScheduledBarrier: return tree_scheduled_program(topology, p, rank, b, a);
+    case AlltoallAlgo::ClusteredFactor:
+    case AlltoallAlgo::ClusteredFactorFill:
+      if (nodes != nullptr) {
+        auto prog = schedule_program(
+            clustered_factor_schedule(*nodes, {.intra_fill = a == AlltoallAlgo::ClusteredFactorFill}).schedule,
+            rank, b, ScheduleRun::PerRound);
+        return prog;
+      }
+      [[fallthrough]];
+    default: return schedule_program(alltoall_schedule(a, p), rank, b, schedule_run_of(a));
+  }
+}
+
+}  // namespace detail
+
+StepProgram alltoall_program(AlltoallAlgo a, int nprocs, int rank, std::size_t block_bytes) {
+  require(nprocs > 0 && rank >= 0 && rank < nprocs,
+          "alltoall_program: rank " + std::to_string(rank) + " of P = " + std::to_string(nprocs) + " does not exist");
+  require(a != AlltoallAlgo::Auto && a != AlltoallAlgo::Native && a != AlltoallAlgo::Leader &&
+              a != AlltoallAlgo::SendAggregate && a != AlltoallAlgo::RecvDistribute,
+          "alltoall_program: '" + std::string(alltoall_algo_name(a)) + "' has no step program");
+  return detail::build_alltoall_program(a, nprocs, rank, block_bytes, nullptr, nullptr);
+}
+
+AlltoallAlgo alltoall(const void* send, void* recv, std::size_t block_bytes, const Comm& comm,
+                      AlltoallAlgo algo, const AlltoallOptions& opts) {
+  const AlltoallChoice c = [&] {
+    if (opts.check_args) check_alltoall_args(send, recv, block_bytes, comm, algo, opts.inter_node);
+    return resolve(algo, block_bytes, comm, opts);
+  }();
+  const AlltoallAlgo ran = c.algo;
   const auto* s = static_cast<const std::byte*>(send);
   auto* r = static_cast<std::byte*>(recv);
   switch (ran) {
     case AlltoallAlgo::Native:
       detail::native_alltoall(s, r, block_bytes, comm.mpi());
-      return ran;
-    case AlltoallAlgo::Bruck:
-      if (block_bytes > 0) detail::bruck_alltoall(s, r, block_bytes, comm);
       return ran;
     case AlltoallAlgo::Leader:
     case AlltoallAlgo::SendAggregate:
@@ -256,18 +310,36 @@ AlltoallAlgo alltoall(const void* send, void* recv, std::size_t block_bytes, con
       if (ran == AlltoallAlgo::RecvDistribute) detail::recv_distribute_alltoall(s, r, block_bytes, comm, opts);
       return ran;
     }
-    case AlltoallAlgo::TreeScheduled:
-    case AlltoallAlgo::TreeScheduledBarrier:
-      if (block_bytes > 0) detail::tree_scheduled_alltoall(s, r, block_bytes, comm, ran);
-      return ran;
     case AlltoallAlgo::Auto:
       throw Error("alltoall: internal error, Auto was not resolved");
-    default:
-      if (block_bytes > 0)
-        execute_aapc(*plan_for(ran, comm), s, r, block_bytes, comm.internal(),
-                     exec_mode_of(ran));
+    default: {
+      if (block_bytes == 0) return ran;
+      const PlanKey key{"alltoall", static_cast<int>(ran), block_bytes, 0};
+      auto plan = comm.cached_plan(key);
+      if (!plan) {
+        plan = alltoall_state(c, block_bytes, comm, false);
+        comm.store_plan(key, plan);
+      }
+      detail::run_blocking(*plan, s, r, comm);
       return ran;
+    }
   }
+}
+
+Plan plan_alltoall(const Comm& comm, std::size_t block_bytes, AlltoallAlgo algo, const AlltoallOptions& opts) {
+  // Collective like MPI_Alltoall_init: the argument check (sizes and algorithm agree) runs
+  // once here, with no buffers yet.
+  if (opts.check_args) check_alltoall_args(nullptr, nullptr, block_bytes, comm, algo, opts.inter_node, false);
+  return Plan(alltoall_state(resolve(algo, block_bytes, comm, opts), block_bytes, comm, true));
+}
+
+Request ialltoall(const void* send, void* recv, std::size_t block_bytes, const Comm& comm, AlltoallAlgo algo,
+                  const AlltoallOptions& opts) {
+  AlltoallOptions o = opts;
+  o.check_args = false;  // no blocking collective inside a non-blocking call
+  Plan plan = plan_alltoall(comm, block_bytes, algo, o);
+  plan.start(send, recv);
+  return plan;
 }
 
 }  // namespace libcomm

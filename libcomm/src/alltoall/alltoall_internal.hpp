@@ -8,7 +8,9 @@
 
 #include "libcomm/alltoall.hpp"
 #include "libcomm/comm.hpp"
+#include "libcomm/program.hpp"
 #include "libcomm/schedule.hpp"
+#include "libcomm/topology.hpp"
 
 namespace libcomm::detail {
 
@@ -21,11 +23,18 @@ Schedule factor_grouped_schedule(int nprocs);  // factor.cpp
 
 bool is_power_of_two(int n);
 
-// Algorithms that are not a plain schedule of whole blocks.
+// Step programs of the algorithms that are not a plain schedule of whole blocks.
+StepProgram bruck_program(int nprocs, int rank, std::size_t block_bytes);  // bruck.cpp
+// Paper 003, sections 4-5 (tree_scheduled.cpp): on `topology`, or null for one switch.
+StepProgram tree_scheduled_program(const Topology* topology, int nprocs, int rank,
+                                   std::size_t block_bytes, AlltoallAlgo variant);
+// Any program-based algorithm (everything but native and the paper 002 schemes); `nodes`
+// for the clustered factor algorithm (null: one rank per node).
+StepProgram build_alltoall_program(AlltoallAlgo a, int nprocs, int rank, std::size_t block_bytes,
+                                   const NodeMap* nodes, const Topology* topology);
+
 void native_alltoall(const std::byte* send, std::byte* recv, std::size_t block_bytes,
                      MPI_Comm comm);  // native.cpp
-void bruck_alltoall(const std::byte* send, std::byte* recv, std::size_t block_bytes,
-                    const Comm& comm);  // bruck.cpp
 // Paper 002, section 5 (multicore.cpp).
 void leader_alltoall(const std::byte* send, std::byte* recv, std::size_t b, const Comm& comm,
                      const AlltoallOptions& opts);
@@ -33,10 +42,5 @@ void send_aggregate_alltoall(const std::byte* send, std::byte* recv, std::size_t
                              const Comm& comm, const AlltoallOptions& opts);
 void recv_distribute_alltoall(const std::byte* send, std::byte* recv, std::size_t b,
                               const Comm& comm, const AlltoallOptions& opts);
-// Paper 003, sections 4-5 (tree_scheduled.cpp): the Comm's attached topology, else one switch.
-void tree_scheduled_alltoall(const std::byte* send, std::byte* recv, std::size_t b,
-                             const Comm& comm, AlltoallAlgo variant);
-// Rounds Bruck's algorithm takes for P ranks: ceil(log2 P).
-int bruck_rounds(int nprocs);
 
 }  // namespace libcomm::detail

@@ -1,72 +1,61 @@
 // Bruck's all-to-all (paper 002, section 2.4: "completes in minimum number of steps,
-// log P"), for any P:
-//   1. rotate: slot k holds the block for rank (me + k) mod P;
-//   2. for bit = 1, 2, 4, ... < P: send every slot k with (k & bit) != 0 to rank me + bit
-//      and receive the same slots from rank me - bit (one packed message each way);
-//   3. now slot k holds the block that rank (me - k) mod P sent to me: un-rotate into recv.
+// log P"), for any P, as a step program:
+//   1. rotate: slot k holds the block for rank (me + k) mod P (two copies into recv, which
+//      holds the slots);
+//   2. for bit = 1, 2, 4, ... < P, one stage each: pack every slot k with (k & bit) != 0
+//      into scratch, exchange one packed message with ranks me + bit (to) and me - bit
+//      (from), and unpack at the start of the next stage;
+//   3. slot k now holds the block rank (me - k) mod P sent to me: un-rotate into place.
+//      The map k -> (me - k) mod P is its own inverse, so swapping pairs through a one-block
+//      scratch slot puts every block home.
 // ceil(log2 P) rounds, each moving about half the data: few start-ups, more volume, so it
 // suits small blocks.
-#include <algorithm>
-#include <cstring>
-#include <vector>
-
-#include "../core/mpi_bytes.hpp"
 #include "alltoall_internal.hpp"
-#include "kernels/blocks.hpp"
-#include "libcomm/sim.hpp"
+#include "libcomm/program.hpp"
 
 namespace libcomm::detail {
 
-int bruck_rounds(int p) {
-  int rounds = 0;
-  for (long bit = 1; bit < p; bit <<= 1) ++rounds;
-  return rounds;
-}
-
-void bruck_alltoall(const std::byte* send, std::byte* recv, std::size_t b, const Comm& c) {
-  const MPI_Comm comm = c.internal();
-  const int me = c.rank(), p = c.size();
-  const auto n = static_cast<std::size_t>(p);
-  // The slots live in recv itself; only the packed messages need extra memory.
-  std::byte* slots = recv;
-  // Simulated payload (libcomm/buffer.hpp): the bytes mean nothing, so the local
-  // rearrangement is skipped like SMPI skips the network copies.
-  const bool copies = !simulated_payload();
-  if (copies) kernels::rotate_blocks_up(send, slots, n, static_cast<std::size_t>(me), b);
-  sim::charge_copy(static_cast<double>(n * b));  // SimGrid copy model (libcomm/sim.hpp)
-
-  std::size_t most = 0;  // largest number of slots sent in one round
-  for (std::size_t bit = 1; bit < n; bit <<= 1)
-    most = std::max(most, kernels::count_with_bit(n, bit));
-  std::byte* out = c.scratch(0, most * b);
-  std::byte* in = c.scratch(1, most * b);
-  constexpr int kTag = 7302;
+StepProgram bruck_program(int p, int me, std::size_t b) {
+  ProgramBuilder out("bruck", me, p);
+  const auto n = static_cast<std::size_t>(p), ume = static_cast<std::size_t>(me);
+  out.set_extents(n * b, n * b);
+  const auto slot = [&](std::size_t k, std::size_t count = 1) {
+    return ByteRange{Area::Recv, k * b, count * b};
+  };
+  std::size_t most = 0;  // slots sent in the busiest round
   for (std::size_t bit = 1; bit < n; bit <<= 1) {
-    const std::size_t k = copies ? kernels::pack_blocks_with_bit(slots, out, n, bit, b)
-                                 : kernels::count_with_bit(n, bit);
-    const int to = static_cast<int>((static_cast<std::size_t>(me) + bit) % n);
-    const int from = static_cast<int>((static_cast<std::size_t>(me) + n - bit) % n);
-    const MpiBytes msg(k * b);
-    check_mpi(MPI_Sendrecv(out, msg.count(), msg.type(), to, kTag, in, msg.count(),
-                           msg.type(), from, kTag, comm, MPI_STATUS_IGNORE),
-              "MPI_Sendrecv");
-    if (copies) kernels::unpack_blocks_with_bit(in, slots, n, bit, b);
-    sim::charge_copy(static_cast<double>(2 * k * b));  // pack + unpack
+    std::size_t c = 0;
+    for (std::size_t k = 0; k < n; ++k) c += (k & bit) != 0;
+    most = std::max(most, c);
   }
-  // Slot k came from rank (me - k) mod P and belongs at recv[(me - k) mod P]. The map
-  // k -> (me - k) mod P is its own inverse, so swapping pairs puts every block in place.
-  std::byte* tmp = c.scratch(2, b);
-  std::size_t swaps = 0;
+  const std::size_t packed_out = out.scratch(most * b), packed_in = out.scratch(most * b);
+  const std::size_t tmp = out.scratch(b);
+  if (b == 0) return std::move(out).program();
+  // 1. slot k = send block (me + k) mod P.
+  out.copy(0, {Area::Send, ume * b, (n - ume) * b}, slot(0, n - ume));
+  out.copy(0, {Area::Send, 0, ume * b}, slot(n - ume, ume));
+  // 2. one stage per bit.
+  std::uint32_t stage = 0;
+  for (std::size_t bit = 1; bit < n; bit <<= 1, ++stage) {
+    std::size_t k_packed = 0;
+    for (std::size_t k = 0; k < n; ++k)
+      if (k & bit) out.copy(stage, slot(k), {Area::Scratch, packed_out + (k_packed++) * b, b});
+    const int to = static_cast<int>((ume + bit) % n), from = static_cast<int>((ume + n - bit) % n);
+    out.exchange(stage, to, {Area::Scratch, packed_out, k_packed * b}, from,
+                 {Area::Scratch, packed_in, k_packed * b});
+    k_packed = 0;
+    for (std::size_t k = 0; k < n; ++k)
+      if (k & bit) out.copy(stage + 1, {Area::Scratch, packed_in + (k_packed++) * b, b}, slot(k));
+  }
+  // 3. un-rotate by swaps (after the last unpack, in the same final stage).
   for (std::size_t k = 0; k < n; ++k) {
-    const std::size_t home = (static_cast<std::size_t>(me) + n - k) % n;
+    const std::size_t home = (ume + n - k) % n;
     if (k >= home) continue;
-    ++swaps;
-    if (!copies) continue;
-    std::memcpy(tmp, slots + k * b, b);
-    std::memcpy(slots + k * b, slots + home * b, b);
-    std::memcpy(slots + home * b, tmp, b);
+    out.copy(stage, slot(k), {Area::Scratch, tmp, b});
+    out.copy(stage, slot(home), slot(k));
+    out.copy(stage, {Area::Scratch, tmp, b}, slot(home));
   }
-  sim::charge_copy(static_cast<double>(3 * swaps * b));  // three copies per swap
+  return std::move(out).program();
 }
 
 }  // namespace libcomm::detail

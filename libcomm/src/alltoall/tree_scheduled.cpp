@@ -3,23 +3,73 @@
 // switch holding every rank (topology (a) of Fig. 5).
 //
 // The phases come from schedule_tree_aapc (section 4), the synchronisation plan from
-// plan_synchronisation (section 5); both are built once per Comm and topology and kept as
-// an attachment. With fewer than 3 ranks there is nothing to schedule (section 3): one
-// phase holds the (at most one) exchange.
-#include <memory>
-
+// plan_synchronisation (section 5); tree_program turns them into one rank's step program.
+// With fewer than 3 ranks there is nothing to schedule (section 3): one phase holds the
+// (at most one) exchange.
 #include "alltoall_internal.hpp"
+#include "libcomm/program.hpp"
 #include "libcomm/topology.hpp"
 #include "libcomm/tree_schedule.hpp"
 
-namespace libcomm::detail {
+namespace libcomm {
+
+StepProgram tree_program(const Schedule& s, const SyncPlan& sync, int rank, std::size_t b,
+                         TreeSync mode) {
+  if (mode == TreeSync::None) return schedule_program(s, rank, b, ScheduleRun::AllAtOnce);
+  const auto n = static_cast<std::size_t>(s.nprocs);
+  const auto block = [&](Area a, int k) {
+    return ByteRange{a, static_cast<std::size_t>(k) * b, b};
+  };
+  if (mode == TreeSync::Barrier) {
+    // Phase r: its messages in one stage, then the barrier's stages.
+    ProgramBuilder out(s.name, rank, s.nprocs);
+    out.set_extents(n * b, n * b);
+    std::uint32_t stage = 0;
+    for (const auto& round : s.rounds) {
+      for (const auto& t : round.transfers) {
+        if (t.src == rank && t.dst == rank)
+          out.copy(stage, block(Area::Send, rank), block(Area::Recv, rank));
+        else if (t.src == rank)
+          out.send(stage, t.dst, block(Area::Send, t.dst), stage);
+        else if (t.dst == rank)
+          out.recv(stage, t.src, block(Area::Recv, t.src), stage);
+      }
+      stage = out.barrier(stage + 1);
+    }
+    return std::move(out).program();
+  }
+  // Pairwise (section 5): the i-th phase in which this rank sends waits for its
+  // synchronisations in stage 2i, sends in stage 2i + 1 and notifies in stage 2i + 2, so a
+  // notification leaves only once the message it follows has gone.
+  std::vector<std::vector<int>> wait_from(s.rounds.size()), notify(s.rounds.size());
+  for (const auto& y : sync.syncs) {
+    if (y.to == rank) wait_from.at(static_cast<std::size_t>(y.before)).push_back(y.from);
+    if (y.from == rank) notify.at(static_cast<std::size_t>(y.after)).push_back(y.to);
+  }
+  std::uint32_t sending = 0;
+  for (const auto& round : s.rounds)
+    for (const auto& t : round.transfers) sending += t.src == rank && t.dst != rank;
+  const std::uint32_t last = 2 * sending;
+  ProgramBuilder out(s.name, rank, s.nprocs);
+  out.set_extents(n * b, n * b);
+  std::uint32_t i = 0;
+  for (std::size_t r = 0; r < s.rounds.size(); ++r)
+    for (const auto& t : s.rounds[r].transfers) {
+      if (t.dst == rank && t.src != rank) out.recv(0, t.src, block(Area::Recv, t.src), last);
+      if (t.dst == rank && t.src == rank)
+        out.copy(0, block(Area::Send, rank), block(Area::Recv, rank), true);
+      if (t.src != rank || t.dst == rank) continue;
+      for (int from : wait_from[r]) out.recv(2 * i, from, {Area::Recv, 0, 0}, 2 * i, TagKind::Sync);
+      out.send(2 * i + 1, t.dst, block(Area::Send, t.dst), 2 * i + 1);
+      for (int to : notify[r]) out.send(2 * i + 2, to, {Area::Send, 0, 0}, last, TagKind::Sync);
+      ++i;
+    }
+  return std::move(out).program();
+}
+
+namespace detail {
 
 namespace {
-
-struct TreeState {
-  std::shared_ptr<const Topology> topology;  // what the plan was built for (null: default)
-  TreeRankPlan plan;
-};
 
 Schedule trivial_schedule(int p) {
   Schedule s;
@@ -31,36 +81,27 @@ Schedule trivial_schedule(int p) {
   return s;
 }
 
-std::shared_ptr<const TreeState> tree_state(const Comm& comm) {
-  const auto topo = attached_topology(comm);
-  if (auto cached = std::static_pointer_cast<const TreeState>(comm.attachment("tree_scheduled/plan")))
-    if (cached->topology == topo) return cached;
-  auto st = std::make_shared<TreeState>();
-  st->topology = topo;
-  const int p = comm.size();
+}  // namespace
+
+StepProgram tree_scheduled_program(const Topology* topo, int p, int rank, std::size_t b,
+                                   AlltoallAlgo variant) {
+  const TreeSync mode =
+      variant == AlltoallAlgo::TreeScheduledBarrier ? TreeSync::Barrier : TreeSync::Pairwise;
+  StepProgram out;
   if (!topo && p < 3) {
-    st->plan = TreeRankPlan(trivial_schedule(p), SyncPlan{}, comm.rank());
+    out = tree_program(trivial_schedule(p), SyncPlan{}, rank, b, mode);
   } else {
     const Topology tree = topo ? *topo : Topology::single_switch(p);
     require(tree.num_machines() == p,
-            "tree_scheduled: rank " + std::to_string(comm.rank()) + ": the topology has " +
+            "tree_scheduled: rank " + std::to_string(rank) + ": the topology has " +
                 std::to_string(tree.num_machines()) + " machines, the communicator " +
                 std::to_string(p) + " ranks");
     const Schedule s = tree_rank_schedule(schedule_tree_aapc(tree), tree);
-    st->plan = TreeRankPlan(s, plan_synchronisation(s, tree), comm.rank());
+    out = tree_program(s, plan_synchronisation(s, tree), rank, b, mode);
   }
-  comm.attach("tree_scheduled/plan", st);
-  return st;
+  out.algorithm = std::string(alltoall_algo_name(variant));
+  return out;
 }
 
-}  // namespace
-
-void tree_scheduled_alltoall(const std::byte* send, std::byte* recv, std::size_t b,
-                             const Comm& comm, AlltoallAlgo variant) {
-  const auto st = tree_state(comm);
-  execute_tree_aapc(st->plan, send, recv, b, comm.internal(),
-                    variant == AlltoallAlgo::TreeScheduledBarrier ? TreeSync::Barrier
-                                                                  : TreeSync::Pairwise);
-}
-
-}  // namespace libcomm::detail
+}  // namespace detail
+}  // namespace libcomm

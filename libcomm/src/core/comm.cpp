@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "libcomm/error.hpp"
-#include "libcomm/schedule.hpp"
+#include "plan_state.hpp"
 
 namespace libcomm {
 
@@ -57,15 +57,17 @@ Comm::Comm(MPI_Comm comm, NodeMap nodes) : comm_(comm), nodes_(std::move(nodes))
   internal_ = duplicate(comm_);
 }
 
-std::shared_ptr<const RankPlan> Comm::cached_plan(const std::string& key) const {
+std::shared_ptr<detail::PlanState> Comm::cached_plan(const PlanKey& key) const {
   std::lock_guard lock(*cache_mutex_);
-  auto it = plans_->find(key);
-  return it == plans_->end() ? nullptr : it->second;
+  for (const auto& [k, plan] : *plans_)
+    if (k == key) return plan;
+  return nullptr;
 }
 
-void Comm::store_plan(const std::string& key, std::shared_ptr<const RankPlan> plan) const {
+void Comm::store_plan(const PlanKey& key, std::shared_ptr<detail::PlanState> plan) const {
   std::lock_guard lock(*cache_mutex_);
-  (*plans_)[key] = std::move(plan);
+  if (plans_->size() >= kMaxPlans) plans_->clear();  // ever-changing sizes: start over
+  plans_->emplace_back(key, std::move(plan));
 }
 
 std::shared_ptr<const void> Comm::attachment(const std::string& key) const {
@@ -78,6 +80,7 @@ void Comm::attach(const std::string& key, std::shared_ptr<const void> value) con
   std::lock_guard lock(*cache_mutex_);
   (*attachments_)[key] = std::move(value);
   decisions_->entries.clear();
+  plans_->clear();  // a plan may depend on the attachment (a switch tree)
 }
 
 std::optional<int> Comm::remembered_decision(const DecisionKey& key, std::uint64_t epoch) const {

@@ -1,112 +1,240 @@
-#include "libcomm/buffer.hpp"
-#include "libcomm/executor.hpp"
-
+// The one executor: runs a rank's step program (libcomm/program.hpp) over MPI, blocking
+// (start + wait), non-blocking (start, then test / wait progress it) or persistently (the
+// same state started again). Stages follow each other: a stage runs its local steps,
+// posts its receives and sends, runs its overlapping local steps, and ends when every
+// communication step due by it has completed. In a SimGrid build the local copies are
+// charged by the copy model and skipped with a simulated payload (libcomm/sim.hpp,
+// libcomm/buffer.hpp), the reductions are charged as local work.
 #include <cstring>
-#include <vector>
 
 #include "libcomm/error.hpp"
+#include "libcomm/reduce_scatter.hpp"
 #include "libcomm/sim.hpp"
 #include "mpi_bytes.hpp"
+#include "plan_state.hpp"
+#include "tags.hpp"
 
 namespace libcomm {
 
+namespace detail {
+
 namespace {
 
-constexpr int kScheduleTag = 7301;
+std::byte* area_base(const PlanState& s, Area a) {
+  switch (a) {
+    case Area::Send:
+      return const_cast<std::byte*>(s.send);
+    case Area::Recv:
+      return s.recv;
+    case Area::Scratch:
+      return s.scratch;
+  }
+  return nullptr;
+}
 
-void copy_local(const RankStep& step, const std::byte* send, std::byte* recv, std::size_t b) {
-  sim::charge_copy(static_cast<double>(step.local.size() * b));  // SimGrid copy model
-  if (simulated_payload()) return;  // libcomm/buffer.hpp: nothing real to copy
-  for (const auto& t : step.local)
-    if (b) std::memcpy(recv + static_cast<std::size_t>(t.src) * b,
-                       send + static_cast<std::size_t>(t.dst) * b, b);
+std::byte* at(const PlanState& s, const ByteRange& r) {
+  return area_base(s, r.area) + r.offset;
+}
+
+void run_local(PlanState& s, const StepProgram& p, const Step& st) {
+  const std::size_t n = st.from.bytes;
+  if (st.kind == StepKind::Copy) {
+    sim::charge_copy(static_cast<double>(n));
+    if (n && !simulated_payload()) std::memcpy(at(s, st.to), at(s, st.from), n);
+    return;
+  }
+  // Reduce: element-wise combine, charged as local work in a simulation.
+  if (simulated_payload()) {
+    sim::charge_copy(static_cast<double>(n));
+    return;
+  }
+  sim::charge_local_work(
+      [&] { reduce_local(at(s, st.from), at(s, st.to), n / p.elem_bytes, p.elem, p.op); });
+}
+
+void post(PlanState& s, const Step& st) {
+  s.reqs.emplace_back(MPI_REQUEST_NULL);
+  s.req_complete.push_back(st.complete);
+  const MPI_Comm comm = s.channels[st.channel];
+  const int tag = st.tag == TagKind::Data ? s.tag_data : s.tag_sync;
+  if (st.kind == StepKind::Recv) {
+    const MpiBytes n(st.to.bytes);
+    check_mpi(MPI_Irecv(at(s, st.to), n.count(), n.type(), st.peer, tag, comm, &s.reqs.back()),
+              "MPI_Irecv");
+  } else {
+    const MpiBytes n(st.from.bytes);
+    check_mpi(MPI_Isend(at(s, st.from), n.count(), n.type(), st.peer, tag, comm, &s.reqs.back()),
+              "MPI_Isend");
+  }
+}
+
+// Runs the local steps and posts the communication of stage s.stage.
+void post_stage(PlanState& s, const StepProgram& p) {
+  const std::size_t first = s.next_step;
+  std::size_t end = first;
+  while (end < p.steps.size() && p.steps[end].stage == s.stage) ++end;
+  s.next_step = end;
+  const auto local = [](const Step& st) {
+    return st.kind == StepKind::Copy || st.kind == StepKind::Reduce;
+  };
+  for (std::size_t k = first; k < end; ++k)
+    if (local(p.steps[k]) && !p.steps[k].overlap) run_local(s, p, p.steps[k]);
+  for (std::size_t k = first; k < end; ++k)
+    if (p.steps[k].kind == StepKind::Recv) post(s, p.steps[k]);
+  for (std::size_t k = first; k < end; ++k)
+    if (p.steps[k].kind == StepKind::Send) post(s, p.steps[k]);
+  for (std::size_t k = first; k < end; ++k)
+    if (local(p.steps[k]) && p.steps[k].overlap) run_local(s, p, p.steps[k]);
+  s.stage_posted = true;
+}
+
+// Moves the requests due by the current stage into s.waitset (keeping the others).
+void collect_due(PlanState& s) {
+  s.waitset.clear();
+  std::size_t keep = 0;
+  for (std::size_t k = 0; k < s.reqs.size(); ++k) {
+    if (s.req_complete[k] <= s.stage) {
+      s.waitset.push_back(s.reqs[k]);
+    } else {
+      s.reqs[keep] = s.reqs[k];
+      s.req_complete[keep++] = s.req_complete[k];
+    }
+  }
+  s.reqs.resize(keep);
+  s.req_complete.resize(keep);
+}
+
+// Progresses the run; with `block` until it completes. True when it has completed.
+bool progress(PlanState& s, bool block) {
+  if (!s.active) return true;
+  if (!s.program) {  // native: one request
+    if (block) {
+      wait_all(1, s.reqs.data());
+    } else {
+      int done = 0;
+      check_mpi(MPI_Test(s.reqs.data(), &done, MPI_STATUS_IGNORE), "MPI_Test");
+      if (!done) return false;
+    }
+    s.reqs.clear();
+    s.active = false;
+    return true;
+  }
+  const StepProgram& p = *s.program;
+  while (s.stage < p.stages) {
+    if (!s.stage_posted) {
+      post_stage(s, p);
+      collect_due(s);
+    }
+    if (!s.waitset.empty()) {
+      if (block) {
+        wait_all(static_cast<int>(s.waitset.size()), s.waitset.data());
+      } else {
+        int done = 0;
+        check_mpi(MPI_Testall(static_cast<int>(s.waitset.size()), s.waitset.data(), &done,
+                              MPI_STATUSES_IGNORE),
+                  "MPI_Testall");
+        if (!done) return false;
+      }
+      s.waitset.clear();
+    }
+    ++s.stage;
+    s.stage_posted = false;
+  }
+  require(s.reqs.empty(), "executor: " + p.algorithm + ": rank " + std::to_string(p.rank) +
+                              ": communication left after the last stage (a program error)");
+  s.active = false;
+  return true;
+}
+
+void start(PlanState& s, const void* send, void* recv, std::byte* borrowed_scratch) {
+  require(!s.active, "libcomm: " + s.algorithm +
+                         ": the plan was started again before its previous run completed");
+  s.send = static_cast<const std::byte*>(send);
+  s.recv = static_cast<std::byte*>(recv);
+  s.reqs.clear();
+  s.req_complete.clear();
+  s.waitset.clear();
+  s.active = true;
+  if (!s.program) {
+    s.reqs.emplace_back(MPI_REQUEST_NULL);
+    s.native_start(send, recv, s.reqs.data());
+    return;
+  }
+  s.scratch = borrowed_scratch ? borrowed_scratch : s.own_scratch.data();
+  const std::uint64_t seq = (*s.sequence)++;
+  s.tag_data = tags::program_tag(seq, TagKind::Data);
+  s.tag_sync = tags::program_tag(seq, TagKind::Sync);
+  s.stage = 0;
+  s.stage_posted = false;
+  s.next_step = 0;
+  progress(s, false);  // the first stage goes out at once
 }
 
 }  // namespace
 
-std::string_view exec_mode_name(ExecMode m) {
-  switch (m) {
-    case ExecMode::Blocking: return "blocking";
-    case ExecMode::RoundNonblocking: return "round-nonblocking";
-    case ExecMode::AllAtOnce: return "all-at-once";
-  }
-  return "?";
+std::shared_ptr<PlanState> program_plan(const Comm& comm, StepProgram program, std::string reason,
+                                        bool own_scratch) {
+  auto s = std::make_shared<PlanState>();
+  s->algorithm = program.algorithm;
+  s->reason = std::move(reason);
+  s->channels = {comm.internal()};
+  s->sequence = comm.sequence_counter();
+  if (own_scratch) s->own_scratch.resize(program.scratch_bytes);
+  s->program = std::make_shared<const StepProgram>(std::move(program));
+  return s;
 }
 
-void execute_aapc(const RankPlan& plan, const std::byte* send, std::byte* recv,
-                  std::size_t block_bytes, MPI_Comm comm, ExecMode mode) {
-  using detail::check_mpi;
-  const std::size_t b = block_bytes;
-  const detail::MpiBytes block(b);
-  auto send_at = [&](int dst) { return const_cast<std::byte*>(send) + static_cast<std::size_t>(dst) * b; };
-  auto recv_at = [&](int src) { return recv + static_cast<std::size_t>(src) * b; };
+std::shared_ptr<PlanState> native_plan(
+    const Comm& comm, std::string algorithm, std::string reason,
+    std::function<void(const void*, void*, MPI_Request*)> start_fn) {
+  auto s = std::make_shared<PlanState>();
+  s->algorithm = std::move(algorithm);
+  s->reason = std::move(reason);
+  s->channels = {comm.mpi()};
+  s->sequence = comm.sequence_counter();
+  s->native_start = std::move(start_fn);
+  return s;
+}
 
-  if (mode == ExecMode::Blocking) {
-    require(plan.single_ported(),
-            "execute_aapc: blocking mode needs a single-ported schedule (rank " +
-                std::to_string(plan.rank()) + " has a round with several sends or receives)");
-    for (const auto& step : plan.steps()) {
-      copy_local(step, send, recv, b);
-      const bool s = !step.sends.empty(), r = !step.recvs.empty();
-      if (s && r) {
-        check_mpi(MPI_Sendrecv(send_at(step.sends[0].dst), block.count(), block.type(),
-                               step.sends[0].dst, kScheduleTag, recv_at(step.recvs[0].src),
-                               block.count(), block.type(), step.recvs[0].src, kScheduleTag, comm,
-                               MPI_STATUS_IGNORE),
-                  "MPI_Sendrecv");
-      } else if (s) {
-        check_mpi(MPI_Send(send_at(step.sends[0].dst), block.count(), block.type(),
-                           step.sends[0].dst, kScheduleTag, comm),
-                  "MPI_Send");
-      } else if (r) {
-        check_mpi(MPI_Recv(recv_at(step.recvs[0].src), block.count(), block.type(),
-                           step.recvs[0].src, kScheduleTag, comm, MPI_STATUS_IGNORE),
-                  "MPI_Recv");
-      }
-    }
-    return;
-  }
+void run_blocking(PlanState& s, const void* send, void* recv, const Comm& comm) {
+  start(s, send, recv, s.program ? comm.scratch(0, s.program->scratch_bytes) : nullptr);
+  progress(s, true);
+}
 
-  std::vector<MPI_Request> reqs;
-  auto post_step = [&](const RankStep& step, bool recvs, bool sends) {
-    if (recvs)
-      for (const auto& t : step.recvs) {
-        reqs.emplace_back();
-        check_mpi(MPI_Irecv(recv_at(t.src), block.count(), block.type(), t.src, kScheduleTag,
-                            comm, &reqs.back()),
-                  "MPI_Irecv");
-      }
-    if (sends)
-      for (const auto& t : step.sends) {
-        reqs.emplace_back();
-        check_mpi(MPI_Isend(send_at(t.dst), block.count(), block.type(), t.dst, kScheduleTag,
-                            comm, &reqs.back()),
-                  "MPI_Isend");
-      }
-  };
-  auto wait_all = [&] {
-    if (!reqs.empty())
-      detail::wait_all(static_cast<int>(reqs.size()), reqs.data());
-    reqs.clear();
-  };
+}  // namespace detail
 
-  if (mode == ExecMode::RoundNonblocking) {
-    for (const auto& step : plan.steps()) {
-      post_step(step, true, true);
-      copy_local(step, send, recv, b);
-      wait_all();
-    }
-    return;
-  }
-  // AllAtOnce: every receive first (so no message arrives unexpected), then every send in
-  // schedule order, local copies while the network works, one wait.
-  std::size_t total = 0;
-  for (const auto& step : plan.steps()) total += step.sends.size() + step.recvs.size();
-  reqs.reserve(total);
-  for (const auto& step : plan.steps()) post_step(step, true, false);
-  for (const auto& step : plan.steps()) post_step(step, false, true);
-  for (const auto& step : plan.steps()) copy_local(step, send, recv, b);
-  wait_all();
+bool Request::test() {
+  return !state_ || detail::progress(*state_, false);
+}
+void Request::wait() {
+  if (state_) detail::progress(*state_, true);
+}
+bool Request::active() const {
+  return state_ && state_->active;
+}
+std::string_view Request::algorithm() const {
+  return state_ ? std::string_view(state_->algorithm) : std::string_view();
+}
+const std::string& Request::reason() const {
+  static const std::string none;
+  return state_ ? state_->reason : none;
+}
+const StepProgram* Request::program() const {
+  return state_ ? state_->program.get() : nullptr;
+}
+
+Plan plan_program(const Comm& comm, StepProgram program) {
+  require(
+      program.rank == comm.rank() && program.nprocs == comm.size() && program.channel_ranks.empty(),
+      "plan_program: rank " + std::to_string(comm.rank()) + ": the program is for rank " +
+          std::to_string(program.rank) + " of " + std::to_string(program.nprocs) +
+          (program.channel_ranks.empty() ? "" : " and uses sub-communicators"));
+  return Plan(detail::program_plan(comm, std::move(program), "step program", true));
+}
+
+void Plan::start(const void* send, void* recv) {
+  require(state_ != nullptr, "Plan::start: the plan is empty (default-constructed)");
+  detail::start(*state_, send, recv, nullptr);
 }
 
 }  // namespace libcomm

@@ -1,5 +1,7 @@
 #include "libcomm/schedule.hpp"
 
+#include "libcomm/program.hpp"
+
 #include <sstream>
 
 namespace libcomm {
@@ -79,21 +81,23 @@ VerifyResult verify_aapc_schedule(const Schedule& s) {
   return res;
 }
 
-RankPlan::RankPlan(const Schedule& s, int rank) : rank_(rank), nprocs_(s.nprocs) {
-  steps_.reserve(s.rounds.size());
-  for (const auto& round : s.rounds) {
-    RankStep step;
-    for (const auto& t : round.transfers) {
+StepProgram schedule_program(const Schedule& s, int rank, std::size_t b, ScheduleRun run) {
+  ProgramBuilder out(s.name, rank, s.nprocs);
+  const std::size_t n = static_cast<std::size_t>(s.nprocs) * b;
+  out.set_extents(n, n);
+  const auto block = [&](Area a, int k) { return ByteRange{a, static_cast<std::size_t>(k) * b, b}; };
+  for (std::size_t r = 0; r < s.rounds.size(); ++r) {
+    const auto stage = static_cast<std::uint32_t>(run == ScheduleRun::PerRound ? r : 0);
+    for (const auto& t : s.rounds[r].transfers) {
       if (t.src == rank && t.dst == rank)
-        step.local.push_back(t);
+        out.copy(stage, block(Area::Send, t.dst), block(Area::Recv, t.src), run == ScheduleRun::AllAtOnce);
       else if (t.src == rank)
-        step.sends.push_back(t);
+        out.send(stage, t.dst, block(Area::Send, t.dst), stage);
       else if (t.dst == rank)
-        step.recvs.push_back(t);
+        out.recv(stage, t.src, block(Area::Recv, t.src), stage);
     }
-    if (step.sends.size() > 1 || step.recvs.size() > 1) single_ported_ = false;
-    steps_.push_back(std::move(step));
   }
+  return std::move(out).program();
 }
 
 }  // namespace libcomm

@@ -978,12 +978,4 @@ SyncPlan plan_synchronisation(const TreeAapcSchedule& s, const Topology& t,
   return plan;
 }
 
-TreeRankPlan::TreeRankPlan(const Schedule& s, const SyncPlan& sync, int rank)
-    : plan(s, rank), wait_from(s.rounds.size()), notify(s.rounds.size()) {
-  for (const auto& y : sync.syncs) {
-    if (y.to == rank) wait_from.at(static_cast<std::size_t>(y.before)).push_back(y.from);
-    if (y.from == rank) notify.at(static_cast<std::size_t>(y.after)).push_back(y.to);
-  }
-}
-
 }  // namespace libcomm

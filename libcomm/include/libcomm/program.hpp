@@ -1,0 +1,136 @@
+// Step programs: one rank's part of a collective algorithm as data (DESIGN.md, core idea 1).
+//
+// A builder per algorithm turns (algorithm, sizes, P, rank) into a StepProgram: sends and
+// receives of byte ranges of the user's send buffer, receive buffer or the plan's scratch
+// area, and local copy / reduce steps, each tagged with the stage it starts in. Stages
+// are the dependencies: a stage begins when every communication step that must be complete
+// by the end of the previous stages has completed. Rounds of a schedule, the pairwise
+// synchronisations of the switch-tree algorithm and the stages of Bruck or the ring
+// reduction are all written this way. Nothing but the one executor (core/executor.cpp)
+// touches MPI for a program, and verify_programs() follows every byte through the programs
+// of all P ranks without MPI.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "libcomm/schedule.hpp"
+
+namespace libcomm {
+
+enum class ElemType;
+enum class ReduceOp;
+
+// Where a byte range lives.
+enum class Area : std::uint8_t { Send, Recv, Scratch };
+
+struct ByteRange {
+  Area area = Area::Send;
+  std::size_t offset = 0;
+  std::size_t bytes = 0;
+};
+
+enum class StepKind : std::uint8_t {
+  Send,    // `from` to `peer`
+  Recv,    // from `peer` into `to`
+  Copy,    // `from` -> `to` (same length)
+  Reduce,  // to[k] = from[k] op to[k], element-wise (StepProgram::elem, op)
+};
+
+// Message tags of a step program (the tag registry: core/tags.hpp adds a per-call sequence
+// number so that several collectives can be in flight on one communicator).
+enum class TagKind : std::uint8_t { Data = 0, Sync = 1 };
+
+struct Step {
+  StepKind kind = StepKind::Copy;
+  std::uint32_t stage = 0;     // the stage in which the step is posted (or run)
+  std::uint32_t complete = 0;  // Send/Recv: must have completed when this stage ends
+  int peer = -1;               // Send/Recv: rank in the channel's communicator
+  std::uint8_t channel = 0;    // communicator: 0 is the Comm's own (internal duplicate)
+  TagKind tag = TagKind::Data;
+  // Copy/Reduce: run after the stage's sends and receives are posted (overlapping them)
+  // instead of before.
+  bool overlap = false;
+  ByteRange from, to;
+};
+
+// Within a stage the executor runs, in this order: the local steps without `overlap` (in
+// program order), posts every receive, then every send (program order), runs the local
+// steps with `overlap`, then waits for the communication steps whose `complete` is this
+// stage. A program whose sends read what its receives write in the same stage is wrong;
+// verify_programs() reports it.
+struct StepProgram {
+  std::string algorithm;
+  int rank = 0;
+  int nprocs = 1;
+  std::uint32_t stages = 0;
+  std::size_t send_bytes = 0, recv_bytes = 0, scratch_bytes = 0;  // extents the steps use
+  // For Reduce steps.
+  ElemType elem{};
+  ReduceOp op{};
+  std::size_t elem_bytes = 1;
+  // Channels beyond 0: the ranks (in channel 0) of each sub-communicator's members, in
+  // that communicator's rank order. channel_ranks[c - 1] for channel c.
+  std::vector<std::vector<int>> channel_ranks;
+  std::vector<Step> steps;  // sorted by stage
+
+  std::size_t messages_sent() const;
+  std::size_t bytes_sent() const;
+  std::string to_string() const;  // one line per step, for tests and schedgen-like dumps
+};
+
+// Appends steps in any order; program() sorts them by stage (stable) and fills `stages`.
+class ProgramBuilder {
+ public:
+  ProgramBuilder(std::string algorithm, int rank, int nprocs);
+  void send(std::uint32_t stage, int peer, ByteRange from, std::uint32_t complete,
+            TagKind tag = TagKind::Data, std::uint8_t channel = 0);
+  void recv(std::uint32_t stage, int peer, ByteRange to, std::uint32_t complete,
+            TagKind tag = TagKind::Data, std::uint8_t channel = 0);
+  // Same-stage send + receive that complete in that stage (one blocking exchange).
+  void exchange(std::uint32_t stage, int to, ByteRange out, int from, ByteRange in,
+                std::uint8_t channel = 0);
+  void copy(std::uint32_t stage, ByteRange from, ByteRange to, bool overlap = false);
+  void reduce(std::uint32_t stage, ByteRange from, ByteRange to);
+  // A barrier of all P ranks from zero-byte messages (dissemination: in round k send to
+  // rank + 2^k, receive from rank - 2^k), one stage a round from `stage`; returns the first
+  // stage after it. Point to point with the program's own tag, so that it never matches a
+  // barrier of another collective in flight (an MPI_Ibarrier would, in posting order).
+  std::uint32_t barrier(std::uint32_t stage);
+  void set_reduction(ElemType elem, ReduceOp op, std::size_t elem_bytes);
+  void set_extents(std::size_t send_bytes, std::size_t recv_bytes);
+  // Reserves `bytes` of scratch and returns its offset.
+  std::size_t scratch(std::size_t bytes);
+  int add_channel(std::vector<int> ranks);  // returns the channel number
+  StepProgram program() &&;
+
+ private:
+  StepProgram p_;
+};
+
+// ---- Symbolic verification (no MPI) -----------------------------------------------------
+
+// What a result byte must hold. For a personalised or broadcast operation: byte `offset`
+// of rank `rank`'s send buffer. For a reduction: the combination over every rank of the
+// element at `offset` of each rank's send buffer (rank = -1).
+struct ByteOrigin {
+  int rank = 0;
+  std::size_t offset = 0;
+};
+using ExpectedResult = std::function<ByteOrigin(int rank, std::size_t recv_offset)>;
+
+// Runs the programs of all P ranks on symbols: every send buffer byte is its own symbol,
+// messages match in posting order per (sender, receiver, channel, tag) as MPI matches
+// them, and stages advance as the executor advances them. Reports: a step outside its
+// area, a send and its receive of different lengths, a read of a receive or scratch byte
+// before it was written, a reduction that combines a contribution twice or elements of
+// different offsets, ranks that can never finish (a deadlock), messages never received,
+// and every result byte (recv[0, result_bytes(rank))) that differs from `expected`.
+VerifyResult verify_programs(const std::vector<StepProgram>& programs,
+                             const std::function<std::size_t(int rank)>& result_bytes,
+                             const ExpectedResult& expected);
+
+}  // namespace libcomm

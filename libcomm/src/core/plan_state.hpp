@@ -1,0 +1,61 @@
+// Internal: what a Plan / Request holds, and how the operations make one.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "libcomm/buffer.hpp"
+#include "libcomm/comm.hpp"
+#include "libcomm/plan.hpp"
+#include "libcomm/program.hpp"
+
+namespace libcomm::detail {
+
+struct PlanState {
+  std::string algorithm, reason;
+  // The step program of this rank, or null for a native plan (native_start posts the MPI
+  // library's non-blocking collective into its one request).
+  std::shared_ptr<const StepProgram> program;
+  std::function<void(const void* send, void* recv, MPI_Request* req)> native_start;
+  // Channel c's communicator (0: the Comm's internal duplicate).
+  std::vector<MPI_Comm> channels;
+  // Keeps what the channels and program refer to alive (sub-communicators).
+  std::shared_ptr<const void> keep_alive;
+  // The Comm's sequence counter (tags.hpp); shared with every copy of the Comm.
+  std::shared_ptr<std::uint64_t> sequence;
+  // Scratch owned by the plan (non-blocking and persistent plans); the plans the blocking
+  // calls keep borrow the Comm's scratch slot 0 instead (one blocking call at a time).
+  ByteBuffer own_scratch;
+
+  // One run in flight.
+  bool active = false;
+  const std::byte* send = nullptr;
+  std::byte* recv = nullptr;
+  std::byte* scratch = nullptr;
+  std::uint32_t stage = 0;
+  bool stage_posted = false;
+  std::size_t next_step = 0;
+  int tag_data = 0, tag_sync = 0;
+  std::vector<MPI_Request> reqs;
+  std::vector<std::uint32_t> req_complete;
+  std::vector<MPI_Request> waitset;
+};
+
+// A plan state for `program` on `comm` (channel 0 = comm.internal()); with `own_scratch`
+// it allocates the program's scratch memory.
+std::shared_ptr<PlanState> program_plan(const Comm& comm, StepProgram program, std::string reason,
+                                        bool own_scratch);
+// A plan state that runs the MPI library's collective.
+std::shared_ptr<PlanState> native_plan(const Comm& comm, std::string algorithm, std::string reason,
+                                       std::function<void(const void*, void*, MPI_Request*)> start);
+
+// Starts a run and drives it to completion (the blocking calls), with scratch from the
+// Comm's slot 0.
+void run_blocking(PlanState& s, const void* send, void* recv, const Comm& comm);
+
+}  // namespace libcomm::detail

@@ -1,0 +1,510 @@
+// Step programs: the builder, printing, and the symbolic verifier (libcomm/program.hpp).
+#include "libcomm/program.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "libcomm/error.hpp"
+
+namespace libcomm {
+
+// ---- StepProgram ----------------------------------------------------------------------
+
+std::size_t StepProgram::messages_sent() const {
+  return static_cast<std::size_t>(std::count_if(
+      steps.begin(), steps.end(), [](const Step& s) { return s.kind == StepKind::Send; }));
+}
+
+std::size_t StepProgram::bytes_sent() const {
+  std::size_t n = 0;
+  for (const auto& s : steps)
+    if (s.kind == StepKind::Send) n += s.from.bytes;
+  return n;
+}
+
+namespace {
+
+const char* area_name(Area a) {
+  switch (a) {
+    case Area::Send:
+      return "send";
+    case Area::Recv:
+      return "recv";
+    case Area::Scratch:
+      return "scratch";
+  }
+  return "?";
+}
+
+std::string range_text(const ByteRange& r) {
+  return std::string(area_name(r.area)) + "[" + std::to_string(r.offset) + "+" +
+         std::to_string(r.bytes) + "]";
+}
+
+}  // namespace
+
+std::string StepProgram::to_string() const {
+  std::ostringstream out;
+  out << algorithm << " rank " << rank << " of " << nprocs << ", " << stages << " stages, scratch "
+      << scratch_bytes << " B\n";
+  for (const auto& s : steps) {
+    out << "  stage " << s.stage << ": ";
+    switch (s.kind) {
+      case StepKind::Send:
+        out << "send " << range_text(s.from) << " to " << s.peer;
+        break;
+      case StepKind::Recv:
+        out << "recv " << range_text(s.to) << " from " << s.peer;
+        break;
+      case StepKind::Copy:
+        out << "copy " << range_text(s.from) << " -> " << range_text(s.to);
+        break;
+      case StepKind::Reduce:
+        out << "reduce " << range_text(s.from) << " into " << range_text(s.to);
+        break;
+    }
+    if (s.channel) out << " (channel " << int(s.channel) << ")";
+    if (s.tag == TagKind::Sync) out << " (sync)";
+    if ((s.kind == StepKind::Send || s.kind == StepKind::Recv) && s.complete != s.stage)
+      out << " (complete by stage " << s.complete << ")";
+    if (s.overlap) out << " (overlapped)";
+    out << "\n";
+  }
+  return out.str();
+}
+
+// ---- ProgramBuilder -------------------------------------------------------------------
+
+ProgramBuilder::ProgramBuilder(std::string algorithm, int rank, int nprocs) {
+  p_.algorithm = std::move(algorithm);
+  p_.rank = rank;
+  p_.nprocs = nprocs;
+}
+
+void ProgramBuilder::send(std::uint32_t stage, int peer, ByteRange from, std::uint32_t complete,
+                          TagKind tag, std::uint8_t channel) {
+  Step s;
+  s.kind = StepKind::Send;
+  s.stage = stage;
+  s.complete = std::max(stage, complete);
+  s.peer = peer;
+  s.channel = channel;
+  s.tag = tag;
+  s.from = from;
+  p_.steps.push_back(s);
+}
+
+void ProgramBuilder::recv(std::uint32_t stage, int peer, ByteRange to, std::uint32_t complete,
+                          TagKind tag, std::uint8_t channel) {
+  Step s;
+  s.kind = StepKind::Recv;
+  s.stage = stage;
+  s.complete = std::max(stage, complete);
+  s.peer = peer;
+  s.channel = channel;
+  s.tag = tag;
+  s.to = to;
+  p_.steps.push_back(s);
+}
+
+void ProgramBuilder::exchange(std::uint32_t stage, int to, ByteRange out, int from, ByteRange in,
+                              std::uint8_t channel) {
+  recv(stage, from, in, stage, TagKind::Data, channel);
+  send(stage, to, out, stage, TagKind::Data, channel);
+}
+
+void ProgramBuilder::copy(std::uint32_t stage, ByteRange from, ByteRange to, bool overlap) {
+  if (from.bytes == 0) return;
+  // Adjacent copies in both ranges merge into one (Bruck's packing of runs of blocks).
+  if (!p_.steps.empty()) {
+    Step& last = p_.steps.back();
+    if (last.kind == StepKind::Copy && last.stage == stage && last.overlap == overlap &&
+        last.from.area == from.area && last.to.area == to.area &&
+        last.from.offset + last.from.bytes == from.offset &&
+        last.to.offset + last.to.bytes == to.offset) {
+      last.from.bytes += from.bytes;
+      last.to.bytes += to.bytes;
+      return;
+    }
+  }
+  Step s;
+  s.kind = StepKind::Copy;
+  s.stage = stage;
+  s.complete = stage;
+  s.overlap = overlap;
+  s.from = from;
+  s.to = to;
+  p_.steps.push_back(s);
+}
+
+void ProgramBuilder::reduce(std::uint32_t stage, ByteRange from, ByteRange to) {
+  if (from.bytes == 0) return;
+  Step s;
+  s.kind = StepKind::Reduce;
+  s.stage = stage;
+  s.complete = stage;
+  s.from = from;
+  s.to = to;
+  p_.steps.push_back(s);
+}
+
+std::uint32_t ProgramBuilder::barrier(std::uint32_t stage) {
+  const int p = p_.nprocs, me = p_.rank;
+  for (int dist = 1; dist < p; dist *= 2, ++stage) {
+    recv(stage, (me - dist % p + p) % p, {Area::Recv, 0, 0}, stage, TagKind::Sync);
+    send(stage, (me + dist) % p, {Area::Send, 0, 0}, stage, TagKind::Sync);
+  }
+  return stage;
+}
+
+void ProgramBuilder::set_reduction(ElemType elem, ReduceOp op, std::size_t elem_bytes) {
+  p_.elem = elem;
+  p_.op = op;
+  p_.elem_bytes = elem_bytes;
+}
+
+void ProgramBuilder::set_extents(std::size_t send_bytes, std::size_t recv_bytes) {
+  p_.send_bytes = send_bytes;
+  p_.recv_bytes = recv_bytes;
+}
+
+std::size_t ProgramBuilder::scratch(std::size_t bytes) {
+  const std::size_t at = p_.scratch_bytes;
+  p_.scratch_bytes += bytes;
+  return at;
+}
+
+int ProgramBuilder::add_channel(std::vector<int> ranks) {
+  p_.channel_ranks.push_back(std::move(ranks));
+  return static_cast<int>(p_.channel_ranks.size());
+}
+
+StepProgram ProgramBuilder::program() && {
+  std::stable_sort(p_.steps.begin(), p_.steps.end(),
+                   [](const Step& a, const Step& b) { return a.stage < b.stage; });
+  p_.stages = 0;
+  for (const auto& s : p_.steps) p_.stages = std::max(p_.stages, std::max(s.stage, s.complete) + 1);
+  return std::move(p_);
+}
+
+// ---- verify_programs ------------------------------------------------------------------
+
+namespace {
+
+// A byte's symbolic value: how many ranks' contributions it combines (0: never written),
+// a sum of one hash per contributing rank, and the send-buffer offset they all came from.
+struct Cell {
+  std::uint32_t count = 0;
+  std::uint64_t hash = 0;
+  std::uint64_t offset = 0;
+  bool operator==(const Cell&) const = default;
+};
+
+std::uint64_t rank_hash(int r) {  // splitmix64
+  std::uint64_t z = static_cast<std::uint64_t>(r) + 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+struct Inflight {
+  const Step* step;
+  std::uint32_t retire;  // removed when this stage ends
+};
+
+struct RankSim {
+  const StepProgram* p = nullptr;
+  std::vector<Cell> area[3];
+  std::uint32_t stage = 0;
+  bool posted = false;
+  std::size_t next = 0;
+  std::vector<std::pair<std::uint32_t, bool*>> pending;  // (complete, done flag)
+  std::vector<Inflight> inflight;
+  bool finished() const { return stage >= p->stages; }
+};
+
+bool overlaps(const ByteRange& a, const ByteRange& b) {
+  return a.area == b.area && a.bytes && b.bytes && a.offset < b.offset + b.bytes &&
+         b.offset < a.offset + a.bytes;
+}
+
+class Verifier {
+ public:
+  Verifier(const std::vector<StepProgram>& programs, VerifyResult& res)
+      : progs_(programs), res_(res) {}
+
+  void run() {
+    const int np = static_cast<int>(progs_.size());
+    ranks_.resize(progs_.size());
+    for (int r = 0; r < np; ++r) {
+      const StepProgram& p = progs_[r];
+      if (p.rank != r || p.nprocs != np)
+        problem("program " + std::to_string(r) + " says rank " + std::to_string(p.rank) + " of " +
+                std::to_string(p.nprocs));
+      RankSim& s = ranks_[r];
+      s.p = &p;
+      s.area[0].resize(p.send_bytes);
+      for (std::size_t k = 0; k < p.send_bytes; ++k) s.area[0][k] = {1, rank_hash(r), k};
+      s.area[1].resize(p.recv_bytes);
+      s.area[2].resize(p.scratch_bytes);
+    }
+    if (!res_.ok) return;
+    bool moved = true;
+    while (moved && res_.problems.size() < 32) {
+      moved = false;
+      for (int r = 0; r < np; ++r) moved |= advance(r);
+    }
+    for (int r = 0; r < np; ++r)
+      if (!ranks_[r].finished())
+        problem("rank " + std::to_string(r) + " never finishes stage " +
+                std::to_string(ranks_[r].stage) +
+                " (deadlock: a receive or send it waits for never matches)");
+    for (const auto& [key, q] : sends_)
+      if (!q.empty())
+        problem("a message from rank " + std::to_string(std::get<0>(key)) + " to rank " +
+                std::to_string(std::get<1>(key)) + " is never received");
+  }
+
+  const std::vector<Cell>& recv_cells(int r) const { return ranks_[r].area[1]; }
+  void problem(const std::string& what) {
+    res_.ok = false;
+    if (res_.problems.size() < 32) res_.problems.push_back(what);
+  }
+
+ private:
+  using Key = std::tuple<int, int, int, int>;  // src, dst (channel 0 ranks), channel, tag
+  struct SendRec {
+    int rank;
+    const Step* step;
+    bool* done;
+  };
+  struct RecvRec {
+    int rank;
+    const Step* step;
+    bool* done;
+  };
+
+  std::string where(int r, const Step& st) const {
+    return progs_[r].algorithm + ": rank " + std::to_string(r) + " stage " +
+           std::to_string(st.stage) + ": ";
+  }
+
+  bool in_area(int r, const ByteRange& x, const Step& st) {
+    const auto& a = ranks_[r].area[static_cast<int>(x.area)];
+    if (x.offset + x.bytes <= a.size()) return true;
+    problem(where(r, st) + range_text(x) + " lies outside the " + area_name(x.area) + " area of " +
+            std::to_string(a.size()) + " bytes");
+    return false;
+  }
+
+  int global_rank(int r, const Step& st, int peer) {
+    if (st.channel == 0) return peer;
+    const auto& ch = progs_[r].channel_ranks;
+    if (st.channel > ch.size() || peer < 0 || peer >= static_cast<int>(ch[st.channel - 1].size())) {
+      problem(where(r, st) + "peer " + std::to_string(peer) + " of channel " +
+              std::to_string(st.channel) + " does not exist");
+      return -1;
+    }
+    return ch[st.channel - 1][peer];
+  }
+
+  // A local step must not touch what a communication step still in flight reads or writes.
+  void check_hazard(int r, const Step& st) {
+    for (const auto& f : ranks_[r].inflight) {
+      const ByteRange& busy = f.step->kind == StepKind::Send ? f.step->from : f.step->to;
+      const bool conflict = f.step->kind == StepKind::Send
+                                ? overlaps(st.to, busy)
+                                : overlaps(st.to, busy) || overlaps(st.from, busy);
+      if (conflict)
+        problem(where(r, st) + "a local step touches " + range_text(busy) + " while a " +
+                (f.step->kind == StepKind::Send ? "send of it" : "receive into it") +
+                " is in flight");
+    }
+  }
+
+  void run_local(int r, const Step& st) {
+    if (!in_area(r, st.from, st) || !in_area(r, st.to, st)) return;
+    check_hazard(r, st);
+    auto& from = ranks_[r].area[static_cast<int>(st.from.area)];
+    auto& to = ranks_[r].area[static_cast<int>(st.to.area)];
+    const int np = static_cast<int>(progs_.size());
+    for (std::size_t k = 0; k < st.from.bytes; ++k) {
+      const Cell c = from[st.from.offset + k];
+      if (c.count == 0) {
+        problem(where(r, st) + "reads " + range_text(st.from) + " byte " + std::to_string(k) +
+                " before anything was written there");
+        return;
+      }
+      Cell& d = to[st.to.offset + k];
+      if (st.kind == StepKind::Copy) {
+        d = c;
+        continue;
+      }
+      if (d.count == 0 || d.offset != c.offset ||
+          d.count + c.count > static_cast<std::uint32_t>(np)) {
+        problem(where(r, st) + "reduction into " + range_text(st.to) + " byte " +
+                std::to_string(k) +
+                (d.count == 0           ? " combines with an unwritten byte"
+                 : d.offset != c.offset ? " combines elements of different offsets"
+                                        : " combines some rank's contribution twice"));
+        return;
+      }
+      d.count += c.count;
+      d.hash += c.hash;
+    }
+  }
+
+  void try_match(const Key& key) {
+    auto& sq = sends_[key];
+    auto& rq = recvs_[key];
+    while (!sq.empty() && !rq.empty()) {
+      const SendRec s = sq.front();
+      const RecvRec v = rq.front();
+      sq.pop_front();
+      rq.pop_front();
+      *s.done = *v.done = true;
+      if (s.step->tag == TagKind::Sync) continue;
+      if (s.step->from.bytes != v.step->to.bytes) {
+        problem(where(s.rank, *s.step) + "sends " + std::to_string(s.step->from.bytes) +
+                " bytes to rank " + std::to_string(v.rank) + ", which receives " +
+                std::to_string(v.step->to.bytes));
+        continue;
+      }
+      const auto& from = ranks_[s.rank].area[static_cast<int>(s.step->from.area)];
+      auto& to = ranks_[v.rank].area[static_cast<int>(v.step->to.area)];
+      for (std::size_t k = 0; k < s.step->from.bytes; ++k) {
+        const Cell c = from[s.step->from.offset + k];
+        if (c.count == 0) {
+          problem(where(s.rank, *s.step) + "sends " + range_text(s.step->from) + " byte " +
+                  std::to_string(k) + " before anything was written there");
+          break;
+        }
+        to[v.step->to.offset + k] = c;
+      }
+    }
+  }
+
+  void post_comm(int r, const Step& st, bool* done) {
+    RankSim& s = ranks_[r];
+    s.pending.emplace_back(st.complete, done);
+    const ByteRange& x = st.kind == StepKind::Send ? st.from : st.to;
+    if (!in_area(r, x, st)) {
+      *done = true;
+      return;
+    }
+    s.inflight.push_back({&st, st.complete});
+    const int peer = global_rank(r, st, st.peer);
+    if (peer < 0 || peer >= static_cast<int>(progs_.size())) {
+      problem(where(r, st) + "peer " + std::to_string(st.peer) + " out of range");
+      *done = true;
+      return;
+    }
+    if (st.kind == StepKind::Send) {
+      const Key key{r, peer, st.channel, static_cast<int>(st.tag)};
+      sends_[key].push_back({r, &st, done});
+      try_match(key);
+    } else {
+      const Key key{peer, r, st.channel, static_cast<int>(st.tag)};
+      recvs_[key].push_back({r, &st, done});
+      try_match(key);
+    }
+  }
+
+  bool advance(int r) {
+    RankSim& s = ranks_[r];
+    bool moved = false;
+    while (!s.finished() && res_.problems.size() < 32) {
+      if (!s.posted) {
+        const auto& steps = s.p->steps;
+        std::size_t end = s.next;
+        while (end < steps.size() && steps[end].stage == s.stage) ++end;
+        const auto local = [](const Step& x) {
+          return x.kind == StepKind::Copy || x.kind == StepKind::Reduce;
+        };
+        for (std::size_t k = s.next; k < end; ++k)
+          if (local(steps[k]) && !steps[k].overlap) run_local(r, steps[k]);
+        for (std::size_t k = s.next; k < end; ++k)
+          if (steps[k].kind == StepKind::Recv) post_comm(r, steps[k], new_flag());
+        for (std::size_t k = s.next; k < end; ++k)
+          if (steps[k].kind == StepKind::Send) post_comm(r, steps[k], new_flag());
+        for (std::size_t k = s.next; k < end; ++k)
+          if (local(steps[k]) && steps[k].overlap) run_local(r, steps[k]);
+        s.next = end;
+        s.posted = true;
+        moved = true;
+      }
+      bool ready = true;
+      for (const auto& [c, d] : s.pending)
+        if (c <= s.stage && !*d) ready = false;
+      if (!ready) break;
+      std::erase_if(s.pending, [&](const auto& x) { return x.first <= s.stage; });
+      std::erase_if(s.inflight, [&](const Inflight& f) { return f.retire <= s.stage; });
+      ++s.stage;
+      s.posted = false;
+      moved = true;
+    }
+    return moved;
+  }
+
+  bool* new_flag() {
+    flags_.push_back(false);
+    return &flags_.back();
+  }
+
+  const std::vector<StepProgram>& progs_;
+  VerifyResult& res_;
+  std::vector<RankSim> ranks_;
+  std::map<Key, std::deque<SendRec>> sends_;
+  std::map<Key, std::deque<RecvRec>> recvs_;
+  std::deque<bool> flags_;  // stable addresses
+};
+
+}  // namespace
+
+VerifyResult verify_programs(const std::vector<StepProgram>& programs,
+                             const std::function<std::size_t(int rank)>& result_bytes,
+                             const ExpectedResult& expected) {
+  VerifyResult res;
+  Verifier v(programs, res);
+  v.run();
+  if (!res.ok) return res;
+  const int np = static_cast<int>(programs.size());
+  std::uint64_t all = 0;
+  for (int r = 0; r < np; ++r) all += rank_hash(r);
+  for (int r = 0; r < np; ++r) {
+    const auto& cells = v.recv_cells(r);
+    const std::size_t n = result_bytes(r);
+    if (n > cells.size()) {
+      v.problem(programs[r].algorithm + ": rank " + std::to_string(r) + ": the result needs " +
+                std::to_string(n) + " bytes, the program's receive area has " +
+                std::to_string(cells.size()));
+      continue;
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+      const ByteOrigin o = expected(r, k);
+      const Cell want = o.rank < 0 ? Cell{static_cast<std::uint32_t>(np), all, o.offset}
+                                   : Cell{1, rank_hash(o.rank), o.offset};
+      if (cells[k] == want) continue;
+      const Cell& got = cells[k];
+      std::string what =
+          got.count == 0 ? "was never written"
+          : got.count != want.count
+              ? "combines " + std::to_string(got.count) + " contributions, want " +
+                    std::to_string(want.count)
+              : "holds send byte " + std::to_string(got.offset) +
+                    (got.hash == want.hash ? " of the right rank" : " of another rank");
+      v.problem(
+          programs[r].algorithm + ": rank " + std::to_string(r) + ": result byte " +
+          std::to_string(k) + " " + what + " (want byte " + std::to_string(o.offset) +
+          (o.rank < 0 ? " reduced over all ranks)" : " of rank " + std::to_string(o.rank) + ")"));
+      if (res.problems.size() >= 32) return res;
+      break;  // one report per rank
+    }
+  }
+  return res;
+}
+
+}  // namespace libcomm

@@ -1,0 +1,223 @@
+// Step programs (libcomm/program.hpp): every program-based all-to-all algorithm followed
+// byte by byte through the programs of all P ranks by the symbolic verifier, for
+// P = 1..64 and a sample of larger P; and the verifier itself catches broken programs.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "libcomm/alltoall.hpp"
+#include "libcomm/program.hpp"
+#include "libcomm/topology.hpp"
+#include "libcomm/tree_schedule.hpp"
+
+namespace libcomm {
+namespace {
+
+// MPI_Alltoall's result: recv block i of rank r is block r of rank i's send buffer.
+ExpectedResult alltoall_result(std::size_t b) {
+  return [b](int r, std::size_t k) {
+    return ByteOrigin{static_cast<int>(k / b), static_cast<std::size_t>(r) * b + k % b};
+  };
+}
+
+VerifyResult verify_alltoall(const std::vector<StepProgram>& progs, std::size_t b) {
+  const std::size_t n = progs.size() * b;
+  return verify_programs(
+      progs, [n](int) { return n; }, alltoall_result(b));
+}
+
+std::vector<StepProgram> programs_of(AlltoallAlgo a, int p, std::size_t b) {
+  std::vector<StepProgram> progs;
+  for (int r = 0; r < p; ++r) progs.push_back(alltoall_program(a, p, r, b));
+  return progs;
+}
+
+const AlltoallAlgo kProgramAlgos[] = {AlltoallAlgo::Linear,
+                                      AlltoallAlgo::Ring,
+                                      AlltoallAlgo::RingSendrecv,
+                                      AlltoallAlgo::Pairwise,
+                                      AlltoallAlgo::Factor,
+                                      AlltoallAlgo::FactorGrouped,
+                                      AlltoallAlgo::Bruck,
+                                      AlltoallAlgo::ClusteredFactor,
+                                      AlltoallAlgo::ClusteredFactorFill,
+                                      AlltoallAlgo::TreeScheduled,
+                                      AlltoallAlgo::TreeScheduledBarrier};
+
+bool applies(AlltoallAlgo a, int p) {
+  if (a == AlltoallAlgo::Pairwise) return (p & (p - 1)) == 0;
+  if (a == AlltoallAlgo::FactorGrouped) return p % 2 == 0;
+  return true;
+}
+
+TEST(StepPrograms, EveryAlltoallAlgorithmDeliversEveryByteForPUpTo64) {
+  for (AlltoallAlgo a : kProgramAlgos)
+    for (int p = 1; p <= 64; ++p) {
+      if (!applies(a, p)) continue;
+      // Blocks of 1 and 3 bytes: a misplaced byte inside a block shows too.
+      for (std::size_t b : {std::size_t{1}, std::size_t{3}}) {
+        if (p > 24 && b == 3) continue;  // the 1-byte run covers every block there
+        const auto res = verify_alltoall(programs_of(a, p, b), b);
+        ASSERT_TRUE(res.ok) << alltoall_algo_name(a) << " P = " << p << " b = " << b << ": "
+                            << res.summary();
+      }
+    }
+}
+
+TEST(StepPrograms, LargerRankCountsSample) {
+  for (int p : {97, 128})
+    for (AlltoallAlgo a :
+         {AlltoallAlgo::Bruck, AlltoallAlgo::Factor, AlltoallAlgo::Ring, AlltoallAlgo::Pairwise}) {
+      if (!applies(a, p)) continue;
+      const auto res = verify_alltoall(programs_of(a, p, 1), 1);
+      ASSERT_TRUE(res.ok) << alltoall_algo_name(a) << " P = " << p << ": " << res.summary();
+    }
+}
+
+TEST(StepPrograms, TreeProgramsOnRandomTreesInEveryMode) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 12; ++trial) {
+    const int m = 3 + trial * 2;
+    const Topology t = Topology::random(m, 1 + trial % 4, static_cast<unsigned>(trial + 1), 0.5);
+    const Schedule s = tree_rank_schedule(schedule_tree_aapc(t), t);
+    const SyncPlan sync = plan_synchronisation(s, t);
+    for (TreeSync mode : {TreeSync::Pairwise, TreeSync::Barrier, TreeSync::None}) {
+      std::vector<StepProgram> progs;
+      for (int r = 0; r < m; ++r) progs.push_back(tree_program(s, sync, r, 2, mode));
+      const auto res = verify_alltoall(progs, 2);
+      ASSERT_TRUE(res.ok) << "tree of " << m << " machines, mode " << static_cast<int>(mode) << ": "
+                          << res.summary();
+    }
+  }
+}
+
+TEST(StepPrograms, ScheduleProgramOfTheRingIsOneSendRecvPerRound) {
+  const int p = 5;
+  for (int me = 0; me < p; ++me) {
+    const StepProgram prog = schedule_program(alltoall_schedule(AlltoallAlgo::RingSendrecv, p), me,
+                                              4, ScheduleRun::PerRound);
+    EXPECT_EQ(prog.stages, static_cast<std::uint32_t>(p));
+    EXPECT_EQ(prog.messages_sent(), static_cast<std::size_t>(p - 1));
+    EXPECT_EQ(prog.bytes_sent(), static_cast<std::size_t>(4 * (p - 1)));
+    for (const Step& st : prog.steps) {
+      if (st.kind == StepKind::Copy) {
+        EXPECT_EQ(st.stage, 0u);
+        EXPECT_EQ(st.from.offset, static_cast<std::size_t>(me) * 4);
+      } else {
+        const int j = static_cast<int>(st.stage);
+        EXPECT_EQ(st.complete, st.stage);
+        EXPECT_EQ(st.peer, st.kind == StepKind::Send ? (me + j) % p : (me - j + p) % p);
+      }
+    }
+  }
+  // All at once: one stage, the copy overlapped with the posted messages.
+  const StepProgram linear = alltoall_program(AlltoallAlgo::Linear, p, 2, 4);
+  EXPECT_EQ(linear.stages, 1u);
+  for (const Step& st : linear.steps) {
+    if (st.kind == StepKind::Copy) {
+      EXPECT_TRUE(st.overlap);
+    }
+  }
+}
+
+TEST(StepPrograms, BruckTakesCeilLog2PStagesOfOneMessage) {
+  for (int p : {2, 3, 5, 8, 9, 33}) {
+    int rounds = 0;
+    while ((1 << rounds) < p) ++rounds;
+    const StepProgram prog = alltoall_program(AlltoallAlgo::Bruck, p, p / 2, 8);
+    EXPECT_EQ(prog.messages_sent(), static_cast<std::size_t>(rounds)) << "P = " << p;
+  }
+}
+
+// The verifier must fail broken programs, each in its own way.
+TEST(StepPrograms, VerifierCatchesMissingWrongAndDeadlockedSteps) {
+  const int p = 4;
+  const std::size_t b = 2;
+  auto progs = programs_of(AlltoallAlgo::RingSendrecv, p, b);
+  ASSERT_TRUE(verify_alltoall(progs, b).ok);
+
+  auto dropped = progs;  // rank 1 forgets its local copy
+  std::erase_if(dropped[1].steps, [](const Step& s) { return s.kind == StepKind::Copy; });
+  auto res = verify_alltoall(dropped, b);
+  EXPECT_FALSE(res.ok);
+  EXPECT_NE(res.summary().find("never written"), std::string::npos) << res.summary();
+
+  auto misplaced = progs;  // rank 2 copies the wrong block of its own
+  for (auto& s : misplaced[2].steps)
+    if (s.kind == StepKind::Copy) s.from.offset = 0;
+  res = verify_alltoall(misplaced, b);
+  EXPECT_FALSE(res.ok);
+  EXPECT_NE(res.summary().find("rank 2"), std::string::npos) << res.summary();
+
+  auto deadlock = progs;  // rank 0 receives from the wrong peer in stage 1
+  for (auto& s : deadlock[0].steps)
+    if (s.kind == StepKind::Recv && s.stage == 1) s.peer = 2;
+  res = verify_alltoall(deadlock, b);
+  EXPECT_FALSE(res.ok);
+  EXPECT_NE(res.summary().find("deadlock"), std::string::npos) << res.summary();
+
+  auto short_recv = progs;  // a receive shorter than its message
+  for (auto& s : short_recv[3].steps)
+    if (s.kind == StepKind::Recv && s.stage == 2) s.to.bytes = 1;
+  res = verify_alltoall(short_recv, b);
+  EXPECT_FALSE(res.ok);
+  EXPECT_NE(res.summary().find("receives 1"), std::string::npos) << res.summary();
+
+  auto outside = progs;  // a step outside its area
+  outside[1].steps.front().from.offset = 1000;
+  res = verify_alltoall(outside, b);
+  EXPECT_FALSE(res.ok);
+  EXPECT_NE(res.summary().find("outside"), std::string::npos) << res.summary();
+
+  auto hazard =
+      programs_of(AlltoallAlgo::Linear, p, b);  // a copy that reads a block still arriving
+  for (auto& prog : hazard)
+    for (auto& s : prog.steps)
+      if (s.kind == StepKind::Copy)
+        s.from = {Area::Recv, static_cast<std::size_t>((prog.rank + 1) % p) * b, b};
+  res = verify_alltoall(hazard, b);
+  EXPECT_FALSE(res.ok);
+  EXPECT_NE(res.summary().find("in flight"), std::string::npos) << res.summary();
+}
+
+TEST(StepPrograms, VerifierChecksReductionsCountEveryContributionOnce) {
+  // Two ranks sum an element each way: rank r ends with element r reduced over both.
+  const auto sum_exchange = [](bool twice) {
+    std::vector<StepProgram> progs;
+    for (int r = 0; r < 2; ++r) {
+      ProgramBuilder out("sum", r, 2);
+      out.set_extents(2, 1);
+      const std::size_t tmp = out.scratch(1);
+      out.copy(0, {Area::Send, static_cast<std::size_t>(r), 1}, {Area::Recv, 0, 1});
+      out.exchange(0, 1 - r, {Area::Send, static_cast<std::size_t>(1 - r), 1}, 1 - r,
+                   {Area::Scratch, tmp, 1});
+      out.reduce(1, {Area::Scratch, tmp, 1}, {Area::Recv, 0, 1});
+      if (twice) out.reduce(2, {Area::Scratch, tmp, 1}, {Area::Recv, 0, 1});
+      progs.push_back(std::move(out).program());
+    }
+    return verify_programs(
+        progs, [](int) { return std::size_t{1}; },
+        [](int r, std::size_t) {
+          return ByteOrigin{-1, static_cast<std::size_t>(r)};
+        });
+  };
+  EXPECT_TRUE(sum_exchange(false).ok) << sum_exchange(false).summary();
+  const auto res = sum_exchange(true);
+  EXPECT_FALSE(res.ok);
+  EXPECT_NE(res.summary().find("twice"), std::string::npos) << res.summary();
+}
+
+TEST(StepPrograms, ApplicabilityAndRefusals) {
+  EXPECT_THROW(alltoall_program(AlltoallAlgo::Pairwise, 6, 0, 8), Error);
+  EXPECT_THROW(alltoall_program(AlltoallAlgo::Native, 4, 0, 8), Error);
+  EXPECT_THROW(alltoall_program(AlltoallAlgo::Leader, 4, 0, 8), Error);
+  EXPECT_THROW(alltoall_program(AlltoallAlgo::Ring, 4, 4, 8), Error);
+  // Zero-byte blocks: nothing moves, the programs are still consistent.
+  for (AlltoallAlgo a : kProgramAlgos) {
+    if (!applies(a, 6)) continue;
+    EXPECT_TRUE(verify_alltoall(programs_of(a, 6, 0), 0).ok) << alltoall_algo_name(a);
+  }
+}
+
+}  // namespace
+}  // namespace libcomm
