@@ -108,6 +108,8 @@ class ProgramBuilder {
   StepProgram program() &&;
 
  private:
+  void add_message(StepKind kind, std::uint32_t stage, int peer, ByteRange range, std::uint32_t complete,
+                   TagKind tag, std::uint8_t channel);
   StepProgram p_;
 };
 

@@ -84,30 +84,27 @@ ProgramBuilder::ProgramBuilder(std::string algorithm, int rank, int nprocs) {
   p_.nprocs = nprocs;
 }
 
-void ProgramBuilder::send(std::uint32_t stage, int peer, ByteRange from, std::uint32_t complete,
-                          TagKind tag, std::uint8_t channel) {
+void ProgramBuilder::add_message(StepKind kind, std::uint32_t stage, int peer, ByteRange range,
+                                 std::uint32_t complete, TagKind tag, std::uint8_t channel) {
   Step s;
-  s.kind = StepKind::Send;
+  s.kind = kind;
   s.stage = stage;
   s.complete = std::max(stage, complete);
   s.peer = peer;
   s.channel = channel;
   s.tag = tag;
-  s.from = from;
+  (kind == StepKind::Send ? s.from : s.to) = range;
   p_.steps.push_back(s);
+}
+
+void ProgramBuilder::send(std::uint32_t stage, int peer, ByteRange from, std::uint32_t complete,
+                          TagKind tag, std::uint8_t channel) {
+  add_message(StepKind::Send, stage, peer, from, complete, tag, channel);
 }
 
 void ProgramBuilder::recv(std::uint32_t stage, int peer, ByteRange to, std::uint32_t complete,
                           TagKind tag, std::uint8_t channel) {
-  Step s;
-  s.kind = StepKind::Recv;
-  s.stage = stage;
-  s.complete = std::max(stage, complete);
-  s.peer = peer;
-  s.channel = channel;
-  s.tag = tag;
-  s.to = to;
-  p_.steps.push_back(s);
+  add_message(StepKind::Recv, stage, peer, to, complete, tag, channel);
 }
 
 void ProgramBuilder::exchange(std::uint32_t stage, int to, ByteRange out, int from, ByteRange in,
