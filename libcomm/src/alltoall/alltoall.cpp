@@ -213,8 +213,9 @@ ScheduleRun schedule_run_of(AlltoallAlgo a) {
 
 // The plan state of a resolved choice. The paper 002 schemes run through their own
 // sub-communicator code (multicore.cpp) and have no step program yet.
-std::shared_ptr<detail::PlanState> alltoall_state(const AlltoallChoice& c, std::size_t b, const Comm& comm,
+std::shared_ptr<detail::PlanState> alltoall_state(AlltoallChoice c, std::size_t b, const Comm& comm,
                                                   bool own_scratch) {
+  if (c.reason.empty()) c.reason = "auto (decided earlier on this communicator)";
   if (c.algo == AlltoallAlgo::Native) {
     const MPI_Comm mc = comm.mpi();
     return detail::native_plan(comm, "native", c.reason, [b, mc](const void* s, void* r, MPI_Request* q) {
@@ -247,8 +248,7 @@ AlltoallChoice resolve(AlltoallAlgo algo, std::size_t block_bytes, const Comm& c
     c = choose_alltoall(algo, block_bytes, comm, opts);
     return c;
   });
-  if (c.reason.empty()) c.reason = "auto (decided earlier on this communicator)";
-  return c;
+  return c;  // reason empty when Auto's earlier decision was reused (no string on the hot path)
 }
 
 }  // namespace

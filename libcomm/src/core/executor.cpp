@@ -146,7 +146,9 @@ bool progress(PlanState& s, bool block) {
   return true;
 }
 
-void start(PlanState& s, const void* send, void* recv, std::byte* borrowed_scratch) {
+// Posts the first stage; `poll` then tests it once (the non-blocking forms: as much as can
+// go out at once does).
+void start(PlanState& s, const void* send, void* recv, std::byte* borrowed_scratch, bool poll) {
   require(!s.active, "libcomm: " + s.algorithm +
                          ": the plan was started again before its previous run completed");
   s.send = static_cast<const std::byte*>(send);
@@ -167,7 +169,7 @@ void start(PlanState& s, const void* send, void* recv, std::byte* borrowed_scrat
   s.stage = 0;
   s.stage_posted = false;
   s.next_step = 0;
-  progress(s, false);  // the first stage goes out at once
+  if (poll) progress(s, false);
 }
 
 }  // namespace
@@ -197,7 +199,7 @@ std::shared_ptr<PlanState> native_plan(
 }
 
 void run_blocking(PlanState& s, const void* send, void* recv, const Comm& comm) {
-  start(s, send, recv, s.program ? comm.scratch(0, s.program->scratch_bytes) : nullptr);
+  start(s, send, recv, s.program ? comm.scratch(0, s.program->scratch_bytes) : nullptr, false);
   progress(s, true);
 }
 
@@ -234,7 +236,7 @@ Plan plan_program(const Comm& comm, StepProgram program) {
 
 void Plan::start(const void* send, void* recv) {
   require(state_ != nullptr, "Plan::start: the plan is empty (default-constructed)");
-  detail::start(*state_, send, recv, nullptr);
+  detail::start(*state_, send, recv, nullptr, true);
 }
 
 }  // namespace libcomm
