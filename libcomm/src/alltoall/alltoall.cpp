@@ -264,10 +264,9 @@ StepProgram build_alltoall_program(AlltoallAlgo a, int p, int rank, std::size_t 
     case AlltoallAlgo::ClusteredFactor:
     case AlltoallAlgo::ClusteredFactorFill:
       if (nodes != nullptr) {
-        auto prog = schedule_program(
+        return schedule_program(
             clustered_factor_schedule(*nodes, {.intra_fill = a == AlltoallAlgo::ClusteredFactorFill}).schedule,
             rank, b, ScheduleRun::PerRound);
-        return prog;
       }
       [[fallthrough]];
     default: return schedule_program(alltoall_schedule(a, p), rank, b, schedule_run_of(a));

@@ -127,25 +127,12 @@ void ProgramBuilder::copy(std::uint32_t stage, ByteRange from, ByteRange to, boo
       return;
     }
   }
-  Step s;
-  s.kind = StepKind::Copy;
-  s.stage = stage;
-  s.complete = stage;
-  s.overlap = overlap;
-  s.from = from;
-  s.to = to;
-  p_.steps.push_back(s);
+  p_.steps.push_back({.kind = StepKind::Copy, .stage = stage, .complete = stage, .overlap = overlap, .from = from, .to = to});
 }
 
 void ProgramBuilder::reduce(std::uint32_t stage, ByteRange from, ByteRange to) {
   if (from.bytes == 0) return;
-  Step s;
-  s.kind = StepKind::Reduce;
-  s.stage = stage;
-  s.complete = stage;
-  s.from = from;
-  s.to = to;
-  p_.steps.push_back(s);
+  p_.steps.push_back({.kind = StepKind::Reduce, .stage = stage, .complete = stage, .from = from, .to = to});
 }
 
 std::uint32_t ProgramBuilder::barrier(std::uint32_t stage) {
