@@ -16,6 +16,8 @@
 
 #include "libcomm/comm.hpp"
 #include "libcomm/error.hpp"
+#include "libcomm/plan.hpp"
+#include "libcomm/program.hpp"
 
 namespace libcomm {
 
@@ -89,6 +91,24 @@ AllgatherAlgo allgatherv(const void* send, std::size_t send_bytes, void* recv,
 // Regular form: every rank contributes block_bytes; recv holds P * block_bytes.
 AllgatherAlgo allgather(const void* send, void* recv, std::size_t block_bytes, const Comm& comm,
                         AllgatherAlgo algo = AllgatherAlgo::Auto, const AllgatherOptions& opts = {});
+
+// Non-blocking forms (libcomm/plan.hpp): the request progresses on test() / wait(); the
+// buffers must stay untouched until it completes. No collective argument check (MPI's
+// non-blocking collectives do not check either): check mode still compares the counts.
+Request iallgatherv(const void* send, std::size_t send_bytes, void* recv, std::span<const std::size_t> counts,
+                    const Comm& comm, AllgatherAlgo algo = AllgatherAlgo::Auto, const AllgatherOptions& opts = {});
+Request iallgather(const void* send, void* recv, std::size_t block_bytes, const Comm& comm,
+                   AllgatherAlgo algo = AllgatherAlgo::Auto, const AllgatherOptions& opts = {});
+// Persistent plans (MPI_Allgather(v)_init): built once, collective, the argument check runs
+// here; then plan.start(send, recv) and plan.wait() as often as needed.
+Plan plan_allgatherv(const Comm& comm, std::span<const std::size_t> counts,
+                     AllgatherAlgo algo = AllgatherAlgo::Auto, const AllgatherOptions& opts = {});
+Plan plan_allgather(const Comm& comm, std::size_t block_bytes, AllgatherAlgo algo = AllgatherAlgo::Auto,
+                    const AllgatherOptions& opts = {});
+// Rank `rank`'s step program for counts.size() ranks (no MPI; Auto and fallbacks resolved
+// as choose_allgather(requested, P) does; not for native).
+StepProgram allgather_program(AllgatherAlgo algo, std::span<const std::size_t> counts, int rank,
+                              const AllgatherOptions& opts = {});
 
 template <class T>
 AllgatherAlgo allgather(std::span<const T> send, std::span<T> recv, const Comm& comm,

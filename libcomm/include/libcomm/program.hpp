@@ -24,8 +24,10 @@ namespace libcomm {
 enum class ElemType;
 enum class ReduceOp;
 
-// Where a byte range lives.
-enum class Area : std::uint8_t { Send, Recv, Scratch };
+// Where a byte range lives. Const is the program's own read-only data
+// (StepProgram::constants), for what an algorithm sends besides the user's data (the moved
+// indices of paper 004's index motion).
+enum class Area : std::uint8_t { Send, Recv, Scratch, Const };
 
 struct ByteRange {
   Area area = Area::Send;
@@ -38,6 +40,7 @@ enum class StepKind : std::uint8_t {
   Recv,    // from `peer` into `to`
   Copy,    // `from` -> `to` (same length)
   Reduce,  // to[k] = from[k] op to[k], element-wise (StepProgram::elem, op)
+  Check,   // `to` must equal `from` byte for byte, else the run fails (a corrupt message)
 };
 
 // Message tags of a step program (the tag registry: core/tags.hpp adds a per-call sequence
@@ -72,6 +75,7 @@ struct StepProgram {
   ElemType elem{};
   ReduceOp op{};
   std::size_t elem_bytes = 1;
+  std::vector<std::byte> constants;  // Area::Const
   // Channels beyond 0: the ranks (in channel 0) of each sub-communicator's members, in
   // that communicator's rank order. channel_ranks[c - 1] for channel c.
   std::vector<std::vector<int>> channel_ranks;
@@ -90,11 +94,16 @@ class ProgramBuilder {
             TagKind tag = TagKind::Data, std::uint8_t channel = 0);
   void recv(std::uint32_t stage, int peer, ByteRange to, std::uint32_t complete,
             TagKind tag = TagKind::Data, std::uint8_t channel = 0);
+  // A data message of zero bytes is not posted at all (sender and receiver compute the
+  // same length, so both skip it); Sync messages always are.
   // Same-stage send + receive that complete in that stage (one blocking exchange).
   void exchange(std::uint32_t stage, int to, ByteRange out, int from, ByteRange in,
                 std::uint8_t channel = 0);
   void copy(std::uint32_t stage, ByteRange from, ByteRange to, bool overlap = false);
   void reduce(std::uint32_t stage, ByteRange from, ByteRange to);
+  void check(std::uint32_t stage, ByteRange expected, ByteRange got);
+  // Appends `bytes` of read-only program data; returns its range (Area::Const).
+  ByteRange constant(const void* data, std::size_t bytes);
   // A barrier of all P ranks from zero-byte messages (dissemination: in round k send to
   // rank + 2^k, receive from rank - 2^k), one stage a round from `stage`; returns the first
   // stage after it. Point to point with the program's own tag, so that it never matches a
@@ -105,6 +114,8 @@ class ProgramBuilder {
   // Reserves `bytes` of scratch and returns its offset.
   std::size_t scratch(std::size_t bytes);
   int add_channel(std::vector<int> ranks);  // returns the channel number
+  int rank() const { return p_.rank; }
+  int nprocs() const { return p_.nprocs; }
   StepProgram program() &&;
 
  private:

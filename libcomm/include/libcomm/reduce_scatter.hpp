@@ -15,6 +15,8 @@
 #include "libcomm/allgather.hpp"
 #include "libcomm/comm.hpp"
 #include "libcomm/error.hpp"
+#include "libcomm/plan.hpp"
+#include "libcomm/program.hpp"
 
 namespace libcomm {
 
@@ -85,6 +87,20 @@ ReduceScatterAlgo reduce_scatter(const void* send, void* recv, std::span<const s
                                  ElemType type, ReduceOp op, const Comm& comm,
                                  ReduceScatterAlgo algo = ReduceScatterAlgo::Auto,
                                  const ReduceScatterOptions& opts = {});
+
+// Non-blocking form (libcomm/plan.hpp): progresses on test() / wait(); no collective
+// argument check (check mode still compares counts, type and operation).
+Request ireduce_scatter(const void* send, void* recv, std::span<const std::size_t> counts, ElemType type,
+                        ReduceOp op, const Comm& comm, ReduceScatterAlgo algo = ReduceScatterAlgo::Auto,
+                        const ReduceScatterOptions& opts = {});
+// Persistent plan (MPI_Reduce_scatter_init): built once, collective, the argument check
+// runs here; then plan.start(send, recv) and plan.wait() as often as needed.
+Plan plan_reduce_scatter(const Comm& comm, std::span<const std::size_t> counts, ElemType type, ReduceOp op,
+                         ReduceScatterAlgo algo = ReduceScatterAlgo::Auto, const ReduceScatterOptions& opts = {});
+// Rank `rank`'s step program for counts.size() ranks (no MPI; Auto and fallbacks resolved
+// as choose_reduce_scatter(requested, P) does; not for native).
+StepProgram reduce_scatter_program(ReduceScatterAlgo algo, std::span<const std::size_t> counts, ElemType type,
+                                   ReduceOp op, int rank, const ReduceScatterOptions& opts = {});
 
 template <class T>
 ReduceScatterAlgo reduce_scatter(std::span<const T> send, std::span<T> recv,

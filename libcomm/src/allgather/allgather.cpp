@@ -8,6 +8,8 @@
 
 #include "../core/check.hpp"
 #include "../core/mpi_bytes.hpp"
+#include "../core/plan_state.hpp"
+#include "libcomm/plan.hpp"
 #include "allgather_internal.hpp"
 #include "libcomm/tuning.hpp"
 #include "../tuning/table_choice.hpp"
@@ -109,37 +111,6 @@ Blocks::Blocks(std::span<const std::size_t> counts) : count(counts.begin(), coun
   }
 }
 
-void sendrecv_bytes(const std::byte* send, std::size_t send_n, int dst, std::byte* recv,
-                    std::size_t recv_n, int src, int tag, MPI_Comm comm) {
-  const MpiBytes s(send_n), r(recv_n);
-  check_mpi(MPI_Sendrecv(send, s.count(), s.type(), send_n ? dst : MPI_PROC_NULL, tag, recv,
-                         r.count(), r.type(), recv_n ? src : MPI_PROC_NULL, tag, comm,
-                         MPI_STATUS_IGNORE),
-            "MPI_Sendrecv");
-}
-
-void isend_bytes(const std::byte* buf, std::size_t n, int dst, int tag, MPI_Comm comm,
-                 std::vector<MPI_Request>& reqs) {
-  if (n == 0) return;
-  const MpiBytes m(n);
-  reqs.emplace_back();
-  check_mpi(MPI_Isend(buf, m.count(), m.type(), dst, tag, comm, &reqs.back()), "MPI_Isend");
-}
-
-void irecv_bytes(std::byte* buf, std::size_t n, int src, int tag, MPI_Comm comm,
-                 std::vector<MPI_Request>& reqs) {
-  if (n == 0) return;
-  const MpiBytes m(n);
-  reqs.emplace_back();
-  check_mpi(MPI_Irecv(buf, m.count(), m.type(), src, tag, comm, &reqs.back()), "MPI_Irecv");
-}
-
-void wait_all(std::vector<MPI_Request>& reqs) {
-  if (reqs.empty()) return;
-  wait_all(static_cast<int>(reqs.size()), reqs.data());
-  reqs.clear();
-}
-
 int ring_position(NodeOrder order, int p, int rank) {
   (void)p;
   return order == NodeOrder::Gray ? static_cast<int>(cube::gray_inverse(static_cast<std::uint32_t>(rank))) : rank;
@@ -154,18 +125,9 @@ int ring_node(NodeOrder order, int p, int q) {
 
 namespace {
 
-std::uint64_t hash_counts(std::span<const std::size_t> counts) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (auto c : counts) {
-    h ^= static_cast<std::uint64_t>(c) + 0x9e3779b97f4a7c15ULL;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
 void check_allgather_args(const void* send, std::size_t send_bytes, void* recv,
                           std::span<const std::size_t> counts, const Comm& comm, AllgatherAlgo algo,
-                          const AllgatherOptions& opts) {
+                          const AllgatherOptions& opts, bool have_buffers = true) {
   const int p = comm.size(), me = comm.rank();
   std::string local;
   std::size_t total = 0;
@@ -183,6 +145,7 @@ void check_allgather_args(const void* send, std::size_t send_bytes, void* recv,
             std::to_string(me) + "] = " + std::to_string(counts[static_cast<std::size_t>(me)]);
   } else if (opts.element_bytes == 0) {
     local = "element_bytes must be positive";
+  } else if (!have_buffers) {
   } else if ((send_bytes > 0 && send == nullptr) || (total > 0 && recv == nullptr)) {
     local = std::string(send_bytes > 0 && send == nullptr ? "send" : "recv") + " buffer is null";
   } else if (send_bytes > 0) {
@@ -193,7 +156,7 @@ void check_allgather_args(const void* send, std::size_t send_bytes, void* recv,
   using u64 = unsigned long long;
   // The subblock partitioning (Fig. 20) depends on element_bytes: it must agree too.
   const u64 h = counts.size() == static_cast<std::size_t>(p)
-                    ? hash_counts(counts) ^ (static_cast<u64>(opts.element_bytes) * 0x100000001b3ULL)
+                    ? detail::hash_sizes(counts) ^ (static_cast<u64>(opts.element_bytes) * 0x100000001b3ULL)
                     : 0;
   const u64 mode = static_cast<u64>(algo) * 64 + static_cast<u64>(opts.order) * 8 +
                    static_cast<u64>(opts.reorder) * 2 + (opts.allow_fallback ? 1 : 0);
@@ -227,13 +190,8 @@ void check_allgather_agreement(std::size_t send_bytes, std::span<const std::size
                              {"counts"});
 }
 
-}  // namespace
-
-AllgatherAlgo allgatherv(const void* send, std::size_t send_bytes, void* recv,
-                         std::span<const std::size_t> counts, const Comm& comm, AllgatherAlgo algo,
-                         const AllgatherOptions& opts) {
-  if (check_mode()) check_allgather_agreement(send_bytes, counts, comm, opts);
-  if (opts.check_args) check_allgather_args(send, send_bytes, recv, counts, comm, algo, opts);
+AllgatherChoice resolve(AllgatherAlgo algo, std::span<const std::size_t> counts, const Comm& comm,
+                        const AllgatherOptions& opts) {
   require(counts.size() == static_cast<std::size_t>(comm.size()),
           "allgather: rank " + std::to_string(comm.rank()) + ": counts has " +
               std::to_string(counts.size()) + " entries, P = " + std::to_string(comm.size()));
@@ -241,32 +199,114 @@ AllgatherAlgo allgatherv(const void* send, std::size_t send_bytes, void* recv,
   // Auto's choice depends on the largest block, the fallback switch and the ring order.
   const DecisionKey key{"allgather", largest, 1.0,
                         static_cast<std::uint64_t>(opts.order) * 2 + opts.allow_fallback};
-  const AllgatherAlgo ran = detail::decided_algorithm(
-      algo, comm, key, [&] { return choose_allgather(algo, largest, comm, opts); });
-  const detail::Blocks b(counts);
-  const auto* s = static_cast<const std::byte*>(send);
-  auto* r = static_cast<std::byte*>(recv);
-  if (b.total == 0 && ran != AllgatherAlgo::Native) return ran;
-  switch (ran) {
-    case AllgatherAlgo::Native: detail::native_allgatherv(s, r, b, comm.mpi()); break;
-    case AllgatherAlgo::Ring: detail::ring_allgatherv(s, r, b, comm, opts.order, opts.reorder); break;
-    case AllgatherAlgo::DCycles:
-      detail::dcycles_allgatherv(s, r, b, comm, opts.reorder, false, opts.element_bytes);
-      break;
+  AllgatherChoice c;
+  c.algo = detail::decided_algorithm(algo, comm, key, [&] {
+    c = choose_allgather(algo, largest, comm, opts);
+    return c;
+  });
+  return c;  // reason empty when Auto's earlier decision was reused
+}
+
+std::shared_ptr<detail::PlanState> allgather_state(AllgatherChoice c, const detail::Blocks& b, const Comm& comm,
+                                                   const AllgatherOptions& opts, bool own_scratch) {
+  if (c.reason.empty()) c.reason = "auto (decided earlier on this communicator)";
+  if (c.algo == AllgatherAlgo::Native)
+    return detail::native_plan(comm, "native", c.reason, detail::native_iallgatherv(b, comm.mpi()));
+  return detail::program_plan(comm, detail::build_allgather_program(c.algo, b, comm.rank(), opts), c.reason,
+                              own_scratch);
+}
+
+}  // namespace
+
+namespace detail {
+
+StepProgram build_allgather_program(AllgatherAlgo a, const Blocks& b, int rank, const AllgatherOptions& opts) {
+  switch (a) {
+    case AllgatherAlgo::Ring: return ring_allgather_program(b, rank, opts.order, opts.reorder);
+    case AllgatherAlgo::DCycles: return dcycles_allgather_program(b, rank, opts.reorder, false, opts.element_bytes);
     case AllgatherAlgo::DCyclesIndexMotion:
-      detail::dcycles_allgatherv(s, r, b, comm, Reorder::Staged, true, opts.element_bytes);
-      break;
-    case AllgatherAlgo::SendSpread: detail::send_spread_allgatherv(s, r, b, comm); break;
-    case AllgatherAlgo::Butterfly: detail::butterfly_allgatherv(s, r, b, comm); break;
-    case AllgatherAlgo::Auto: throw Error("allgather: internal error, Auto was not resolved");
+      return dcycles_allgather_program(b, rank, Reorder::Staged, true, opts.element_bytes);
+    case AllgatherAlgo::SendSpread: return send_spread_allgather_program(b, rank);
+    case AllgatherAlgo::Butterfly: return butterfly_allgather_program(b, rank);
+    default:
+      throw Error("allgather: '" + std::string(allgather_algo_name(a)) + "' has no step program");
   }
-  return ran;
+}
+
+}  // namespace detail
+
+StepProgram allgather_program(AllgatherAlgo algo, std::span<const std::size_t> counts, int rank,
+                              const AllgatherOptions& opts) {
+  require(!counts.empty() && rank >= 0 && rank < static_cast<int>(counts.size()),
+          "allgather_program: rank " + std::to_string(rank) + " of P = " + std::to_string(counts.size()) +
+              " does not exist");
+  const AllgatherChoice c = choose_allgather(algo, static_cast<int>(counts.size()), opts);
+  return detail::build_allgather_program(c.algo, detail::Blocks(counts), rank, opts);
+}
+
+AllgatherAlgo allgatherv(const void* send, std::size_t send_bytes, void* recv,
+                         std::span<const std::size_t> counts, const Comm& comm, AllgatherAlgo algo,
+                         const AllgatherOptions& opts) {
+  if (check_mode()) check_allgather_agreement(send_bytes, counts, comm, opts);
+  if (opts.check_args) check_allgather_args(send, send_bytes, recv, counts, comm, algo, opts);
+  const AllgatherChoice c = resolve(algo, counts, comm, opts);
+  const detail::Blocks b(counts);
+  if (c.algo == AllgatherAlgo::Native) {
+    detail::native_allgatherv(static_cast<const std::byte*>(send), static_cast<std::byte*>(recv), b, comm.mpi());
+    return c.algo;
+  }
+  if (b.total == 0) return c.algo;
+  // Plans of equal blocks are kept by block size; unequal counts are keyed by their hash
+  // and the plan kept only when its counts are these.
+  const std::uint64_t options = static_cast<std::uint64_t>(opts.element_bytes) * 16 +
+                                static_cast<std::uint64_t>(opts.order) * 4 +
+                                static_cast<std::uint64_t>(opts.reorder) * 2 + (b.equal ? 1 : 0);
+  const PlanKey key{"allgather", static_cast<int>(c.algo), b.equal ? b.count[0] : detail::hash_sizes(counts), options};
+  detail::run_cached(comm, key, b.equal ? std::span<const std::size_t>() : counts, send, recv,
+                     [&] { return allgather_state(c, b, comm, opts, false); });
+  return c.algo;
 }
 
 AllgatherAlgo allgather(const void* send, void* recv, std::size_t block_bytes, const Comm& comm,
                         AllgatherAlgo algo, const AllgatherOptions& opts) {
   const std::vector<std::size_t> counts(static_cast<std::size_t>(comm.size()), block_bytes);
   return allgatherv(send, block_bytes, recv, counts, comm, algo, opts);
+}
+
+Plan plan_allgatherv(const Comm& comm, std::span<const std::size_t> counts, AllgatherAlgo algo,
+                     const AllgatherOptions& opts) {
+  // Collective like MPI_Allgatherv_init: the argument check runs once here, without buffers.
+  const std::size_t mine = counts.size() == static_cast<std::size_t>(comm.size())
+                               ? counts[static_cast<std::size_t>(comm.rank())] : 0;
+  if (check_mode()) check_allgather_agreement(mine, counts, comm, opts);
+  if (opts.check_args) check_allgather_args(nullptr, mine, nullptr, counts, comm, algo, opts, false);
+  const AllgatherChoice c = resolve(algo, counts, comm, opts);
+  return Plan(allgather_state(c, detail::Blocks(counts), comm, opts, true));
+}
+
+Plan plan_allgather(const Comm& comm, std::size_t block_bytes, AllgatherAlgo algo, const AllgatherOptions& opts) {
+  const std::vector<std::size_t> counts(static_cast<std::size_t>(comm.size()), block_bytes);
+  return plan_allgatherv(comm, counts, algo, opts);
+}
+
+Request iallgatherv(const void* send, std::size_t send_bytes, void* recv, std::span<const std::size_t> counts,
+                    const Comm& comm, AllgatherAlgo algo, const AllgatherOptions& opts) {
+  require(counts.size() == static_cast<std::size_t>(comm.size()) &&
+              send_bytes == counts[static_cast<std::size_t>(comm.rank())],
+          "iallgatherv: rank " + std::to_string(comm.rank()) + ": send_bytes " + std::to_string(send_bytes) +
+              " must equal counts[rank] (counts has " + std::to_string(counts.size()) + " entries, P = " +
+              std::to_string(comm.size()) + ")");
+  AllgatherOptions o = opts;
+  o.check_args = false;  // no blocking collective inside a non-blocking call
+  Plan plan = plan_allgatherv(comm, counts, algo, o);
+  plan.start(send, recv);
+  return plan;
+}
+
+Request iallgather(const void* send, void* recv, std::size_t block_bytes, const Comm& comm, AllgatherAlgo algo,
+                   const AllgatherOptions& opts) {
+  const std::vector<std::size_t> counts(static_cast<std::size_t>(comm.size()), block_bytes);
+  return iallgatherv(send, block_bytes, recv, counts, comm, algo, opts);
 }
 
 }  // namespace libcomm

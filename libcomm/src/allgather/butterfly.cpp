@@ -5,57 +5,57 @@
 //            group is contiguous in rank order, so it is received in place.
 //   other P: the same doubling on a ring of distances 1, 2, 4, ... (dissemination, the
 //            binomial tree of every rank rotated to start at that rank): after step k a
-//            rank holds the blocks of ranks me .. me + 2^(k+1) - 1 in a rotated buffer,
-//            which is un-rotated at the end.
-#include <cstring>
-
+//            rank holds the blocks of ranks me .. me + 2^(k+1) - 1 in a rotated scratch
+//            buffer, which is un-rotated at the end.
 #include "allgather_internal.hpp"
 
 namespace libcomm::detail {
 
-void butterfly_allgatherv(const std::byte* send, std::byte* recv, const Blocks& b, const Comm& c) {
-  const int p = c.size(), me = c.rank();
-  const MPI_Comm comm = c.internal();
-  constexpr int kTag = 7404;
+StepProgram butterfly_allgather_program(const Blocks& b, int me) {
+  const int p = static_cast<int>(b.count.size());
+  ProgramBuilder pb("butterfly", me, p);
   const auto ume = static_cast<std::size_t>(me);
   const std::size_t mine = b.count[ume];
+  pb.set_extents(mine, b.total);
   const auto range_bytes = [&](int first, int n) {  // blocks first .. first + n - 1, no wrap
     return b.displ[static_cast<std::size_t>(first + n - 1)] + b.count[static_cast<std::size_t>(first + n - 1)] -
            b.displ[static_cast<std::size_t>(first)];
   };
+  std::uint32_t stage = 0;
   if (cube::log2_exact(p) >= 0) {
-    if (mine) std::memcpy(recv + b.displ[ume], send, mine);
-    for (int bit = 1; bit < p; bit <<= 1) {
+    pb.copy(0, {Area::Send, 0, mine}, {Area::Recv, b.displ[ume], mine});
+    for (int bit = 1; bit < p; bit <<= 1, ++stage) {
       const int partner = me ^ bit;
       const int mine_first = me & ~(bit - 1), theirs_first = partner & ~(bit - 1);
-      sendrecv_bytes(recv + b.displ[static_cast<std::size_t>(mine_first)], range_bytes(mine_first, bit), partner,
-                     recv + b.displ[static_cast<std::size_t>(theirs_first)], range_bytes(theirs_first, bit),
-                     partner, kTag, comm);
+      pb.exchange(stage, partner, {Area::Recv, b.displ[static_cast<std::size_t>(mine_first)], range_bytes(mine_first, bit)},
+                  partner,
+                  {Area::Recv, b.displ[static_cast<std::size_t>(theirs_first)], range_bytes(theirs_first, bit)});
     }
-    return;
+    return std::move(pb).program();
   }
-  // Rotated buffer: slot k holds the block of rank (me + k) mod P, packed.
-  std::byte* buf = c.scratch(0, b.total);
+  // Rotated scratch: slot k holds the block of rank (me + k) mod P, packed.
+  const std::size_t buf = pb.scratch(b.total);
   const auto slots_bytes = [&](int src, int n) {  // slots 0..n-1 of rank src
     std::size_t s = 0;
     for (int k = 0; k < n; ++k) s += b.count[static_cast<std::size_t>((src + k) % p)];
     return s;
   };
-  if (mine) std::memcpy(buf, send, mine);
+  pb.copy(0, {Area::Send, 0, mine}, {Area::Scratch, buf, mine});
   std::size_t filled = mine;
   int held = 1;
-  for (int dist = 1; held < p; dist <<= 1) {
+  for (int dist = 1; held < p; dist <<= 1, ++stage) {
     const int n = std::min(dist, p - held);
     const int to = (me - dist + p) % p, from = (me + dist) % p;
     const std::size_t in = slots_bytes(from, n);
-    sendrecv_bytes(buf, slots_bytes(me, n), to, buf + filled, in, from, kTag, comm);
+    pb.exchange(stage, to, {Area::Scratch, buf, slots_bytes(me, n)}, from, {Area::Scratch, buf + filled, in});
     filled += in;
     held += n;
   }
   // Un-rotate: slots 0 .. P-1-me are ranks me .. P-1, the rest ranks 0 .. me-1.
   const std::size_t upper = b.total - b.displ[ume];
-  if (upper) std::memcpy(recv + b.displ[ume], buf, upper);
-  if (b.displ[ume]) std::memcpy(recv, buf + upper, b.displ[ume]);
+  pb.copy(stage, {Area::Scratch, buf, upper}, {Area::Recv, b.displ[ume], upper});
+  pb.copy(stage, {Area::Scratch, buf + upper, b.displ[ume]}, {Area::Recv, 0, b.displ[ume]});
+  return std::move(pb).program();
 }
 
 }  // namespace libcomm::detail

@@ -11,16 +11,13 @@
 //   index motion (d_cycles_im):        each subblock travels with its origin index (a
 //                                      32-bit integer, as on the CM-200), the reordering
 //                                      pass reads the moved indices.
-#include <cstring>
-
+//   index motion's check:              the moved index must equal the one computed (a
+//                                      Check step), so a corrupt index fails the run.
 #include "allgather_internal.hpp"
-#include "libcomm/sim.hpp"
 
 namespace libcomm::detail {
 
 namespace {
-
-constexpr int kTag = 7402;
 
 // Subblock i of a block of n bytes in units of `unit` bytes (whole elements).
 cube::Part byte_part(std::size_t n, int d, int i, std::size_t unit) {
@@ -31,99 +28,81 @@ cube::Part byte_part(std::size_t n, int d, int i, std::size_t unit) {
 
 }  // namespace
 
-void dcycles_allgatherv(const std::byte* send, std::byte* recv, const Blocks& b, const Comm& c,
-                        Reorder reorder, bool index_motion, std::size_t unit) {
-  const int p = c.size();
-  const auto me = static_cast<std::uint32_t>(c.rank());
-  const MPI_Comm comm = c.internal();
+StepProgram dcycles_allgather_program(const Blocks& b, int rank, Reorder reorder, bool index_motion,
+                                      std::size_t unit) {
+  const int p = static_cast<int>(b.count.size());
+  const auto me = static_cast<std::uint32_t>(rank);
   const int d = cube::log2_exact(p);
   require(d >= 0, "allgather d_cycles: rank " + std::to_string(me) +
                       ": needs a power-of-two number of ranks, P = " + std::to_string(p));
+  ProgramBuilder pb(index_motion ? "d_cycles_im" : reorder == Reorder::Staged ? "d_cycles (staged)" : "d_cycles",
+                    rank, p);
   const std::size_t mine = b.count[me];
+  pb.set_extents(mine, b.total);
   if (d == 0) {
-    if (mine) std::memcpy(recv, send, mine);
-    return;
+    pb.copy(0, {Area::Send, 0, mine}, {Area::Recv, 0, mine});
+    return std::move(pb).program();
   }
-  const int steps = p - 1;
-  std::vector<MPI_Request> reqs;
-  reqs.reserve(2 * static_cast<std::size_t>(d));
   const auto part = [&](std::uint32_t origin, int i) { return byte_part(b.count[origin], d, i, unit); };
+  const auto partner = [&](int u, int i) { return static_cast<int>(me ^ (1u << cube::dcycles_dim(d, u, i))); };
+  const int steps = p - 1;  // step u runs in stage u
 
   if (!index_motion && reorder == Reorder::Direct) {
-    if (mine) std::memcpy(recv + b.displ[me], send, mine);
-    for (int u = 0; u < steps; ++u) {
+    pb.copy(0, {Area::Send, 0, mine}, {Area::Recv, b.displ[me], mine});
+    for (int u = 0; u < steps; ++u)
       for (int i = 0; i < d; ++i) {
-        const int partner = static_cast<int>(me ^ (1u << cube::dcycles_dim(d, u, i)));
         const std::uint32_t in = cube::dcycles_broadcast_origin(d, me, u + 1, i);
-        const cube::Part pi = part(in, i);
-        irecv_bytes(recv + b.displ[in] + pi.offset, pi.size, partner, kTag, comm, reqs);
-      }
-      for (int i = 0; i < d; ++i) {
-        const int partner = static_cast<int>(me ^ (1u << cube::dcycles_dim(d, u, i)));
         const std::uint32_t out = cube::dcycles_broadcast_origin(d, me, u, i);
-        const cube::Part po = part(out, i);
-        isend_bytes(recv + b.displ[out] + po.offset, po.size, partner, kTag, comm, reqs);
+        const cube::Part pi = part(in, i), po = part(out, i);
+        pb.exchange(static_cast<std::uint32_t>(u), partner(u, i), {Area::Recv, b.displ[out] + po.offset, po.size},
+                    partner(u, i), {Area::Recv, b.displ[in] + pi.offset, pi.size});
       }
-      wait_all(reqs);
-    }
-    return;
+    return std::move(pb).program();
   }
 
-  // Staged: local slot (j, i), j = 0 .. 2^d - 1, in arrival order. With index motion every
+  // Staged: scratch slot (j, i), j = 0 .. 2^d - 1, in arrival order. With index motion every
   // slot starts with the 32-bit origin index and has room for the largest subblock i.
   const std::size_t header = index_motion ? sizeof(std::uint32_t) : 0;
   std::vector<std::size_t> cap(static_cast<std::size_t>(d));
   for (int i = 0; i < d; ++i) cap[i] = header + byte_part(b.max, d, i, unit).size;
-  // The local work (slot offsets by index computation, the reordering pass) is charged in
-  // a simulation (sim.hpp); the O(d) address arithmetic of each step is not.
+  const auto origin = [&](int j, int i) { return cube::dcycles_broadcast_origin(d, me, j, i); };
   std::vector<std::size_t> at(static_cast<std::size_t>(p) * d + 1, 0);
-  sim::charge_local_work([&] {
-    for (int j = 0; j < p; ++j)
-      for (int i = 0; i < d; ++i) {
-        const std::size_t k = static_cast<std::size_t>(j) * d + i;
-        at[k + 1] = at[k] + (index_motion ? cap[i] : part(cube::dcycles_broadcast_origin(d, me, j, i), i).size);
-      }
-  });
-  std::byte* lounge = c.scratch(0, at.back());
-  const auto slot = [&](int j, int i) { return lounge + at[static_cast<std::size_t>(j) * d + i]; };
-  sim::charge_local_work([&] {
-    for (int i = 0; i < d; ++i) {  // slot (0, i): the node's own subblock i
-      const cube::Part pi = part(me, i);
-      if (index_motion) std::memcpy(slot(0, i), &me, sizeof me);
-      if (pi.size) std::memcpy(slot(0, i) + header, send + pi.offset, pi.size);
-    }
-  });
-  for (int u = 0; u < steps; ++u) {
+  for (int j = 0; j < p; ++j)
     for (int i = 0; i < d; ++i) {
-      const int partner = static_cast<int>(me ^ (1u << cube::dcycles_dim(d, u, i)));
-      const std::size_t n = index_motion ? cap[i] : part(cube::dcycles_broadcast_origin(d, me, u + 1, i), i).size;
-      irecv_bytes(slot(u + 1, i), n, partner, kTag, comm, reqs);
+      const std::size_t k = static_cast<std::size_t>(j) * d + i;
+      at[k + 1] = at[k] + (index_motion ? cap[i] : part(origin(j, i), i).size);
     }
-    for (int i = 0; i < d; ++i) {
-      const int partner = static_cast<int>(me ^ (1u << cube::dcycles_dim(d, u, i)));
-      std::uint32_t out = 0;
-      if (index_motion) std::memcpy(&out, slot(u, i), sizeof out);  // the moved index
-      else out = cube::dcycles_broadcast_origin(d, me, u, i);
-      isend_bytes(slot(u, i), header + part(out, i).size, partner, kTag, comm, reqs);
-    }
-    wait_all(reqs);
+  const std::size_t base = pb.scratch(at.back());
+  const auto slot = [&](int j, int i, std::size_t n) {
+    return ByteRange{Area::Scratch, base + at[static_cast<std::size_t>(j) * d + i], n};
+  };
+  // The index each slot's header must hold (index motion): program constants, one per rank.
+  std::vector<ByteRange> index(static_cast<std::size_t>(p));
+  if (index_motion)
+    for (std::uint32_t r = 0; r < static_cast<std::uint32_t>(p); ++r) index[r] = pb.constant(&r, sizeof r);
+  for (int i = 0; i < d; ++i) {  // slot (0, i): the node's own subblock i
+    const cube::Part pi = part(me, i);
+    if (index_motion) pb.copy(0, index[me], slot(0, i, header));
+    pb.copy(0, {Area::Send, pi.offset, pi.size}, {Area::Scratch, slot(0, i, 0).offset + header, pi.size});
   }
-  sim::charge_local_work([&] {
-    for (int j = 0; j < p; ++j)  // the reordering pass
-      for (int i = 0; i < d; ++i) {
-        std::uint32_t o = 0;
-        if (index_motion) {
-          std::memcpy(&o, slot(j, i), sizeof o);
-          if (o >= static_cast<std::uint32_t>(p))  // (no message built on the hot path)
-            throw Error("allgather d_cycles_im: rank " + std::to_string(me) + ": received a corrupt index " +
-                        std::to_string(o));
-        } else {
-          o = cube::dcycles_broadcast_origin(d, me, j, i);
-        }
-        const cube::Part po = part(o, i);
-        if (po.size) std::memcpy(recv + b.displ[o] + po.offset, slot(j, i) + header, po.size);
-      }
-  });
+  for (int u = 0; u < steps; ++u)
+    for (int i = 0; i < d; ++i) {
+      // Header and subblock; with index motion a slot has room for the largest subblock i.
+      const auto stage = static_cast<std::uint32_t>(u);
+      pb.exchange(stage, partner(u, i), slot(u, i, header + part(origin(u, i), i).size), partner(u, i),
+                  slot(u + 1, i, header + part(origin(u + 1, i), i).size));
+    }
+  // The reordering pass (stage 2^d - 1).
+  const auto last = static_cast<std::uint32_t>(steps);
+  for (int j = 0; j < p; ++j)
+    for (int i = 0; i < d; ++i) {
+      const std::uint32_t o = origin(j, i);
+      if (index_motion) pb.check(last, index[o], slot(j, i, header));
+      const cube::Part po = part(o, i);
+      pb.copy(last, {Area::Scratch, slot(j, i, 0).offset + header, po.size},
+              {Area::Recv, b.displ[o] + po.offset, po.size});
+    }
+  return std::move(pb).program();
 }
 
 }  // namespace libcomm::detail

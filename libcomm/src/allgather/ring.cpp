@@ -7,50 +7,45 @@
 // (cube::ring_origin). Reorder::Direct receives each block straight into its place in
 // rank order; Reorder::Staged keeps the paper's two phases: shifts into local memory in
 // arrival order, then the reordering pass.
-#include <cstring>
-
 #include "allgather_internal.hpp"
-#include "libcomm/sim.hpp"
 
 namespace libcomm::detail {
 
-void ring_allgatherv(const std::byte* send, std::byte* recv, const Blocks& b, const Comm& c,
-                     NodeOrder order, Reorder reorder) {
-  const int p = c.size(), me = c.rank();
-  const MPI_Comm comm = c.internal();
+StepProgram ring_allgather_program(const Blocks& b, int me, NodeOrder order, Reorder reorder) {
+  const int p = static_cast<int>(b.count.size());
+  ProgramBuilder pb(reorder == Reorder::Staged ? "ring (staged)" : "ring", me, p);
+  const auto ume = static_cast<std::size_t>(me);
+  pb.set_extents(b.count[ume], b.total);
   const int q = ring_position(order, p, me);
   const int left = ring_node(order, p, q - 1), right = ring_node(order, p, q + 1);
-  constexpr int kTag = 7401;
   const auto origin = [&](int s) {
     return static_cast<std::size_t>(cube::ring_origin(order, p, static_cast<std::uint32_t>(me), s));
   };
-  const std::size_t mine = b.count[static_cast<std::size_t>(me)];
+  // Shift s (s = 1 .. P - 1) runs in stage s - 1 and sends what shift s - 1 received.
   if (reorder == Reorder::Direct) {
-    if (mine) std::memcpy(recv + b.displ[static_cast<std::size_t>(me)], send, mine);
+    pb.copy(0, {Area::Send, 0, b.count[ume]}, {Area::Recv, b.displ[ume], b.count[ume]});
     for (int s = 1; s < p; ++s) {
       const std::size_t out = origin(s - 1), in = origin(s);
-      sendrecv_bytes(recv + b.displ[out], b.count[out], left, recv + b.displ[in], b.count[in], right,
-                     kTag, comm);
+      pb.exchange(static_cast<std::uint32_t>(s - 1), left, {Area::Recv, b.displ[out], b.count[out]}, right,
+                  {Area::Recv, b.displ[in], b.count[in]});
     }
-    return;
+    return std::move(pb).program();
   }
-  // Staged: local memory slot s holds the block of origin(s), slots packed in arrival order.
-  // The local work (slot offsets, the reordering pass) is charged in a simulation (sim.hpp).
-  std::vector<std::size_t> at(static_cast<std::size_t>(p) + 1, 0);
-  std::byte* lounge = c.scratch(0, b.total);
-  sim::charge_local_work([&] {
-    for (int s = 0; s < p; ++s) at[s + 1] = at[s] + b.count[origin(s)];
-    if (mine) std::memcpy(lounge, send, mine);
-  });
+  // Staged: scratch slot s holds the block of origin(s), slots packed in arrival order; the
+  // local reordering of s. 4.1 is the last stage.
+  const std::size_t lounge = pb.scratch(b.total);
+  std::vector<std::size_t> at(static_cast<std::size_t>(p) + 1, lounge);
+  for (int s = 0; s < p; ++s) at[s + 1] = at[s] + b.count[origin(s)];
+  pb.copy(0, {Area::Send, 0, b.count[ume]}, {Area::Scratch, at[0], b.count[ume]});
   for (int s = 1; s < p; ++s)
-    sendrecv_bytes(lounge + at[s - 1], b.count[origin(s - 1)], left, lounge + at[s],
-                   b.count[origin(s)], right, kTag, comm);
-  sim::charge_local_work([&] {
-    for (int s = 0; s < p; ++s) {  // the local reordering of s. 4.1
-      const std::size_t o = origin(s);
-      if (b.count[o]) std::memcpy(recv + b.displ[o], lounge + at[s], b.count[o]);
-    }
-  });
+    pb.exchange(static_cast<std::uint32_t>(s - 1), left, {Area::Scratch, at[s - 1], b.count[origin(s - 1)]}, right,
+                {Area::Scratch, at[s], b.count[origin(s)]});
+  const auto last = static_cast<std::uint32_t>(p - 1);
+  for (int s = 0; s < p; ++s) {
+    const std::size_t o = origin(s);
+    pb.copy(last, {Area::Scratch, at[s], b.count[o]}, {Area::Recv, b.displ[o], b.count[o]});
+  }
+  return std::move(pb).program();
 }
 
 }  // namespace libcomm::detail

@@ -1,28 +1,37 @@
 // Send-and-spread (paper 004, s. 5, alternative 3): all nodes send their block to a
 // dedicated node (rank 0) concurrently (all-to-one personalized communication, the CM-200
-// "send"), which then broadcasts the whole vector (the "spread", here MPI_Bcast). It moves
-// the data twice, which is why the cycle algorithms beat it (Tables 4-6).
-#include <cstring>
-
-#include "../core/mpi_bytes.hpp"
+// "send"), which then broadcasts the whole vector (the "spread", here a binomial tree,
+// ceil(log2 P) levels). It moves the data twice, which is why the cycle algorithms beat it
+// (Tables 4-6).
 #include "allgather_internal.hpp"
 
 namespace libcomm::detail {
 
-void send_spread_allgatherv(const std::byte* send, std::byte* recv, const Blocks& b, const Comm& c) {
-  const int p = c.size(), me = c.rank();
-  const MPI_Comm comm = c.internal();
-  constexpr int kRoot = 0, kTag = 7403;
-  std::vector<MPI_Request> reqs;
-  if (me == kRoot) {
-    if (b.count[0]) std::memcpy(recv + b.displ[0], send, b.count[0]);
-    for (int r = 1; r < p; ++r) irecv_bytes(recv + b.displ[r], b.count[r], r, kTag, comm, reqs);
-  } else {
-    isend_bytes(send, b.count[static_cast<std::size_t>(me)], kRoot, kTag, comm, reqs);
+std::uint32_t binomial_broadcast(ProgramBuilder& pb, std::uint32_t stage, ByteRange range) {
+  const int np = pb.nprocs(), me = pb.rank();
+  // Level k (distance 2^k): ranks below 2^k send to rank + 2^k; rank r >= 1 receives in the
+  // level of its highest bit, from r - 2^k.
+  for (int dist = 1; dist < np; dist *= 2, ++stage) {
+    if (me < dist && me + dist < np) pb.send(stage, me + dist, range, stage);
+    else if (me >= dist && me < 2 * dist) pb.recv(stage, me - dist, range, stage);
   }
-  wait_all(reqs);
-  const MpiBytes all(b.total);
-  check_mpi(MPI_Bcast(recv, all.count(), all.type(), kRoot, comm), "MPI_Bcast");
+  return stage;
+}
+
+StepProgram send_spread_allgather_program(const Blocks& b, int me) {
+  const int p = static_cast<int>(b.count.size());
+  constexpr int kRoot = 0;
+  ProgramBuilder pb("send_spread", me, p);
+  const auto ume = static_cast<std::size_t>(me);
+  pb.set_extents(b.count[ume], b.total);
+  if (me == kRoot) {
+    pb.copy(0, {Area::Send, 0, b.count[0]}, {Area::Recv, b.displ[0], b.count[0]});
+    for (int r = 1; r < p; ++r) pb.recv(0, r, {Area::Recv, b.displ[r], b.count[r]}, 0);
+  } else {
+    pb.send(0, kRoot, {Area::Send, 0, b.count[ume]}, 0);
+  }
+  binomial_broadcast(pb, 1, {Area::Recv, 0, b.total});
+  return std::move(pb).program();
 }
 
 }  // namespace libcomm::detail

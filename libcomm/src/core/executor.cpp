@@ -28,6 +28,8 @@ std::byte* area_base(const PlanState& s, Area a) {
       return s.recv;
     case Area::Scratch:
       return s.scratch;
+    case Area::Const:
+      return const_cast<std::byte*>(s.program->constants.data());
   }
   return nullptr;
 }
@@ -41,6 +43,12 @@ void run_local(PlanState& s, const StepProgram& p, const Step& st) {
   if (st.kind == StepKind::Copy) {
     sim::charge_copy(static_cast<double>(n));
     if (n && !simulated_payload()) std::memcpy(at(s, st.to), at(s, st.from), n);
+    return;
+  }
+  if (st.kind == StepKind::Check) {  // reads what arrived: nothing to read in a simulation
+    if (n && !simulated_payload() && std::memcmp(at(s, st.to), at(s, st.from), n) != 0)
+      throw Error(p.algorithm + ": rank " + std::to_string(p.rank) + ": stage " + std::to_string(st.stage) +
+                  ": received data fails its check (a corrupt message)");
     return;
   }
   // Reduce: element-wise combine, charged as local work in a simulation.
@@ -74,9 +82,7 @@ void post_stage(PlanState& s, const StepProgram& p) {
   std::size_t end = first;
   while (end < p.steps.size() && p.steps[end].stage == s.stage) ++end;
   s.next_step = end;
-  const auto local = [](const Step& st) {
-    return st.kind == StepKind::Copy || st.kind == StepKind::Reduce;
-  };
+  const auto local = [](const Step& st) { return st.kind != StepKind::Send && st.kind != StepKind::Recv; };
   for (std::size_t k = first; k < end; ++k)
     if (local(p.steps[k]) && !p.steps[k].overlap) run_local(s, p, p.steps[k]);
   for (std::size_t k = first; k < end; ++k)

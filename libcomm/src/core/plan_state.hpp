@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <algorithm>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,9 @@ struct PlanState {
   // Scratch owned by the plan (non-blocking and persistent plans); the plans the blocking
   // calls keep borrow the Comm's scratch slot 0 instead (one blocking call at a time).
   ByteBuffer own_scratch;
+  // The block sizes a cached plan of unequal blocks was built for (empty otherwise): its
+  // PlanKey holds only their hash.
+  std::vector<std::size_t> shape;
 
   // One run in flight.
   bool active = false;
@@ -57,5 +62,31 @@ std::shared_ptr<PlanState> native_plan(const Comm& comm, std::string algorithm, 
 // Starts a run and drives it to completion (the blocking calls), with scratch from the
 // Comm's slot 0.
 void run_blocking(PlanState& s, const void* send, void* recv, const Comm& comm);
+
+// FNV-1a of a list of block sizes (the PlanKey of unequal blocks).
+inline std::uint64_t hash_sizes(std::span<const std::size_t> sizes) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (auto c : sizes) h = (h ^ (static_cast<std::uint64_t>(c) + 0x9e3779b97f4a7c15ULL)) * 1099511628211ULL;
+  return h;
+}
+
+// The blocking calls: runs the plan kept in comm under `key`, built by `build` when there
+// is none or when its shape (unequal block sizes, hashed into the key) is not `shape`.
+template <class Build>
+void run_cached(const Comm& comm, const PlanKey& key, std::span<const std::size_t> shape, const void* send,
+                void* recv, Build&& build) {
+  auto plan = comm.cached_plan(key);
+  if (plan && !std::equal(shape.begin(), shape.end(), plan->shape.begin(), plan->shape.end())) {
+    plan = build();  // a hash collision: run this one uncached
+    run_blocking(*plan, send, recv, comm);
+    return;
+  }
+  if (!plan) {
+    plan = build();
+    plan->shape.assign(shape.begin(), shape.end());
+    comm.store_plan(key, plan);
+  }
+  run_blocking(*plan, send, recv, comm);
+}
 
 }  // namespace libcomm::detail

@@ -35,6 +35,8 @@ const char* area_name(Area a) {
       return "recv";
     case Area::Scratch:
       return "scratch";
+    case Area::Const:
+      return "const";
   }
   return "?";
 }
@@ -65,6 +67,9 @@ std::string StepProgram::to_string() const {
       case StepKind::Reduce:
         out << "reduce " << range_text(s.from) << " into " << range_text(s.to);
         break;
+      case StepKind::Check:
+        out << "check " << range_text(s.to) << " == " << range_text(s.from);
+        break;
     }
     if (s.channel) out << " (channel " << int(s.channel) << ")";
     if (s.tag == TagKind::Sync) out << " (sync)";
@@ -86,6 +91,7 @@ ProgramBuilder::ProgramBuilder(std::string algorithm, int rank, int nprocs) {
 
 void ProgramBuilder::add_message(StepKind kind, std::uint32_t stage, int peer, ByteRange range,
                                  std::uint32_t complete, TagKind tag, std::uint8_t channel) {
+  if (range.bytes == 0 && tag == TagKind::Data) return;
   Step s;
   s.kind = kind;
   s.stage = stage;
@@ -133,6 +139,18 @@ void ProgramBuilder::copy(std::uint32_t stage, ByteRange from, ByteRange to, boo
 void ProgramBuilder::reduce(std::uint32_t stage, ByteRange from, ByteRange to) {
   if (from.bytes == 0) return;
   p_.steps.push_back({.kind = StepKind::Reduce, .stage = stage, .complete = stage, .from = from, .to = to});
+}
+
+void ProgramBuilder::check(std::uint32_t stage, ByteRange expected, ByteRange got) {
+  if (expected.bytes == 0) return;
+  p_.steps.push_back({.kind = StepKind::Check, .stage = stage, .complete = stage, .from = expected, .to = got});
+}
+
+ByteRange ProgramBuilder::constant(const void* data, std::size_t bytes) {
+  const std::size_t at = p_.constants.size();
+  const auto* b = static_cast<const std::byte*>(data);
+  p_.constants.insert(p_.constants.end(), b, b + bytes);
+  return {Area::Const, at, bytes};
 }
 
 std::uint32_t ProgramBuilder::barrier(std::uint32_t stage) {
@@ -194,6 +212,8 @@ std::uint64_t rank_hash(int r) {  // splitmix64
   return z ^ (z >> 31);
 }
 
+constexpr std::uint64_t kConstHash = 0xC0257A77C0257A77ULL;
+
 struct Inflight {
   const Step* step;
   std::uint32_t retire;  // removed when this stage ends
@@ -201,7 +221,7 @@ struct Inflight {
 
 struct RankSim {
   const StepProgram* p = nullptr;
-  std::vector<Cell> area[3];
+  std::vector<Cell> area[4];  // by Area
   std::uint32_t stage = 0;
   bool posted = false;
   std::size_t next = 0;
@@ -234,6 +254,10 @@ class Verifier {
       for (std::size_t k = 0; k < p.send_bytes; ++k) s.area[0][k] = {1, rank_hash(r), k};
       s.area[1].resize(p.recv_bytes);
       s.area[2].resize(p.scratch_bytes);
+      // Program constants are values, not symbols: equal bytes compare equal across ranks.
+      s.area[3].resize(p.constants.size());
+      for (std::size_t k = 0; k < p.constants.size(); ++k)
+        s.area[3][k] = {1, kConstHash ^ static_cast<std::uint64_t>(p.constants[k]), 0};
     }
     if (!res_.ok) return;
     bool moved = true;
@@ -276,7 +300,11 @@ class Verifier {
            std::to_string(st.stage) + ": ";
   }
 
-  bool in_area(int r, const ByteRange& x, const Step& st) {
+  bool in_area(int r, const ByteRange& x, const Step& st, bool write = false) {
+    if (write && x.area == Area::Const) {
+      problem(where(r, st) + "writes into the program's constants " + range_text(x));
+      return false;
+    }
     const auto& a = ranks_[r].area[static_cast<int>(x.area)];
     if (x.offset + x.bytes <= a.size()) return true;
     problem(where(r, st) + range_text(x) + " lies outside the " + area_name(x.area) + " area of " +
@@ -300,7 +328,7 @@ class Verifier {
     for (const auto& f : ranks_[r].inflight) {
       const ByteRange& busy = f.step->kind == StepKind::Send ? f.step->from : f.step->to;
       const bool conflict = f.step->kind == StepKind::Send
-                                ? overlaps(st.to, busy)
+                                ? st.kind != StepKind::Check && overlaps(st.to, busy)
                                 : overlaps(st.to, busy) || overlaps(st.from, busy);
       if (conflict)
         problem(where(r, st) + "a local step touches " + range_text(busy) + " while a " +
@@ -310,7 +338,7 @@ class Verifier {
   }
 
   void run_local(int r, const Step& st) {
-    if (!in_area(r, st.from, st) || !in_area(r, st.to, st)) return;
+    if (!in_area(r, st.from, st) || !in_area(r, st.to, st, st.kind != StepKind::Check)) return;
     check_hazard(r, st);
     auto& from = ranks_[r].area[static_cast<int>(st.from.area)];
     auto& to = ranks_[r].area[static_cast<int>(st.to.area)];
@@ -323,6 +351,14 @@ class Verifier {
         return;
       }
       Cell& d = to[st.to.offset + k];
+      if (st.kind == StepKind::Check) {
+        if (d != c) {
+          problem(where(r, st) + "check of " + range_text(st.to) + " byte " + std::to_string(k) +
+                  " fails: it does not hold what " + range_text(st.from) + " holds");
+          return;
+        }
+        continue;
+      }
       if (st.kind == StepKind::Copy) {
         d = c;
         continue;
@@ -375,7 +411,7 @@ class Verifier {
     RankSim& s = ranks_[r];
     s.pending.emplace_back(st.complete, done);
     const ByteRange& x = st.kind == StepKind::Send ? st.from : st.to;
-    if (!in_area(r, x, st)) {
+    if (!in_area(r, x, st, st.kind == StepKind::Recv)) {
       *done = true;
       return;
     }
@@ -406,7 +442,7 @@ class Verifier {
         std::size_t end = s.next;
         while (end < steps.size() && steps[end].stage == s.stage) ++end;
         const auto local = [](const Step& x) {
-          return x.kind == StepKind::Copy || x.kind == StepKind::Reduce;
+          return x.kind != StepKind::Send && x.kind != StepKind::Recv;
         };
         for (std::size_t k = s.next; k < end; ++k)
           if (local(steps[k]) && !steps[k].overlap) run_local(r, steps[k]);

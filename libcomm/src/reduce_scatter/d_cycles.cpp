@@ -9,67 +9,52 @@
 // exactly one block to send (pa ^ sh^i(G(2^d - 1 - u))) and one to receive
 // (pa ^ sh^i(G(2^d - 2 - u))): d exchanges on d different channels per step, posted
 // together. The departure lounge is the send buffer (step 0) or the partial combined in
-// the previous step; the arrival lounge is combined with the node's own data.
-#include <cstring>
-#include <utility>
-
+// the previous step; the arrival lounge (two per location, alternating) is combined with
+// the node's own data; the last step arrives in the receive buffer.
 #include "reduce_scatter_internal.hpp"
 
 namespace libcomm::detail {
 
-void dcycles_reduce_scatter(const std::byte* send, std::byte* recv, const ReduceBlocks& b, const Comm& c) {
-  const int p = c.size();
-  const auto me = static_cast<std::uint32_t>(c.rank());
-  const MPI_Comm comm = c.internal();
+StepProgram dcycles_reduce_scatter_program(const ReduceBlocks& b, int rank) {
+  const int p = static_cast<int>(b.count.size());
+  const auto me = static_cast<std::uint32_t>(rank);
   const int d = cube::log2_exact(p);
   require(d >= 0, "reduce_scatter d_cycles: rank " + std::to_string(me) +
                       ": needs a power-of-two number of ranks, P = " + std::to_string(p));
-  if (d == 0) {
-    if (b.count[0]) std::memcpy(recv, send, b.bytes(b.count[0]));
-    return;
-  }
-  constexpr int kTag = 7412;
-  // Per location i: two lounges of the largest subblock i.
-  std::vector<std::size_t> at(static_cast<std::size_t>(d) + 1, 0);
-  for (int i = 0; i < d; ++i) at[i + 1] = at[i] + b.bytes(cube::subblock(b.max, d, i).size);
-  std::byte* base_a = c.scratch(0, at.back());
-  std::byte* base_b = c.scratch(1, at.back());
-  std::vector<std::byte*> acc(static_cast<std::size_t>(d)), tmp(static_cast<std::size_t>(d));
-  for (int i = 0; i < d; ++i) {
-    acc[i] = base_a + at[i];
-    tmp[i] = base_b + at[i];
-  }
-  const auto own = [&](std::uint32_t j, int i) {  // this node's contribution to subblock (j, i)
+  ProgramBuilder pb("d_cycles", rank, p);
+  pb.set_reduction(b.type, b.op, b.es);
+  pb.set_extents(b.bytes(b.total), b.bytes(b.count[me]));
+  // This node's contribution to subblock (j, i).
+  const auto own = [&](std::uint32_t j, int i) {
     const cube::Part pt = cube::subblock(b.count[j], d, i);
-    return std::pair<const std::byte*, std::size_t>{send + b.bytes(b.displ[j] + pt.offset), pt.size};
+    return ByteRange{Area::Send, b.bytes(b.displ[j] + pt.offset), b.bytes(pt.size)};
   };
-  std::vector<MPI_Request> reqs;
-  reqs.reserve(2 * static_cast<std::size_t>(d));
+  if (d == 0) {
+    pb.copy(0, own(0, 0), {Area::Recv, 0, b.bytes(b.count[0])});
+    return std::move(pb).program();
+  }
+  // Per location i: two lounges of the largest subblock i.
+  std::vector<std::size_t> lounge[2];
+  for (auto& l : lounge)
+    for (int i = 0; i < d; ++i) l.push_back(pb.scratch(b.bytes(cube::subblock(b.max, d, i).size)));
+  std::vector<ByteRange> out(static_cast<std::size_t>(d));
   const int last = p - 2;
   for (int u = 0; u <= last; ++u) {
-    for (int i = 0; i < d; ++i) {
-      const int partner = static_cast<int>(me ^ (1u << cube::dcycles_dim(d, u, i)));
-      const std::uint32_t jr = cube::dcycles_reduce_recv_block(d, me, i, u);
-      irecv_bytes(tmp[i], b.bytes(own(jr, i).second), partner, kTag, comm, reqs);
-    }
+    const auto stage = static_cast<std::uint32_t>(u);
     for (int i = 0; i < d; ++i) {
       const int partner = static_cast<int>(me ^ (1u << cube::dcycles_dim(d, u, i)));
       const std::uint32_t js = cube::dcycles_reduce_send_block(d, me, i, u);
-      const auto [data, n] = own(js, i);
-      isend_bytes(u == 0 ? data : acc[i], b.bytes(n), partner, kTag, comm, reqs);
-    }
-    wait_all(reqs);
-    for (int i = 0; i < d; ++i) {
       const std::uint32_t jr = cube::dcycles_reduce_recv_block(d, me, i, u);
-      const auto [data, n] = own(jr, i);
-      reduce_local(data, tmp[i], n, b.type, b.op);
-      if (u == last) {  // jr == me: subblock i of this node's result is complete
-        if (n) std::memcpy(recv + b.bytes(cube::subblock(b.count[me], d, i).offset), tmp[i], b.bytes(n));
-      } else {
-        std::swap(acc[i], tmp[i]);
-      }
+      const ByteRange mine = own(jr, i);
+      // u == last: jr == me, subblock i of this node's result.
+      const ByteRange in = u == last ? ByteRange{Area::Recv, b.bytes(cube::subblock(b.count[me], d, i).offset), mine.bytes}
+                                     : ByteRange{Area::Scratch, lounge[u % 2][i], mine.bytes};
+      pb.exchange(stage, partner, u == 0 ? own(js, i) : out[i], partner, in);
+      pb.reduce(stage + 1, mine, in);
+      out[i] = in;
     }
   }
+  return std::move(pb).program();
 }
 
 }  // namespace libcomm::detail

@@ -10,6 +10,7 @@
 
 #include "../core/check.hpp"
 #include "../core/mpi_bytes.hpp"
+#include "../core/plan_state.hpp"
 #include "reduce_scatter_internal.hpp"
 #include "libcomm/tuning.hpp"
 #include "../tuning/table_choice.hpp"
@@ -185,7 +186,7 @@ namespace {
 
 void check_reduce_scatter_args(const void* send, void* recv, std::span<const std::size_t> counts,
                                ElemType type, ReduceOp op, const Comm& comm, ReduceScatterAlgo algo,
-                               const ReduceScatterOptions& opts) {
+                               const ReduceScatterOptions& opts, bool have_buffers = true) {
   const int p = comm.size(), me = comm.rank();
   std::string local;
   const std::size_t es = elem_size(type);
@@ -200,6 +201,7 @@ void check_reduce_scatter_args(const void* send, void* recv, std::span<const std
     local = "counts has " + std::to_string(counts.size()) + " entries, P = " + std::to_string(p);
   } else if (overflow) {
     local = "counts add up to more elements than the address space holds";
+  } else if (!have_buffers) {
   } else if (total > 0 && send == nullptr) {
     local = "send buffer is null";
   } else if (counts[static_cast<std::size_t>(me)] > 0 && recv == nullptr) {
@@ -213,8 +215,7 @@ void check_reduce_scatter_args(const void* send, void* recv, std::span<const std
   if (local.empty() && type == ElemType::ComplexDouble && op != ReduceOp::Sum)
     local = std::string(reduce_op_name(op)) + " is not defined for complex numbers (no order); use sum";
   using u64 = unsigned long long;
-  u64 h = 1469598103934665603ULL;
-  for (auto c : counts) h = (h ^ (static_cast<u64>(c) + 0x9e3779b97f4a7c15ULL)) * 1099511628211ULL;
+  const u64 h = detail::hash_sizes(counts);
   const u64 mode = static_cast<u64>(algo) * 1024 + static_cast<u64>(type) * 64 +
                    static_cast<u64>(op) * 8 + static_cast<u64>(opts.order) * 2 + (opts.allow_fallback ? 1 : 0);
   std::array<u64, 5> v = {local.empty() ? 0ULL : static_cast<u64>(p - me), h, ~h, mode, ~mode};
@@ -233,21 +234,20 @@ void check_reduce_scatter_args(const void* send, void* recv, std::span<const std
                 std::string(elem_type_name(type)) + ", " + std::string(reduce_op_name(op)) + ")");
 }
 
-}  // namespace
+// Check mode (libcomm/check.hpp): the same counts, element type and operation everywhere.
+void check_reduce_scatter_agreement(std::span<const std::size_t> counts, ElemType type, ReduceOp op,
+                                    const Comm& comm) {
+  const std::vector<std::uint64_t> vec(counts.begin(), counts.end());
+  const detail::SameField fields[] = {
+      {"element type", static_cast<std::uint64_t>(type),
+       [](std::uint64_t v) { return std::string(elem_type_name(static_cast<ElemType>(v))); }},
+      {"operation", static_cast<std::uint64_t>(op),
+       [](std::uint64_t v) { return std::string(reduce_op_name(static_cast<ReduceOp>(v))); }}};
+  detail::check_same_on_all_ranks(comm, "reduce_scatter", fields, "counts", vec);
+}
 
-ReduceScatterAlgo reduce_scatter(const void* send, void* recv, std::span<const std::size_t> counts,
-                                 ElemType type, ReduceOp op, const Comm& comm, ReduceScatterAlgo algo,
-                                 const ReduceScatterOptions& opts) {
-  if (check_mode()) {
-    const std::vector<std::uint64_t> vec(counts.begin(), counts.end());
-    const detail::SameField fields[] = {
-        {"element type", static_cast<std::uint64_t>(type),
-         [](std::uint64_t v) { return std::string(elem_type_name(static_cast<ElemType>(v))); }},
-        {"operation", static_cast<std::uint64_t>(op),
-         [](std::uint64_t v) { return std::string(reduce_op_name(static_cast<ReduceOp>(v))); }}};
-    detail::check_same_on_all_ranks(comm, "reduce_scatter", fields, "counts", vec);
-  }
-  if (opts.check_args) check_reduce_scatter_args(send, recv, counts, type, op, comm, algo, opts);
+ReduceScatterChoice resolve(ReduceScatterAlgo algo, std::span<const std::size_t> counts, ElemType type,
+                            ReduceOp op, const Comm& comm, const ReduceScatterOptions& opts) {
   require(counts.size() == static_cast<std::size_t>(comm.size()),
           "reduce_scatter: rank " + std::to_string(comm.rank()) + ": counts has " +
               std::to_string(counts.size()) + " entries, P = " + std::to_string(comm.size()));
@@ -258,20 +258,89 @@ ReduceScatterAlgo reduce_scatter(const void* send, void* recv, std::span<const s
   const std::size_t largest_bytes = largest * elem_size(type);
   const DecisionKey key{"reduce_scatter", largest_bytes, 1.0,
                         static_cast<std::uint64_t>(opts.order) * 2 + opts.allow_fallback};
-  const ReduceScatterAlgo ran = detail::decided_algorithm(
-      algo, comm, key, [&] { return choose_reduce_scatter(algo, largest_bytes, comm, opts); });
-  const detail::ReduceBlocks b(counts, type, op);
-  const auto* s = static_cast<const std::byte*>(send);
-  auto* r = static_cast<std::byte*>(recv);
-  if (b.total == 0 && ran != ReduceScatterAlgo::Native) return ran;
-  switch (ran) {
-    case ReduceScatterAlgo::Native: detail::native_reduce_scatter(s, r, b, comm.mpi()); break;
-    case ReduceScatterAlgo::Ring: detail::ring_reduce_scatter(s, r, b, comm, opts.order); break;
-    case ReduceScatterAlgo::DCycles: detail::dcycles_reduce_scatter(s, r, b, comm); break;
-    case ReduceScatterAlgo::ReduceSpread: detail::reduce_spread_reduce_scatter(s, r, b, comm); break;
-    case ReduceScatterAlgo::Auto: throw Error("reduce_scatter: internal error, Auto was not resolved");
+  ReduceScatterChoice c;
+  c.algo = detail::decided_algorithm(algo, comm, key, [&] {
+    c = choose_reduce_scatter(algo, largest_bytes, comm, opts);
+    return c;
+  });
+  return c;  // reason empty when Auto's earlier decision was reused
+}
+
+std::shared_ptr<detail::PlanState> reduce_scatter_state(ReduceScatterChoice c, const detail::ReduceBlocks& b,
+                                                        const Comm& comm, const ReduceScatterOptions& opts,
+                                                        bool own_scratch) {
+  if (c.reason.empty()) c.reason = "auto (decided earlier on this communicator)";
+  if (c.algo == ReduceScatterAlgo::Native)
+    return detail::native_plan(comm, "native", c.reason, detail::native_ireduce_scatter(b, comm.mpi()));
+  return detail::program_plan(comm, detail::build_reduce_scatter_program(c.algo, b, comm.rank(), opts), c.reason,
+                              own_scratch);
+}
+
+}  // namespace
+
+namespace detail {
+
+StepProgram build_reduce_scatter_program(ReduceScatterAlgo a, const ReduceBlocks& b, int rank,
+                                         const ReduceScatterOptions& opts) {
+  switch (a) {
+    case ReduceScatterAlgo::Ring: return ring_reduce_scatter_program(b, rank, opts.order);
+    case ReduceScatterAlgo::DCycles: return dcycles_reduce_scatter_program(b, rank);
+    case ReduceScatterAlgo::ReduceSpread: return reduce_spread_reduce_scatter_program(b, rank);
+    default:
+      throw Error("reduce_scatter: '" + std::string(reduce_scatter_algo_name(a)) + "' has no step program");
   }
-  return ran;
+}
+
+}  // namespace detail
+
+StepProgram reduce_scatter_program(ReduceScatterAlgo algo, std::span<const std::size_t> counts, ElemType type,
+                                   ReduceOp op, int rank, const ReduceScatterOptions& opts) {
+  require(!counts.empty() && rank >= 0 && rank < static_cast<int>(counts.size()),
+          "reduce_scatter_program: rank " + std::to_string(rank) + " of P = " + std::to_string(counts.size()) +
+              " does not exist");
+  const ReduceScatterChoice c = choose_reduce_scatter(algo, static_cast<int>(counts.size()), opts);
+  return detail::build_reduce_scatter_program(c.algo, detail::ReduceBlocks(counts, type, op), rank, opts);
+}
+
+ReduceScatterAlgo reduce_scatter(const void* send, void* recv, std::span<const std::size_t> counts,
+                                 ElemType type, ReduceOp op, const Comm& comm, ReduceScatterAlgo algo,
+                                 const ReduceScatterOptions& opts) {
+  if (check_mode()) check_reduce_scatter_agreement(counts, type, op, comm);
+  if (opts.check_args) check_reduce_scatter_args(send, recv, counts, type, op, comm, algo, opts);
+  const ReduceScatterChoice c = resolve(algo, counts, type, op, comm, opts);
+  const detail::ReduceBlocks b(counts, type, op);
+  if (c.algo == ReduceScatterAlgo::Native) {
+    detail::native_reduce_scatter(static_cast<const std::byte*>(send), static_cast<std::byte*>(recv), b,
+                                  comm.mpi());
+    return c.algo;
+  }
+  if (b.total == 0) return c.algo;
+  const bool equal = std::all_of(counts.begin(), counts.end(), [&](std::size_t n) { return n == counts[0]; });
+  const std::uint64_t options = (static_cast<std::uint64_t>(type) * 8 + static_cast<std::uint64_t>(op)) * 4 +
+                                static_cast<std::uint64_t>(opts.order) * 2 + (equal ? 1 : 0);
+  const PlanKey key{"reduce_scatter", static_cast<int>(c.algo), equal ? counts[0] : detail::hash_sizes(counts),
+                    options};
+  detail::run_cached(comm, key, equal ? std::span<const std::size_t>() : counts, send, recv,
+                     [&] { return reduce_scatter_state(c, b, comm, opts, false); });
+  return c.algo;
+}
+
+Plan plan_reduce_scatter(const Comm& comm, std::span<const std::size_t> counts, ElemType type, ReduceOp op,
+                         ReduceScatterAlgo algo, const ReduceScatterOptions& opts) {
+  // Collective like MPI_Reduce_scatter_init: the argument check runs once here, without buffers.
+  if (check_mode()) check_reduce_scatter_agreement(counts, type, op, comm);
+  if (opts.check_args) check_reduce_scatter_args(nullptr, nullptr, counts, type, op, comm, algo, opts, false);
+  const ReduceScatterChoice c = resolve(algo, counts, type, op, comm, opts);
+  return Plan(reduce_scatter_state(c, detail::ReduceBlocks(counts, type, op), comm, opts, true));
+}
+
+Request ireduce_scatter(const void* send, void* recv, std::span<const std::size_t> counts, ElemType type,
+                        ReduceOp op, const Comm& comm, ReduceScatterAlgo algo, const ReduceScatterOptions& opts) {
+  ReduceScatterOptions o = opts;
+  o.check_args = false;  // no blocking collective inside a non-blocking call
+  Plan plan = plan_reduce_scatter(comm, counts, type, op, algo, o);
+  plan.start(send, recv);
+  return plan;
 }
 
 }  // namespace libcomm

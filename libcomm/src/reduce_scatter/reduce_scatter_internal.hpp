@@ -22,11 +22,17 @@ struct ReduceBlocks {
   std::size_t bytes(std::size_t elements) const { return elements * es; }
 };
 
+// native.cpp: MPI_Reduce_scatter, blocking, and the start of MPI_Ireduce_scatter for a plan.
 void native_reduce_scatter(const std::byte* send, std::byte* recv, const ReduceBlocks& b, MPI_Comm comm);
-void ring_reduce_scatter(const std::byte* send, std::byte* recv, const ReduceBlocks& b, const Comm& c,
-                         NodeOrder order);
-void dcycles_reduce_scatter(const std::byte* send, std::byte* recv, const ReduceBlocks& b, const Comm& c);
-void reduce_spread_reduce_scatter(const std::byte* send, std::byte* recv, const ReduceBlocks& b,
-                                  const Comm& c);
+std::function<void(const void*, void*, MPI_Request*)> native_ireduce_scatter(const ReduceBlocks& b,
+                                                                             MPI_Comm comm);
+// Any algorithm but native and Auto.
+StepProgram build_reduce_scatter_program(ReduceScatterAlgo a, const ReduceBlocks& b, int rank,
+                                         const ReduceScatterOptions& opts);
+// Step programs, one builder per algorithm file. Send area: the rank's whole vector (all
+// blocks); recv area: its own block.
+StepProgram ring_reduce_scatter_program(const ReduceBlocks& b, int rank, NodeOrder order);
+StepProgram dcycles_reduce_scatter_program(const ReduceBlocks& b, int rank);
+StepProgram reduce_spread_reduce_scatter_program(const ReduceBlocks& b, int rank);
 
 }  // namespace libcomm::detail

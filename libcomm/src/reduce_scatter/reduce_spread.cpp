@@ -8,18 +8,17 @@
 // P not a power of two: the ranks beyond the largest power of two P' first fold their
 // vector into rank - P', the P' ranks run the butterfly, and the folded ranks receive
 // their block back.
-#include <cstring>
-
 #include "reduce_scatter_internal.hpp"
 
 namespace libcomm::detail {
 
-void reduce_spread_reduce_scatter(const std::byte* send, std::byte* recv, const ReduceBlocks& b,
-                                  const Comm& c) {
-  const int p = c.size(), me = c.rank();
-  const MPI_Comm comm = c.internal();
+StepProgram reduce_spread_reduce_scatter_program(const ReduceBlocks& b, int me) {
+  const int p = static_cast<int>(b.count.size());
   const auto ume = static_cast<std::size_t>(me);
-  constexpr int kTag = 7413;
+  ProgramBuilder pb("reduce_spread", me, p);
+  pb.set_reduction(b.type, b.op, b.es);
+  const std::size_t all = b.bytes(b.total);
+  pb.set_extents(all, b.bytes(b.count[ume]));
   int p2 = 1, d = 0;
   while (p2 * 2 <= p) {
     p2 *= 2;
@@ -27,35 +26,35 @@ void reduce_spread_reduce_scatter(const std::byte* send, std::byte* recv, const 
   }
   const int extra = p - p2;
   if (me >= p2) {  // folded rank: contribute, then receive the result block
-    sendrecv_bytes(send, b.bytes(b.total), me - p2, nullptr, 0, MPI_PROC_NULL, kTag, comm);
-    sendrecv_bytes(nullptr, 0, MPI_PROC_NULL, recv, b.bytes(b.count[ume]), me - p2, kTag, comm);
-    return;
+    pb.send(0, me - p2, {Area::Send, 0, all}, 0);
+    pb.recv(0, me - p2, {Area::Recv, 0, b.bytes(b.count[ume])}, 0);
+    return std::move(pb).program();
   }
-  std::byte* w = c.scratch(0, b.bytes(b.total));
-  std::byte* tmp = c.scratch(1, b.bytes(b.total));
-  std::memcpy(w, send, b.bytes(b.total));
+  const ByteRange w{Area::Scratch, pb.scratch(all), all};
+  const ByteRange tmp{Area::Scratch, pb.scratch(all), all};
+  pb.copy(0, {Area::Send, 0, all}, w);
+  std::uint32_t stage = 0;
   if (me < extra) {
-    sendrecv_bytes(nullptr, 0, MPI_PROC_NULL, tmp, b.bytes(b.total), me + p2, kTag, comm);
-    reduce_local(tmp, w, b.total, b.type, b.op);
+    pb.recv(stage, me + p2, tmp, stage);
+    pb.reduce(++stage, tmp, w);
   }
-  std::vector<MPI_Request> reqs;
-  for (int u = 0; u < d; ++u) {
+  for (int u = 0; u < d; ++u, ++stage) {
     for (int i = 0; i < d; ++i) {
       const int partner = me ^ (1 << ((u + i) % d));
       const cube::Part v = cube::subblock(b.total, d, i);
-      irecv_bytes(tmp + b.bytes(v.offset), b.bytes(v.size), partner, kTag, comm, reqs);
-      isend_bytes(w + b.bytes(v.offset), b.bytes(v.size), partner, kTag, comm, reqs);
+      pb.exchange(stage, partner, {Area::Scratch, w.offset + b.bytes(v.offset), b.bytes(v.size)}, partner,
+                  {Area::Scratch, tmp.offset + b.bytes(v.offset), b.bytes(v.size)});
     }
-    wait_all(reqs);
-    reduce_local(tmp, w, b.total, b.type, b.op);  // every variable got one partner's partial
+    pb.reduce(stage + 1, tmp, w);  // every variable got one partner's partial
   }
   // Subselection.
-  if (b.count[ume]) std::memcpy(recv, w + b.bytes(b.displ[ume]), b.bytes(b.count[ume]));
+  pb.copy(stage, {Area::Scratch, w.offset + b.bytes(b.displ[ume]), b.bytes(b.count[ume])},
+          {Area::Recv, 0, b.bytes(b.count[ume])});
   if (me < extra) {
     const auto other = static_cast<std::size_t>(me + p2);
-    sendrecv_bytes(w + b.bytes(b.displ[other]), b.bytes(b.count[other]), me + p2, nullptr, 0,
-                   MPI_PROC_NULL, kTag, comm);
+    pb.send(stage, me + p2, {Area::Scratch, w.offset + b.bytes(b.displ[other]), b.bytes(b.count[other])}, stage);
   }
+  return std::move(pb).program();
 }
 
 }  // namespace libcomm::detail

@@ -5,43 +5,41 @@
 // combines it with its own contribution; after shift P - 1 the partial for block
 // q - P = q is complete: the node's result (cube::ring_reduce_block). Every node sends one
 // block per shift, (P - 1) blocks in all, the minimum for one channel. Only two
-// block-sized temporaries are needed (the partial in flight and the one arriving).
-#include <cstring>
-#include <utility>
-
+// block-sized temporaries are needed (the partial in flight and the one arriving); the
+// last partial arrives straight in the receive buffer.
 #include "reduce_scatter_internal.hpp"
 
 namespace libcomm::detail {
 
-void ring_reduce_scatter(const std::byte* send, std::byte* recv, const ReduceBlocks& b, const Comm& c,
-                         NodeOrder order) {
-  const int p = c.size(), me = c.rank();
-  const MPI_Comm comm = c.internal();
+StepProgram ring_reduce_scatter_program(const ReduceBlocks& b, int me, NodeOrder order) {
+  const int p = static_cast<int>(b.count.size());
+  ProgramBuilder pb("ring", me, p);
+  pb.set_reduction(b.type, b.op, b.es);
   const auto ume = static_cast<std::size_t>(me);
+  pb.set_extents(b.bytes(b.total), b.bytes(b.count[ume]));
+  const auto block_of = [&](std::size_t r) { return ByteRange{Area::Send, b.bytes(b.displ[r]), b.bytes(b.count[r])}; };
   if (p == 1) {
-    if (b.count[0]) std::memcpy(recv, send, b.bytes(b.count[0]));
-    return;
+    pb.copy(0, block_of(0), {Area::Recv, 0, b.bytes(b.count[0])});
+    return std::move(pb).program();
   }
-  constexpr int kTag = 7411;
   const int q = ring_position(order, p, me);
   const int to = ring_node(order, p, q + 1), from = ring_node(order, p, q - 1);
   const auto block = [&](int s) {
     return static_cast<std::size_t>(cube::ring_reduce_block(order, p, static_cast<std::uint32_t>(me), s));
   };
-  std::byte* acc = c.scratch(0, b.bytes(b.max));
-  std::byte* tmp = c.scratch(1, b.bytes(b.max));
-  const std::byte* out = send + b.bytes(b.displ[block(1)]);
+  const std::size_t slot[2] = {pb.scratch(b.bytes(b.max)), pb.scratch(b.bytes(b.max))};
+  // Shift s runs in stage s - 1; its partial is combined at the start of stage s.
+  ByteRange out = block_of(block(1));
   for (int s = 1; s < p; ++s) {
-    const std::size_t bo = block(s), bi = block(s + 1);
-    sendrecv_bytes(out, b.bytes(b.count[bo]), to, tmp, b.bytes(b.count[bi]), from, kTag, comm);
-    reduce_local(send + b.bytes(b.displ[bi]), tmp, b.count[bi], b.type, b.op);
-    if (s == p - 1) {
-      if (b.count[ume]) std::memcpy(recv, tmp, b.bytes(b.count[ume]));  // bi == me
-    } else {
-      std::swap(acc, tmp);
-      out = acc;
-    }
+    const std::size_t bi = block(s + 1);
+    const auto stage = static_cast<std::uint32_t>(s - 1);
+    const std::size_t n = b.bytes(b.count[bi]);
+    const ByteRange in = s == p - 1 ? ByteRange{Area::Recv, 0, n} : ByteRange{Area::Scratch, slot[s % 2], n};
+    pb.exchange(stage, to, out, from, in);
+    pb.reduce(stage + 1, block_of(bi), in);
+    out = in;
   }
+  return std::move(pb).program();
 }
 
 }  // namespace libcomm::detail
