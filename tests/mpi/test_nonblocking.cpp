@@ -9,9 +9,11 @@
 #include <vector>
 
 #include "apps/common.hpp"
+#include "libcomm/allgather.hpp"
 #include "libcomm/alltoall.hpp"
 #include "libcomm/plan.hpp"
 #include "libcomm/program.hpp"
+#include "libcomm/reduce_scatter.hpp"
 #include "mpi_test.hpp"
 
 namespace {
@@ -146,6 +148,219 @@ TEST_F(MpiTest, CustomStepProgramRunsThroughPlanProgram) {
     EXPECT_THROW(libcomm::plan_program(
                      comm, libcomm::alltoall_program(AlltoallAlgo::Ring, comm.size(), other, b)),
                  libcomm::Error);
+  }
+}
+
+}  // namespace
+
+// ---- allgather(v) and reduce_scatter --------------------------------------------------
+
+namespace {
+
+using libcomm::AllgatherAlgo;
+using libcomm::ElemType;
+using libcomm::ReduceOp;
+using libcomm::ReduceScatterAlgo;
+
+// Block sizes in bytes: equal ones, and unequal ones with empty blocks among them.
+std::vector<std::vector<std::size_t>> allgather_layouts(int p) {
+  std::vector<std::vector<std::size_t>> out;
+  for (std::size_t b : {std::size_t{0}, std::size_t{1}, std::size_t{13}, std::size_t{4096}})
+    out.emplace_back(static_cast<std::size_t>(p), b);
+  std::vector<std::size_t> uneven(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r) uneven[r] = r % 3 == 1 ? 0 : static_cast<std::size_t>(7 * r + 3);
+  out.push_back(uneven);
+  return out;
+}
+
+std::vector<std::byte> own_block(std::size_t n, int rank, int salt) {
+  std::vector<std::byte> v(n);
+  for (std::size_t k = 0; k < n; ++k) v[k] = static_cast<std::byte>((rank * 131 + salt * 17 + k * 7) & 0xFF);
+  return v;
+}
+
+std::vector<std::byte> mpi_iallgatherv(const std::vector<std::byte>& mine, const std::vector<std::size_t>& counts,
+                                       std::vector<int>& c, std::vector<int>& d, MPI_Request* req) {
+  c.assign(counts.begin(), counts.end());
+  d.assign(counts.size(), 0);
+  for (std::size_t r = 1; r < counts.size(); ++r) d[r] = d[r - 1] + c[r - 1];
+  std::vector<std::byte> out(static_cast<std::size_t>(d.back() + c.back()), std::byte{0x11});
+  MPI_Iallgatherv(mine.data(), static_cast<int>(mine.size()), MPI_BYTE, out.data(), c.data(), d.data(), MPI_BYTE,
+                  MPI_COMM_WORLD, req);
+  return out;
+}
+
+// Every option combination that applies on P ranks (order gray needs a power of two; d_cycles
+// falls back to ring elsewhere because fallback is allowed here).
+std::vector<libcomm::AllgatherOptions> allgather_option_sets(int p) {
+  std::vector<libcomm::AllgatherOptions> out;
+  libcomm::AllgatherOptions o;
+  o.allow_fallback = true;
+  out.push_back(o);
+  o.reorder = libcomm::Reorder::Staged;
+  o.element_bytes = 4;  // subblocks of whole 4-byte elements where the block allows
+  out.push_back(o);
+  if ((p & (p - 1)) == 0) {
+    o.order = libcomm::NodeOrder::Gray;
+    out.push_back(o);
+  }
+  return out;
+}
+
+TEST_F(MpiTest, IallgathervEveryAlgorithmMatchesMpiIallgathervInFlightTogether) {
+  const Comm comm(MPI_COMM_WORLD);
+  const int p = comm.size(), me = comm.rank();
+  for (const auto& info : libcomm::allgather_algorithms())
+    for (const auto& opts : allgather_option_sets(p))
+      for (const auto& counts : allgather_layouts(p)) {
+        const std::string what = std::string(info.name) + " counts[0] = " + std::to_string(counts[0]) +
+                                 " reorder " + std::to_string(static_cast<int>(opts.reorder)) + " order " +
+                                 std::string(libcomm::node_order_name(opts.order));
+        const auto mine1 = own_block(counts[me], me, 1), mine2 = own_block(counts[me], me, 2);
+        std::size_t total = 0;
+        for (auto c : counts) total += c;
+        std::vector<std::byte> recv1(total, std::byte{0xA5}), recv2(total, std::byte{0x5A});
+        auto first = libcomm::iallgatherv(mine1.data(), mine1.size(), recv1.data(), counts, comm, info.algo, opts);
+        MPI_Request ref_req;
+        std::vector<int> c, d;
+        const auto ref1 = mpi_iallgatherv(mine1, counts, c, d, &ref_req);
+        auto second = libcomm::iallgatherv(mine2.data(), mine2.size(), recv2.data(), counts, comm, info.algo, opts);
+        while (!second.test()) {
+        }
+        first.wait();
+        MPI_Wait(&ref_req, MPI_STATUS_IGNORE);
+        EXPECT_TRUE(recv1 == ref1) << what << ": rank " << me << " differs from MPI_Iallgatherv";
+        std::vector<int> c2, d2;
+        MPI_Request r2;
+        const auto ref2 = mpi_iallgatherv(mine2, counts, c2, d2, &r2);
+        MPI_Wait(&r2, MPI_STATUS_IGNORE);
+        EXPECT_TRUE(recv2 == ref2) << what << " (second request): rank " << me;
+        EXPECT_FALSE(first.algorithm().empty()) << what;
+      }
+}
+
+TEST_F(MpiTest, PersistentAllgatherPlansRunManyTimes) {
+  const Comm comm(MPI_COMM_WORLD);
+  const int p = comm.size(), me = comm.rank();
+  for (const auto& info : libcomm::allgather_algorithms()) {
+    libcomm::AllgatherOptions opts;
+    opts.allow_fallback = true;
+    const std::size_t b = 10;
+    auto plan = libcomm::plan_allgather(comm, b, info.algo, opts);
+    for (int run = 0; run < 3; ++run) {
+      const auto mine = own_block(b, me, run);
+      std::vector<std::byte> recv(b * p, std::byte{0xEE}), ref(b * p);
+      plan.start(mine.data(), recv.data());
+      plan.wait();
+      MPI_Allgather(mine.data(), static_cast<int>(b), MPI_BYTE, ref.data(), static_cast<int>(b), MPI_BYTE,
+                    MPI_COMM_WORLD);
+      EXPECT_TRUE(recv == ref) << info.name << " run " << run << ": rank " << me;
+    }
+  }
+  // d_cycles without fallback on P not a power of two is refused on every rank.
+  if ((p & (p - 1)) != 0) {
+    const auto o = mpitest::run_catching([&] { libcomm::plan_allgather(comm, 8, AllgatherAlgo::DCycles); });
+    EXPECT_TRUE(o.threw);
+    EXPECT_NE(o.message.find("power-of-two"), std::string::npos) << o.message;
+  }
+}
+
+template <class T>
+void reduce_scatter_matches_mpi(const Comm& comm, ReduceScatterAlgo algo, ReduceOp op,
+                                const std::vector<std::size_t>& counts, const libcomm::ReduceScatterOptions& opts,
+                                MPI_Datatype type, MPI_Op mop) {
+  const int me = comm.rank();
+  std::size_t total = 0;
+  for (auto c : counts) total += c;
+  std::vector<T> send1(total), send2(total);
+  for (std::size_t k = 0; k < total; ++k) {
+    send1[k] = static_cast<T>((me * 7 + k * 3) % 11) - 5;
+    send2[k] = static_cast<T>((me * 5 + k) % 13);
+  }
+  std::vector<T> recv1(counts[me], T(-99)), recv2(counts[me], T(-98)), ref(counts[me]);
+  const ElemType et = libcomm::elem_type_of<T>();
+  auto first = libcomm::ireduce_scatter(send1.data(), recv1.data(), counts, et, op, comm, algo, opts);
+  auto second = libcomm::ireduce_scatter(send2.data(), recv2.data(), counts, et, op, comm, algo, opts);
+  while (!first.test()) {
+  }
+  second.wait();
+  const std::vector<int> c(counts.begin(), counts.end());
+  const std::string what = std::string(libcomm::reduce_scatter_algo_name(algo)) + " " +
+                           std::string(libcomm::reduce_op_name(op)) + " counts[0] = " + std::to_string(counts[0]);
+  MPI_Reduce_scatter(send1.data(), ref.data(), c.data(), type, mop, MPI_COMM_WORLD);
+  EXPECT_TRUE(recv1 == ref) << what << ": rank " << me;
+  MPI_Reduce_scatter(send2.data(), ref.data(), c.data(), type, mop, MPI_COMM_WORLD);
+  EXPECT_TRUE(recv2 == ref) << what << " (second request): rank " << me;
+}
+
+TEST_F(MpiTest, IreduceScatterEveryAlgorithmMatchesMpiReduceScatter) {
+  const Comm comm(MPI_COMM_WORLD);
+  const int p = comm.size();
+  std::vector<std::vector<std::size_t>> layouts;
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{1000}})
+    layouts.emplace_back(static_cast<std::size_t>(p), n);
+  std::vector<std::size_t> uneven(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r) uneven[r] = r % 3 == 2 ? 0 : static_cast<std::size_t>(2 * r + 1);
+  layouts.push_back(uneven);
+  for (const auto& info : libcomm::reduce_scatter_algorithms())
+    for (const auto& counts : layouts) {
+      libcomm::ReduceScatterOptions opts;
+      opts.allow_fallback = true;
+      reduce_scatter_matches_mpi<double>(comm, info.algo, ReduceOp::Sum, counts, opts, MPI_DOUBLE, MPI_SUM);
+      reduce_scatter_matches_mpi<int>(comm, info.algo, ReduceOp::Max, counts, opts, MPI_INT, MPI_MAX);
+      if ((p & (p - 1)) == 0 && info.algo == ReduceScatterAlgo::Ring) {
+        opts.order = libcomm::NodeOrder::Gray;
+        reduce_scatter_matches_mpi<int>(comm, info.algo, ReduceOp::Min, counts, opts, MPI_INT, MPI_MIN);
+      }
+    }
+}
+
+TEST_F(MpiTest, PersistentReduceScatterPlansRunManyTimes) {
+  const Comm comm(MPI_COMM_WORLD);
+  const int p = comm.size(), me = comm.rank();
+  const std::vector<std::size_t> counts(static_cast<std::size_t>(p), 6);
+  for (const auto& info : libcomm::reduce_scatter_algorithms()) {
+    libcomm::ReduceScatterOptions opts;
+    opts.allow_fallback = true;
+    auto plan = libcomm::plan_reduce_scatter(comm, counts, ElemType::Double, ReduceOp::Sum, info.algo, opts);
+    for (int run = 0; run < 3; ++run) {
+      std::vector<double> send(6 * p), recv(6, -1.0), ref(6);
+      for (std::size_t k = 0; k < send.size(); ++k) send[k] = me + 0.5 * k + run;
+      plan.start(send.data(), recv.data());
+      plan.wait();
+      const std::vector<int> c(counts.begin(), counts.end());
+      MPI_Reduce_scatter(send.data(), ref.data(), c.data(), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      EXPECT_TRUE(recv == ref) << info.name << " run " << run << ": rank " << me;
+    }
+  }
+}
+
+TEST_F(MpiTest, CheckStepFailsTheRunOnACorruptMessage) {
+  // Rank 0 sends 4 bytes to rank 1, which checks them against a constant (index motion's
+  // check): equal passes, different throws on rank 1.
+  const Comm comm(MPI_COMM_WORLD);
+  if (comm.size() < 2) GTEST_SKIP() << "needs two ranks";
+  for (const std::uint32_t expected : {0x01020304u, 0x0badf00du}) {
+    libcomm::ProgramBuilder pb("check", comm.rank(), comm.size());
+    pb.set_extents(4, 4);
+    if (comm.rank() == 0) pb.send(0, 1, {libcomm::Area::Send, 0, 4}, 0);
+    if (comm.rank() == 1) {
+      pb.recv(0, 0, {libcomm::Area::Recv, 0, 4}, 0);
+      pb.check(1, pb.constant(&expected, 4), {libcomm::Area::Recv, 0, 4});
+    }
+    auto plan = libcomm::plan_program(comm, std::move(pb).program());
+    const std::uint32_t value = 0x01020304u;
+    std::uint32_t got = 0;
+    const auto o = mpitest::run_catching([&] {
+      plan.start(&value, &got);
+      plan.wait();
+    });
+    const bool should_throw = comm.rank() == 1 && expected != value;
+    EXPECT_EQ(o.threw, should_throw) << o.message;
+    if (should_throw) {
+      EXPECT_NE(o.message.find("rank 1"), std::string::npos) << o.message;
+      EXPECT_NE(o.message.find("check"), std::string::npos) << o.message;
+    }
   }
 }
 

@@ -1,11 +1,16 @@
 // Step programs (libcomm/program.hpp): every program-based all-to-all algorithm followed
 // byte by byte through the programs of all P ranks by the symbolic verifier, for
-// P = 1..64 and a sample of larger P; and the verifier itself catches broken programs.
+// P = 1..64 and a sample of larger P; every allgather(v) and reduce_scatter algorithm for
+// P = 1..24 with equal, unequal and empty blocks; and the verifier itself catches broken
+// programs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
+#include "libcomm/allgather.hpp"
 #include "libcomm/alltoall.hpp"
+#include "libcomm/reduce_scatter.hpp"
 #include "libcomm/program.hpp"
 #include "libcomm/topology.hpp"
 #include "libcomm/tree_schedule.hpp"
@@ -229,6 +234,144 @@ TEST(StepPrograms, ApplicabilityAndRefusals) {
   for (AlltoallAlgo a : kProgramAlgos) {
     if (!applies(a, 6)) continue;
     EXPECT_TRUE(verify_alltoall(programs_of(a, 6, 0), 0).ok) << alltoall_algo_name(a);
+  }
+}
+
+// ---- allgather(v) and reduce_scatter --------------------------------------------------
+
+// Block sizes: equal, unequal with empty blocks, and one rank holding everything.
+std::vector<std::vector<std::size_t>> layouts(int p, std::size_t unit) {
+  std::vector<std::vector<std::size_t>> out;
+  out.emplace_back(static_cast<std::size_t>(p), 3 * unit);
+  std::vector<std::size_t> uneven(static_cast<std::size_t>(p)), one(static_cast<std::size_t>(p), 0);
+  for (int r = 0; r < p; ++r) uneven[r] = (r % 3 == 1 ? 0 : static_cast<std::size_t>(r % 5 + 1)) * unit;
+  out.push_back(uneven);
+  one[static_cast<std::size_t>(p - 1)] = 5 * unit;
+  out.push_back(one);
+  return out;
+}
+
+VerifyResult verify_allgather(AllgatherAlgo a, const std::vector<std::size_t>& counts, const AllgatherOptions& o) {
+  const int p = static_cast<int>(counts.size());
+  std::vector<StepProgram> progs;
+  for (int r = 0; r < p; ++r) progs.push_back(allgather_program(a, counts, r, o));
+  std::vector<std::size_t> displ(counts.size() + 1, 0);
+  for (std::size_t r = 0; r < counts.size(); ++r) displ[r + 1] = displ[r] + counts[r];
+  // Result byte k is byte k - displ[r] of rank r's block, r the block holding k.
+  return verify_programs(
+      progs, [&](int) { return displ.back(); },
+      [&](int, std::size_t k) {
+        const auto r = static_cast<std::size_t>(std::upper_bound(displ.begin(), displ.end(), k) - displ.begin() - 1);
+        return ByteOrigin{static_cast<int>(r), k - displ[r]};
+      });
+}
+
+TEST(StepPrograms, EveryAllgatherAlgorithmDeliversEveryByteForPUpTo24) {
+  for (const auto& info : allgather_algorithms()) {
+    if (info.algo == AllgatherAlgo::Native) continue;
+    for (int p = 1; p <= 24; ++p) {
+      const bool pow2 = (p & (p - 1)) == 0;
+      if (!pow2 && (info.algo == AllgatherAlgo::DCycles || info.algo == AllgatherAlgo::DCyclesIndexMotion)) {
+        EXPECT_THROW(allgather_program(info.algo, std::vector<std::size_t>(p, 1), 0), Error) << p;
+        continue;
+      }
+      for (std::size_t unit : {std::size_t{1}, std::size_t{4}}) {
+        AllgatherOptions o;
+        o.element_bytes = unit;
+        for (Reorder reorder : {Reorder::Direct, Reorder::Staged})
+          for (NodeOrder order : {NodeOrder::Binary, NodeOrder::Gray}) {
+            if (order == NodeOrder::Gray && !pow2) continue;
+            o.reorder = reorder;
+            o.order = order;
+            for (const auto& counts : layouts(p, unit)) {
+              const auto res = verify_allgather(info.algo, counts, o);
+              ASSERT_TRUE(res.ok) << info.name << " P = " << p << " unit " << unit << " counts[0] = " << counts[0]
+                                  << " reorder " << static_cast<int>(reorder) << " order "
+                                  << node_order_name(order) << ": " << res.summary();
+            }
+          }
+      }
+    }
+  }
+}
+
+VerifyResult verify_reduce_scatter(ReduceScatterAlgo a, const std::vector<std::size_t>& counts, ElemType t,
+                                   const ReduceScatterOptions& o) {
+  const int p = static_cast<int>(counts.size());
+  const std::size_t es = elem_size(t);
+  std::vector<StepProgram> progs;
+  for (int r = 0; r < p; ++r) progs.push_back(reduce_scatter_program(a, counts, t, ReduceOp::Sum, r, o));
+  std::vector<std::size_t> displ(counts.size() + 1, 0);
+  for (std::size_t r = 0; r < counts.size(); ++r) displ[r + 1] = displ[r] + counts[r];
+  // Result byte k of rank r: byte displ[r] * es + k of every rank's vector, reduced.
+  return verify_programs(
+      progs, [&](int r) { return counts[static_cast<std::size_t>(r)] * es; },
+      [&](int r, std::size_t k) { return ByteOrigin{-1, displ[static_cast<std::size_t>(r)] * es + k}; });
+}
+
+TEST(StepPrograms, EveryReduceScatterAlgorithmCombinesEveryContributionOnceForPUpTo24) {
+  for (const auto& info : reduce_scatter_algorithms()) {
+    if (info.algo == ReduceScatterAlgo::Native) continue;
+    for (int p = 1; p <= 24; ++p) {
+      const bool pow2 = (p & (p - 1)) == 0;
+      if (!pow2 && info.algo == ReduceScatterAlgo::DCycles) {
+        EXPECT_THROW(reduce_scatter_program(info.algo, std::vector<std::size_t>(p, 1), ElemType::Int,
+                                            ReduceOp::Sum, 0),
+                     Error);
+        continue;
+      }
+      for (NodeOrder order : {NodeOrder::Binary, NodeOrder::Gray}) {
+        if (order == NodeOrder::Gray && (!pow2 || info.algo != ReduceScatterAlgo::Ring)) continue;
+        ReduceScatterOptions o;
+        o.order = order;
+        for (const auto& counts : layouts(p, 1)) {
+          const auto res = verify_reduce_scatter(info.algo, counts, ElemType::Float, o);
+          ASSERT_TRUE(res.ok) << info.name << " P = " << p << " counts[0] = " << counts[0] << " order "
+                              << node_order_name(order) << ": " << res.summary();
+        }
+      }
+    }
+  }
+}
+
+TEST(StepPrograms, ProgramsMoveWhatThePaperSays) {
+  // Paper 004, Table 2: one cycle moves (P - 1) blocks in P - 1 steps; d cycles move the
+  // same data in 2^d - 1 steps of d subblocks each; send-and-spread moves it twice.
+  const int p = 8;
+  const std::vector<std::size_t> counts(p, 24);
+  const auto ring = allgather_program(AllgatherAlgo::Ring, counts, 3);
+  const auto cycles = allgather_program(AllgatherAlgo::DCycles, counts, 3);
+  EXPECT_EQ(ring.bytes_sent(), 7u * 24);
+  EXPECT_EQ(ring.messages_sent(), 7u);
+  EXPECT_EQ(cycles.bytes_sent(), 7u * 24);
+  EXPECT_EQ(cycles.messages_sent(), 7u * 3);
+  const auto im = allgather_program(AllgatherAlgo::DCyclesIndexMotion, counts, 3);
+  EXPECT_EQ(im.bytes_sent(), 7u * (24 + 3 * 4)) << "index motion moves a 4-byte index with every subblock";
+  std::size_t spread = 0;
+  for (int r = 0; r < p; ++r) spread += allgather_program(AllgatherAlgo::SendSpread, counts, r).bytes_sent();
+  EXPECT_EQ(spread, 7u * 24 + 7u * p * 24) << "gather, then a binomial broadcast of the whole vector";
+  const std::vector<std::size_t> elems(p, 6);
+  const auto rs = reduce_scatter_program(ReduceScatterAlgo::DCycles, elems, ElemType::Float, ReduceOp::Sum, 3);
+  EXPECT_EQ(rs.bytes_sent(), 7u * 24);
+  EXPECT_EQ(rs.stages, 8u) << "2^d - 1 exchange steps and the final combine";
+}
+
+TEST(StepPrograms, VerifierCatchesAFailingCheckAndWritesToConstants) {
+  const std::uint32_t a = 1, b = 2;
+  for (int variant = 0; variant < 3; ++variant) {
+    ProgramBuilder pb("check", 0, 1);
+    pb.set_extents(4, 4);
+    pb.copy(0, {Area::Send, 0, 4}, {Area::Recv, 0, 4});
+    const ByteRange ca = pb.constant(&a, 4), cb = pb.constant(&b, 4);
+    if (variant == 0) pb.copy(1, ca, {Area::Recv, 0, 4});
+    if (variant == 1) pb.copy(1, ca, cb);
+    pb.check(2, variant == 2 ? ca : cb, {Area::Recv, 0, 4});
+    std::vector<StepProgram> progs;
+    progs.push_back(std::move(pb).program());
+    const auto res = verify_programs(
+        progs, [](int) { return std::size_t{0}; }, [](int, std::size_t) { return ByteOrigin{}; });
+    EXPECT_FALSE(res.ok) << variant;
+    EXPECT_NE(res.summary().find(variant == 1 ? "constants" : "fails"), std::string::npos) << res.summary();
   }
 }
 
