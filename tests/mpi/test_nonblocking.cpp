@@ -11,6 +11,7 @@
 #include "apps/common.hpp"
 #include "libcomm/allgather.hpp"
 #include "libcomm/alltoall.hpp"
+#include "libcomm/alltoallv.hpp"
 #include "libcomm/plan.hpp"
 #include "libcomm/program.hpp"
 #include "libcomm/reduce_scatter.hpp"
@@ -361,6 +362,69 @@ TEST_F(MpiTest, CheckStepFailsTheRunOnACorruptMessage) {
       EXPECT_NE(o.message.find("rank 1"), std::string::npos) << o.message;
       EXPECT_NE(o.message.find("check"), std::string::npos) << o.message;
     }
+  }
+}
+
+// ---- alltoallv ----------------------------------------------------------------------
+
+using libcomm::AlltoallvAlgo;
+using libcomm::AlltoallvMode;
+
+// Counts that vary by pair (zeros among them) and displacements with gaps.
+struct VLayout {
+  std::vector<std::int64_t> sc, sd, rc, rd;
+  std::int64_t send_n = 0, recv_n = 0;
+};
+VLayout v_layout(int p, int me, int salt) {
+  const auto count = [&](int src, int dst) {
+    return static_cast<std::int64_t>((src * 7 + dst * 3 + salt) % 5 == 0 ? 0 : (src + 2 * dst + salt) % 9 + 1);
+  };
+  VLayout l;
+  for (int k = 0; k < p; ++k) {
+    l.sc.push_back(count(me, k));
+    l.sd.push_back(l.send_n);
+    l.send_n += l.sc.back() + 2;  // a gap of two elements after every message
+    l.rc.push_back(count(k, me));
+    l.rd.push_back(l.recv_n);
+    l.recv_n += l.rc.back() + 1;
+  }
+  return l;
+}
+
+TEST_F(MpiTest, IalltoallvMatchesMpiAlltoallvAndStagedAlgorithmsRefuse) {
+  const Comm comm(MPI_COMM_WORLD);
+  const int p = comm.size(), me = comm.rank();
+  for (AlltoallvAlgo a : {AlltoallvAlgo::Native, AlltoallvAlgo::Direct, AlltoallvAlgo::Auto})
+    for (AlltoallvMode mode : {AlltoallvMode::Blocking, AlltoallvMode::NonblockingSingle})
+      for (int salt : {0, 1}) {
+        const VLayout l = v_layout(p, me, salt);
+        std::vector<int> send(static_cast<std::size_t>(l.send_n));
+        for (std::size_t k = 0; k < send.size(); ++k) send[k] = me * 1000 + static_cast<int>(k);
+        std::vector<int> recv1(static_cast<std::size_t>(l.recv_n), -1), recv2(recv1), ref(recv1);
+        libcomm::AlltoallvOptions opts;
+        opts.mode = mode;
+        auto first = libcomm::ialltoallv(send.data(), l.sc, l.sd, recv1.data(), l.rc, l.rd, sizeof(int), comm, a, opts);
+        auto plan = libcomm::plan_alltoallv(comm, l.sc, l.sd, l.rc, l.rd, sizeof(int), a, opts);
+        plan.start(send.data(), recv2.data());
+        while (!plan.test()) {
+        }
+        first.wait();
+        const std::vector<int> sc(l.sc.begin(), l.sc.end()), sd(l.sd.begin(), l.sd.end()), rc(l.rc.begin(), l.rc.end()),
+            rd(l.rd.begin(), l.rd.end());
+        MPI_Alltoallv(send.data(), sc.data(), sd.data(), MPI_INT, ref.data(), rc.data(), rd.data(), MPI_INT,
+                      MPI_COMM_WORLD);
+        const std::string what = std::string(libcomm::alltoallv_algo_name(a)) + " mode " +
+                                 std::string(libcomm::alltoallv_mode_name(mode)) + " salt " + std::to_string(salt);
+        EXPECT_TRUE(recv1 == ref) << what << ": rank " << me << " (ialltoallv)";
+        EXPECT_TRUE(recv2 == ref) << what << ": rank " << me << " (plan)";
+        if (a == AlltoallvAlgo::Auto) EXPECT_NE(first.reason().find("auto"), std::string::npos) << first.reason();
+      }
+  for (AlltoallvAlgo a : {AlltoallvAlgo::TwoStage, AlltoallvAlgo::Mesh, AlltoallvAlgo::FourStage}) {
+    const VLayout l = v_layout(p, me, 0);
+    const auto o = mpitest::run_catching(
+        [&] { libcomm::plan_alltoallv(comm, l.sc, l.sd, l.rc, l.rd, 4, a); });
+    EXPECT_TRUE(o.threw) << libcomm::alltoallv_algo_name(a);
+    EXPECT_NE(o.message.find("no non-blocking or persistent form"), std::string::npos) << o.message;
   }
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "libcomm/comm.hpp"
+#include "libcomm/plan.hpp"
 #include "libcomm/error.hpp"
 #include "libcomm/schedule.hpp"
 
@@ -133,6 +134,20 @@ AlltoallvAlgo alltoallv(const void* send, std::span<const std::int64_t> sendcoun
                         std::span<const std::int64_t> rdispls, std::size_t element_bytes,
                         const Comm& comm, AlltoallvAlgo algo = AlltoallvAlgo::Auto,
                         const AlltoallvOptions& opts = {});
+
+// Non-blocking and persistent forms (libcomm/plan.hpp) for native and direct (A1; Auto
+// picks direct). The staged algorithms A2-A4 learn their message sizes at run time and
+// refuse. ialltoallv runs no collective check (native takes MPI_Ialltoallw only when this
+// rank's counts exceed int: pass such counts through plan_alltoallv, whose check decides
+// for all ranks); plan_alltoallv checks once, when the plan is made.
+Request ialltoallv(const void* send, std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
+                   void* recv, std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
+                   std::size_t element_bytes, const Comm& comm, AlltoallvAlgo algo = AlltoallvAlgo::Auto,
+                   const AlltoallvOptions& opts = {});
+Plan plan_alltoallv(const Comm& comm, std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
+                    std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
+                    std::size_t element_bytes, AlltoallvAlgo algo = AlltoallvAlgo::Auto,
+                    const AlltoallvOptions& opts = {});
 
 template <class T>
 AlltoallvAlgo alltoallv(std::span<const T> send, std::span<const std::int64_t> sendcounts,

@@ -9,6 +9,7 @@
 
 #include "../core/check.hpp"
 #include "../core/mpi_bytes.hpp"
+#include "../core/plan_state.hpp"
 #include "../tuning/table_choice.hpp"
 #include "alltoallv_internal.hpp"
 #include "libcomm/tuning.hpp"
@@ -289,7 +290,7 @@ bool check_alltoallv_args(const void* send, std::span<const std::int64_t> sc,
                           std::span<const std::int64_t> sd, void* recv,
                           std::span<const std::int64_t> rc, std::span<const std::int64_t> rd,
                           std::size_t esize, const Comm& comm, AlltoallvAlgo algo,
-                          AlltoallvMode mode) {
+                          AlltoallvMode mode, bool have_buffers = true) {
   const int p = comm.size(), me = comm.rank();
   const auto up = static_cast<std::size_t>(p);
   std::string local;
@@ -327,11 +328,11 @@ bool check_alltoallv_args(const void* send, std::span<const std::int64_t> sc,
   } else {
     extent(sc, sd, "sendcounts", "sdispls", sext);
     extent(rc, rd, "recvcounts", "rdispls", rext);
-    if (local.empty() && sext > 0 && send == nullptr)
+    if (local.empty() && have_buffers && sext > 0 && send == nullptr)
       local = "send buffer is null but sendcounts are not all zero";
-    if (local.empty() && rext > 0 && recv == nullptr)
+    if (local.empty() && have_buffers && rext > 0 && recv == nullptr)
       local = "recv buffer is null but recvcounts are not all zero";
-    if (local.empty() && sext > 0 && rext > 0) {
+    if (local.empty() && have_buffers && sext > 0 && rext > 0) {
       const auto* s = static_cast<const std::byte*>(send);
       const auto* r = static_cast<const std::byte*>(recv);
       if (s < r + rext && r < s + sext) local = "send and recv buffers overlap";
@@ -424,10 +425,24 @@ AlltoallvAlgo alltoallv(const void* send, std::span<const std::int64_t> sendcoun
       detail::native_alltoallv(s, sendcounts, sdispls, r, recvcounts, rdispls, esize, comm.mpi(),
                                large);
       break;
-    case AlltoallvAlgo::Direct:
-      detail::direct_alltoallv(s, sendcounts, sdispls, r, recvcounts, rdispls, esize, comm,
-                               opts.mode, opts.stats);
+    case AlltoallvAlgo::Direct: {
+      if (opts.stats != nullptr)
+        opts.stats->stages = {detail::direct_stats(sendcounts, recvcounts, esize, comm.rank())};
+      // The plan is kept for these counts and displacements (hashed into the key, compared in full).
+      std::vector<std::size_t> shape;
+      shape.reserve(4 * sendcounts.size() + 1);
+      for (auto v : {sendcounts, sdispls, recvcounts, rdispls}) shape.insert(shape.end(), v.begin(), v.end());
+      shape.push_back(esize);
+      const PlanKey key{"alltoallv", static_cast<int>(ran), detail::hash_sizes(shape),
+                        static_cast<std::uint64_t>(opts.mode)};
+      detail::run_cached(comm, key, shape, s, r, [&] {
+        return detail::program_plan(comm,
+                                    detail::direct_alltoallv_program(sendcounts, sdispls, recvcounts, rdispls,
+                                                                     esize, comm.rank(), opts.mode),
+                                    "requested", false);
+      });
       break;
+    }
     case AlltoallvAlgo::Auto:
       throw Error("alltoallv: internal error, Auto was not resolved");
     default:
@@ -435,6 +450,50 @@ AlltoallvAlgo alltoallv(const void* send, std::span<const std::int64_t> sendcoun
                          opts.mode, opts.stats);
   }
   return ran;
+}
+
+Plan plan_alltoallv(const Comm& comm, std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
+                    std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
+                    std::size_t esize, AlltoallvAlgo algo, const AlltoallvOptions& opts) {
+  // Collective like MPI_Alltoallv_init: the argument check runs once here, without buffers,
+  // and decides native's large-count path on every rank alike.
+  bool large = !detail::native_fits_int(sendcounts, sdispls, recvcounts, rdispls);
+  if (opts.check_args)
+    large = check_alltoallv_args(nullptr, sendcounts, sdispls, nullptr, recvcounts, rdispls, esize, comm, algo,
+                                 opts.mode, false);
+  require(sendcounts.size() == static_cast<std::size_t>(comm.size()) && sdispls.size() == sendcounts.size() &&
+              recvcounts.size() == sendcounts.size() && rdispls.size() == sendcounts.size(),
+          "alltoallv: rank " + std::to_string(comm.rank()) + ": counts and displacements need P = " +
+              std::to_string(comm.size()) + " entries each");
+  // The staged algorithms (A2-A4) learn their message sizes at run time (the run headers),
+  // so they have no step program: their blocking engine is the only form (docs/architecture.md).
+  AlltoallvAlgo ran = algo;
+  std::string reason = "requested";
+  if (algo == AlltoallvAlgo::Auto) {
+    ran = AlltoallvAlgo::Direct;
+    reason = "auto: direct (of the algorithms with a non-blocking form, native and direct, the one that is ours)";
+  }
+  if (ran == AlltoallvAlgo::Native)
+    return Plan(detail::native_plan(
+        comm, "native", reason,
+        detail::native_ialltoallv(sendcounts, sdispls, recvcounts, rdispls, esize, comm.mpi(), large)));
+  if (ran != AlltoallvAlgo::Direct)
+    throw Error("alltoallv: rank " + std::to_string(comm.rank()) + ": " + std::string(alltoallv_algo_name(ran)) +
+                " has no non-blocking or persistent form (its message sizes are known only at run time, "
+                "from the run headers); use it blocking, or direct / native");
+  return Plan(detail::program_plan(
+      comm, detail::direct_alltoallv_program(sendcounts, sdispls, recvcounts, rdispls, esize, comm.rank(), opts.mode),
+      reason, true));
+}
+
+Request ialltoallv(const void* send, std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
+                   void* recv, std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
+                   std::size_t esize, const Comm& comm, AlltoallvAlgo algo, const AlltoallvOptions& opts) {
+  AlltoallvOptions o = opts;
+  o.check_args = false;  // no blocking collective inside a non-blocking call
+  Plan plan = plan_alltoallv(comm, sendcounts, sdispls, recvcounts, rdispls, esize, algo, o);
+  plan.start(send, recv);
+  return plan;
 }
 
 }  // namespace libcomm

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "libcomm/alltoallv.hpp"
+#include "libcomm/program.hpp"
 
 namespace libcomm::detail {
 
@@ -116,12 +118,13 @@ void run_staged(AlltoallvAlgo algo, const std::byte* send, std::span<const std::
                 std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
                 std::size_t esize, const Comm& comm, AlltoallvMode mode, AlltoallvStats* stats);
 
-// A1 (direct.cpp) and native (native.cpp): no run headers, sizes known from the counts.
-void direct_alltoallv(const std::byte* send, std::span<const std::int64_t> sendcounts,
-                      std::span<const std::int64_t> sdispls, std::byte* recv,
-                      std::span<const std::int64_t> recvcounts,
-                      std::span<const std::int64_t> rdispls, std::size_t esize, const Comm& comm,
-                      AlltoallvMode mode, AlltoallvStats* stats);
+// A1 (direct.cpp): rank `me`'s step program (no run headers, sizes known from the counts):
+// Blocking = one exchange per step, the other modes post everything at once.
+StepProgram direct_alltoallv_program(std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
+                                     std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
+                                     std::size_t esize, int me, AlltoallvMode mode);
+AlltoallvStageStats direct_stats(std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> recvcounts,
+                                 std::size_t esize, int me);
 // `large`: some count or displacement on some rank does not fit an int (decided
 // collectively by the caller); then MPI_Alltoallw with one 64-bit-addressed type per peer.
 void native_alltoallv(const std::byte* send, std::span<const std::int64_t> sendcounts,
@@ -129,6 +132,11 @@ void native_alltoallv(const std::byte* send, std::span<const std::int64_t> sendc
                       std::span<const std::int64_t> recvcounts,
                       std::span<const std::int64_t> rdispls, std::size_t esize, MPI_Comm comm,
                       bool large);
+// The start of the same as MPI_Ialltoallv / MPI_Ialltoallw, for a plan (the arguments live in it).
+std::function<void(const void*, void*, MPI_Request*)> native_ialltoallv(
+    std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
+    std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls, std::size_t esize,
+    MPI_Comm comm, bool large);
 // True when this rank's counts and displacements fit MPI_Alltoallv's int arguments.
 bool native_fits_int(std::span<const std::int64_t> sendcounts,
                      std::span<const std::int64_t> sdispls,

@@ -5,10 +5,8 @@
 // buffer, so messages go out straight from it (no composition copy); the dual-buffer mode
 // therefore has nothing to overlap and runs as the single-buffer one.
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
-#include "../core/mpi_bytes.hpp"
 #include "alltoallv_internal.hpp"
 
 namespace libcomm::detail {
@@ -44,73 +42,67 @@ StagedSchedule direct_schedule(int p) {
   return s;
 }
 
-void direct_alltoallv(const std::byte* send, std::span<const std::int64_t> sendcounts,
-                      std::span<const std::int64_t> sdispls, std::byte* recv,
-                      std::span<const std::int64_t> recvcounts,
-                      std::span<const std::int64_t> rdispls, std::size_t esize, const Comm& comm,
-                      AlltoallvMode mode, AlltoallvStats* stats) {
-  constexpr int kTag = 7399;
-  const int p = comm.size(), me = comm.rank();
-  const MPI_Comm mc = comm.internal();
-  auto sz = [&](std::span<const std::int64_t> c, int k) {
-    return static_cast<std::size_t>(c[static_cast<std::size_t>(k)]) * esize;
+StepProgram direct_alltoallv_program(std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
+                                     std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
+                                     std::size_t esize, int me, AlltoallvMode mode) {
+  const int p = static_cast<int>(sendcounts.size());
+  ProgramBuilder pb("direct", me, p);
+  const auto range = [&](Area area, std::span<const std::int64_t> c, std::span<const std::int64_t> d, int k) {
+    const auto u = static_cast<std::size_t>(k);
+    return ByteRange{area, static_cast<std::size_t>(d[u]) * esize, static_cast<std::size_t>(c[u]) * esize};
   };
-  auto sat = [&](int k) {
-    return send + static_cast<std::size_t>(sdispls[static_cast<std::size_t>(k)]) * esize;
-  };
-  auto rat = [&](int k) {
-    return recv + static_cast<std::size_t>(rdispls[static_cast<std::size_t>(k)]) * esize;
-  };
-
+  std::size_t send_extent = 0, recv_extent = 0;
+  for (int k = 0; k < p; ++k) {
+    const ByteRange s = range(Area::Send, sendcounts, sdispls, k), r = range(Area::Recv, recvcounts, rdispls, k);
+    if (s.bytes) send_extent = std::max(send_extent, s.offset + s.bytes);
+    if (r.bytes) recv_extent = std::max(recv_extent, r.offset + r.bytes);
+  }
+  pb.set_extents(send_extent, recv_extent);
+  const ByteRange self_from = range(Area::Send, sendcounts, sdispls, me),
+                  self_to = range(Area::Recv, recvcounts, rdispls, me);
   if (mode == AlltoallvMode::Blocking) {
-    for (int k = 1; k <= p; ++k) {
-      const int to = (me + k) % p, from = (me - k % p + p) % p;
-      if (to == me) {
-        if (sz(sendcounts, me) > 0) std::memcpy(rat(me), sat(me), sz(sendcounts, me));
-        continue;
-      }
-      const MpiBytes out(sz(sendcounts, to)), in(sz(recvcounts, from));
-      check_mpi(MPI_Sendrecv(sat(to), out.count(), out.type(), to, kTag, rat(from), in.count(),
-                             in.type(), from, kTag, mc, MPI_STATUS_IGNORE),
-                "MPI_Sendrecv");
+    // Step k in stage k - 1; the message to itself (k = P) is the local copy of the last stage.
+    for (int k = 1; k < p; ++k) {
+      const int to = (me + k) % p, from = (me - k + p) % p;
+      pb.exchange(static_cast<std::uint32_t>(k - 1), to, range(Area::Send, sendcounts, sdispls, to), from,
+                  range(Area::Recv, recvcounts, rdispls, from));
     }
+    pb.copy(static_cast<std::uint32_t>(p - 1), self_from, self_to);
   } else {
-    std::vector<MPI_Request> reqs;
-    reqs.reserve(2 * static_cast<std::size_t>(p));
+    // Every receive and send posted at once; the local copy overlaps them.
     for (int k = 1; k < p; ++k) {
       const int from = (me - k + p) % p;
-      const MpiBytes in(sz(recvcounts, from));
-      reqs.emplace_back();
-      check_mpi(MPI_Irecv(rat(from), in.count(), in.type(), from, kTag, mc, &reqs.back()),
-                "MPI_Irecv");
+      pb.recv(0, from, range(Area::Recv, recvcounts, rdispls, from), 0);
     }
     for (int k = 1; k < p; ++k) {
       const int to = (me + k) % p;
-      const MpiBytes out(sz(sendcounts, to));
-      reqs.emplace_back();
-      check_mpi(MPI_Isend(sat(to), out.count(), out.type(), to, kTag, mc, &reqs.back()),
-                "MPI_Isend");
+      pb.send(0, to, range(Area::Send, sendcounts, sdispls, to), 0);
     }
-    if (sz(sendcounts, me) > 0) std::memcpy(rat(me), sat(me), sz(sendcounts, me));
-    wait_all(static_cast<int>(reqs.size()), reqs.data());
+    pb.copy(0, self_from, self_to, true);
   }
+  return std::move(pb).program();
+}
 
-  if (stats != nullptr) {
-    AlltoallvStageStats st;
-    st.name = "1 direct";
-    st.steps = p;
-    st.messages_received = p;
-    st.messages_sent = p - 1;
-    for (int k = 0; k < p; ++k) {
-      st.longest_message = std::max<std::uint64_t>(st.longest_message, sz(recvcounts, k));
-      st.received_bytes += sz(recvcounts, k);
-      st.send_buffer_bytes += sz(sendcounts, k);
-      if (k != me) st.sent_bytes += sz(sendcounts, k);
-    }
-    st.recv_buffer_bytes = st.received_bytes;
-    st.peak_buffer_bytes = st.send_buffer_bytes + st.recv_buffer_bytes;
-    stats->stages = {st};
+AlltoallvStageStats direct_stats(std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> recvcounts,
+                                 std::size_t esize, int me) {
+  const int p = static_cast<int>(sendcounts.size());
+  const auto sz = [&](std::span<const std::int64_t> c, int k) {
+    return static_cast<std::size_t>(c[static_cast<std::size_t>(k)]) * esize;
+  };
+  AlltoallvStageStats st;
+  st.name = "1 direct";
+  st.steps = p;
+  st.messages_received = p;
+  st.messages_sent = p - 1;
+  for (int k = 0; k < p; ++k) {
+    st.longest_message = std::max<std::uint64_t>(st.longest_message, sz(recvcounts, k));
+    st.received_bytes += sz(recvcounts, k);
+    st.send_buffer_bytes += sz(sendcounts, k);
+    if (k != me) st.sent_bytes += sz(sendcounts, k);
   }
+  st.recv_buffer_bytes = st.received_bytes;
+  st.peak_buffer_bytes = st.send_buffer_bytes + st.recv_buffer_bytes;
+  return st;
 }
 
 }  // namespace libcomm::detail

@@ -35,49 +35,76 @@ MPI_Datatype block_type(std::size_t offset, std::size_t bytes) {
 
 }  // namespace
 
+// The arguments of MPI_(I)alltoallv, or of MPI_(I)alltoallw when `large`; the types are
+// freed with the object (a non-blocking call reads them until it completes).
+struct NativeAlltoallvArgs {
+  std::vector<int> sc, sd, rc, rd;
+  MPI_Datatype elem = MPI_BYTE;
+  std::vector<MPI_Datatype> st, rt;  // large: one type per peer
+  bool large = false;
+
+  NativeAlltoallvArgs(std::span<const std::int64_t> scount, std::span<const std::int64_t> sdispl,
+                      std::span<const std::int64_t> rcount, std::span<const std::int64_t> rdispl,
+                      std::size_t esize, bool large_counts)
+      : large(large_counts) {
+    const std::size_t p = scount.size();
+    if (large) {
+      sc.assign(p, 1);
+      sd.assign(p, 0);
+      for (std::size_t k = 0; k < p; ++k) {
+        st.push_back(block_type(static_cast<std::size_t>(sdispl[k]) * esize, static_cast<std::size_t>(scount[k]) * esize));
+        rt.push_back(block_type(static_cast<std::size_t>(rdispl[k]) * esize, static_cast<std::size_t>(rcount[k]) * esize));
+      }
+      return;
+    }
+    require(native_fits_int(scount, sdispl, rcount, rdispl),
+            "native alltoallv: a count or displacement exceeds INT_MAX elements; call with check_args on "
+            "(or make a plan_alltoallv) so that every rank takes the large-count path");
+    const auto ints = [](std::span<const std::int64_t> v) { return std::vector<int>(v.begin(), v.end()); };
+    sc = ints(scount);
+    sd = ints(sdispl);
+    rc = ints(rcount);
+    rd = ints(rdispl);
+    if (esize != 1) {
+      check_mpi(MPI_Type_contiguous(static_cast<int>(esize), MPI_BYTE, &elem), "MPI_Type_contiguous");
+      check_mpi(MPI_Type_commit(&elem), "MPI_Type_commit");
+    }
+  }
+  NativeAlltoallvArgs(const NativeAlltoallvArgs&) = delete;
+  NativeAlltoallvArgs& operator=(const NativeAlltoallvArgs&) = delete;
+  ~NativeAlltoallvArgs() {
+    if (elem != MPI_BYTE) MPI_Type_free(&elem);
+    for (auto* v : {&st, &rt})
+      for (auto& t : *v) MPI_Type_free(&t);
+  }
+
+  // Blocking (req null) or non-blocking.
+  void run(const void* send, void* recv, MPI_Comm comm, MPI_Request* req) {
+    if (large) {
+      check_mpi(req ? MPI_Ialltoallw(send, sc.data(), sd.data(), st.data(), recv, sc.data(), sd.data(), rt.data(),
+                                     comm, req)
+                    : MPI_Alltoallw(send, sc.data(), sd.data(), st.data(), recv, sc.data(), sd.data(), rt.data(), comm),
+                req ? "MPI_Ialltoallw" : "MPI_Alltoallw");
+      return;
+    }
+    check_mpi(req ? MPI_Ialltoallv(send, sc.data(), sd.data(), elem, recv, rc.data(), rd.data(), elem, comm, req)
+                  : MPI_Alltoallv(send, sc.data(), sd.data(), elem, recv, rc.data(), rd.data(), elem, comm),
+              req ? "MPI_Ialltoallv" : "MPI_Alltoallv");
+  }
+};
+
 void native_alltoallv(const std::byte* send, std::span<const std::int64_t> sc,
                       std::span<const std::int64_t> sd, std::byte* recv,
                       std::span<const std::int64_t> rc, std::span<const std::int64_t> rd,
                       std::size_t esize, MPI_Comm comm, bool large) {
-  const std::size_t p = sc.size();
-  if (!large) {
-    require(native_fits_int(sc, sd, rc, rd),
-            "native alltoallv: a count or displacement exceeds INT_MAX elements; call with "
-            "check_args on so that every rank takes the large-count path");
-    std::vector<int> isc(p), isd(p), irc(p), ird(p);
-    for (std::size_t k = 0; k < p; ++k) {
-      isc[k] = static_cast<int>(sc[k]);
-      isd[k] = static_cast<int>(sd[k]);
-      irc[k] = static_cast<int>(rc[k]);
-      ird[k] = static_cast<int>(rd[k]);
-    }
-    MPI_Datatype elem = MPI_BYTE;
-    if (esize != 1) {
-      check_mpi(MPI_Type_contiguous(static_cast<int>(esize), MPI_BYTE, &elem),
-                "MPI_Type_contiguous");
-      check_mpi(MPI_Type_commit(&elem), "MPI_Type_commit");
-    }
-    const int rc_ =
-        MPI_Alltoallv(send, isc.data(), isd.data(), elem, recv, irc.data(), ird.data(), elem, comm);
-    if (esize != 1) MPI_Type_free(&elem);
-    check_mpi(rc_, "MPI_Alltoallv");
-    return;
-  }
-  std::vector<MPI_Datatype> st(p), rt(p);
-  std::vector<int> ones(p, 1), zeros(p, 0);
-  for (std::size_t k = 0; k < p; ++k) {
-    st[k] = block_type(static_cast<std::size_t>(sd[k]) * esize,
-                       static_cast<std::size_t>(sc[k]) * esize);
-    rt[k] = block_type(static_cast<std::size_t>(rd[k]) * esize,
-                       static_cast<std::size_t>(rc[k]) * esize);
-  }
-  const int rc_ = MPI_Alltoallw(send, ones.data(), zeros.data(), st.data(), recv, ones.data(),
-                                zeros.data(), rt.data(), comm);
-  for (std::size_t k = 0; k < p; ++k) {
-    MPI_Type_free(&st[k]);
-    MPI_Type_free(&rt[k]);
-  }
-  check_mpi(rc_, "MPI_Alltoallw");
+  NativeAlltoallvArgs(sc, sd, rc, rd, esize, large).run(send, recv, comm, nullptr);
+}
+
+std::function<void(const void*, void*, MPI_Request*)> native_ialltoallv(
+    std::span<const std::int64_t> sc, std::span<const std::int64_t> sd, std::span<const std::int64_t> rc,
+    std::span<const std::int64_t> rd, std::size_t esize, MPI_Comm comm, bool large) {
+  auto args = std::make_shared<NativeAlltoallvArgs>(sc, sd, rc, rd, esize, large);
+  return [args, comm](const void* s, void* r, MPI_Request* q) { args->run(s, r, comm, q); };
 }
 
 }  // namespace libcomm::detail
