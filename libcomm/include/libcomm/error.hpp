@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace libcomm {
 
@@ -20,6 +21,13 @@ inline void require(bool cond, const std::string& what) {
 // would otherwise be copied into one on every call).
 inline void require(bool cond, const char* what) {
   if (!cond) throw Error(what);
+}
+// The same with the message built only when cond fails (hot paths: a message of
+// std::to_string pieces costs allocations on every call otherwise).
+template <class MakeMessage>
+  requires std::is_invocable_r_v<std::string, MakeMessage>
+inline void require(bool cond, MakeMessage&& what) {
+  if (!cond) throw Error(what());
 }
 
 }  // namespace libcomm

@@ -190,13 +190,8 @@ void check_allgather_agreement(std::size_t send_bytes, std::span<const std::size
                              {"counts"});
 }
 
-AllgatherChoice resolve(AllgatherAlgo algo, std::span<const std::size_t> counts, const Comm& comm,
-                        const AllgatherOptions& opts) {
-  require(counts.size() == static_cast<std::size_t>(comm.size()),
-          "allgather: rank " + std::to_string(comm.rank()) + ": counts has " +
-              std::to_string(counts.size()) + " entries, P = " + std::to_string(comm.size()));
-  const std::size_t largest = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
-  // Auto's choice depends on the largest block, the fallback switch and the ring order.
+// Auto's choice depends on the largest block, the fallback switch and the ring order.
+AllgatherChoice resolve(AllgatherAlgo algo, std::size_t largest, const Comm& comm, const AllgatherOptions& opts) {
   const DecisionKey key{"allgather", largest, 1.0,
                         static_cast<std::uint64_t>(opts.order) * 2 + opts.allow_fallback};
   AllgatherChoice c;
@@ -205,6 +200,17 @@ AllgatherChoice resolve(AllgatherAlgo algo, std::span<const std::size_t> counts,
     return c;
   });
   return c;  // reason empty when Auto's earlier decision was reused
+}
+
+void require_p_counts(std::span<const std::size_t> counts, const Comm& comm) {
+  require(counts.size() == static_cast<std::size_t>(comm.size()), [&] {
+    return "allgather: rank " + std::to_string(comm.rank()) + ": counts has " + std::to_string(counts.size()) +
+           " entries, P = " + std::to_string(comm.size());
+  });
+}
+
+std::size_t largest_of(std::span<const std::size_t> counts) {
+  return counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
 }
 
 std::shared_ptr<detail::PlanState> allgather_state(AllgatherChoice c, const detail::Blocks& b, const Comm& comm,
@@ -244,33 +250,64 @@ StepProgram allgather_program(AllgatherAlgo algo, std::span<const std::size_t> c
   return detail::build_allgather_program(c.algo, detail::Blocks(counts), rank, opts);
 }
 
-AllgatherAlgo allgatherv(const void* send, std::size_t send_bytes, void* recv,
-                         std::span<const std::size_t> counts, const Comm& comm, AllgatherAlgo algo,
-                         const AllgatherOptions& opts) {
-  if (check_mode()) check_allgather_agreement(send_bytes, counts, comm, opts);
-  if (opts.check_args) check_allgather_args(send, send_bytes, recv, counts, comm, algo, opts);
-  const AllgatherChoice c = resolve(algo, counts, comm, opts);
-  const detail::Blocks b(counts);
+namespace {
+
+// One blocking call. `counts` empty: the regular form, P blocks of `block` bytes, which
+// then builds no vector of counts unless a check or a new plan needs one.
+AllgatherAlgo run_allgather(const void* send, std::size_t send_bytes, void* recv, std::span<const std::size_t> counts,
+                            std::size_t block, const Comm& comm, AllgatherAlgo algo, const AllgatherOptions& opts) {
+  const bool regular = counts.empty();
+  std::vector<std::size_t> equal_counts;
+  const auto all_counts = [&]() -> std::span<const std::size_t> {
+    if (!regular) return counts;
+    if (equal_counts.empty()) equal_counts.assign(static_cast<std::size_t>(comm.size()), block);
+    return equal_counts;
+  };
+  if (check_mode()) check_allgather_agreement(send_bytes, all_counts(), comm, opts);
+  if (opts.check_args) check_allgather_args(send, send_bytes, recv, all_counts(), comm, algo, opts);
+  bool equal = true;
+  std::size_t total = block * static_cast<std::size_t>(comm.size());
+  if (!regular) {
+    require_p_counts(counts, comm);
+    block = largest_of(counts);
+    total = 0;
+    for (auto n : counts) {
+      equal = equal && n == block;
+      total += n;
+    }
+  }
+  const AllgatherChoice c = resolve(algo, block, comm, opts);
+  const auto* s = static_cast<const std::byte*>(send);
+  auto* r = static_cast<std::byte*>(recv);
   if (c.algo == AllgatherAlgo::Native) {
-    detail::native_allgatherv(static_cast<const std::byte*>(send), static_cast<std::byte*>(recv), b, comm.mpi());
+    if (equal) detail::native_allgather(s, r, block, comm.mpi());
+    else detail::native_allgatherv(s, r, detail::Blocks(counts), comm.mpi());
     return c.algo;
   }
-  if (b.total == 0) return c.algo;
+  if (total == 0) return c.algo;
   // Plans of equal blocks are kept by block size; unequal counts are keyed by their hash
   // and the plan kept only when its counts are these.
   const std::uint64_t options = static_cast<std::uint64_t>(opts.element_bytes) * 16 +
                                 static_cast<std::uint64_t>(opts.order) * 4 +
-                                static_cast<std::uint64_t>(opts.reorder) * 2 + (b.equal ? 1 : 0);
-  const PlanKey key{"allgather", static_cast<int>(c.algo), b.equal ? b.count[0] : detail::hash_sizes(counts), options};
-  detail::run_cached(comm, key, b.equal ? std::span<const std::size_t>() : counts, send, recv,
-                     [&] { return allgather_state(c, b, comm, opts, false); });
+                                static_cast<std::uint64_t>(opts.reorder) * 2 + (equal ? 1 : 0);
+  const PlanKey key{"allgather", static_cast<int>(c.algo), equal ? block : detail::hash_sizes(counts), options};
+  detail::run_cached(comm, key, equal ? std::span<const std::size_t>() : counts, send, recv,
+                     [&] { return allgather_state(c, detail::Blocks(all_counts()), comm, opts, false); });
   return c.algo;
+}
+
+}  // namespace
+
+AllgatherAlgo allgatherv(const void* send, std::size_t send_bytes, void* recv,
+                         std::span<const std::size_t> counts, const Comm& comm, AllgatherAlgo algo,
+                         const AllgatherOptions& opts) {
+  require_p_counts(counts, comm);  // (an empty span is not the regular form here)
+  return run_allgather(send, send_bytes, recv, counts, 0, comm, algo, opts);
 }
 
 AllgatherAlgo allgather(const void* send, void* recv, std::size_t block_bytes, const Comm& comm,
                         AllgatherAlgo algo, const AllgatherOptions& opts) {
-  const std::vector<std::size_t> counts(static_cast<std::size_t>(comm.size()), block_bytes);
-  return allgatherv(send, block_bytes, recv, counts, comm, algo, opts);
+  return run_allgather(send, block_bytes, recv, {}, block_bytes, comm, algo, opts);
 }
 
 Plan plan_allgatherv(const Comm& comm, std::span<const std::size_t> counts, AllgatherAlgo algo,
@@ -280,7 +317,8 @@ Plan plan_allgatherv(const Comm& comm, std::span<const std::size_t> counts, Allg
                                ? counts[static_cast<std::size_t>(comm.rank())] : 0;
   if (check_mode()) check_allgather_agreement(mine, counts, comm, opts);
   if (opts.check_args) check_allgather_args(nullptr, mine, nullptr, counts, comm, algo, opts, false);
-  const AllgatherChoice c = resolve(algo, counts, comm, opts);
+  require_p_counts(counts, comm);
+  const AllgatherChoice c = resolve(algo, largest_of(counts), comm, opts);
   return Plan(allgather_state(c, detail::Blocks(counts), comm, opts, true));
 }
 

@@ -39,6 +39,7 @@ StepProgram butterfly_allgather_program(const Blocks& b, int rank);
 StepProgram build_allgather_program(AllgatherAlgo a, const Blocks& b, int rank, const AllgatherOptions& opts);
 
 // native.cpp: MPI_Allgather(v), blocking, and the start of MPI_Iallgather(v) for a plan.
+void native_allgather(const std::byte* send, std::byte* recv, std::size_t block_bytes, MPI_Comm comm);
 void native_allgatherv(const std::byte* send, std::byte* recv, const Blocks& b, MPI_Comm comm);
 std::function<void(const void*, void*, MPI_Request*)> native_iallgatherv(const Blocks& b, MPI_Comm comm);
 

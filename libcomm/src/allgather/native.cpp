@@ -28,11 +28,15 @@ struct IntLayout {
 
 }  // namespace
 
+void native_allgather(const std::byte* send, std::byte* recv, std::size_t block_bytes, MPI_Comm comm) {
+  const MpiBytes block(block_bytes);
+  check_mpi(MPI_Allgather(send, block.count(), block.type(), recv, block.count(), block.type(), comm),
+            "MPI_Allgather");
+}
+
 void native_allgatherv(const std::byte* send, std::byte* recv, const Blocks& b, MPI_Comm comm) {
   if (b.equal) {
-    const MpiBytes block(b.count.empty() ? 0 : b.count[0]);
-    check_mpi(MPI_Allgather(send, block.count(), block.type(), recv, block.count(), block.type(), comm),
-              "MPI_Allgather");
+    native_allgather(send, recv, b.count.empty() ? 0 : b.count[0], comm);
     return;
   }
   int me = 0;

@@ -76,22 +76,60 @@ void post(PlanState& s, const Step& st) {
   }
 }
 
-// Runs the local steps and posts the communication of stage s.stage.
-void post_stage(PlanState& s, const StepProgram& p) {
+// A blocking run's stage of one receive and / or one send due by its end, with nothing
+// else in flight: the one blocking call that does the same (MPI_Sendrecv, MPI_Recv,
+// MPI_Send) costs less than posting and waiting for two requests (measured: a
+// 2-rank ring allgather of 8 B took about 10 % longer through MPI_Irecv + MPI_Isend + MPI_Waitall).
+bool run_exchange(PlanState& s, const Step* recv, const Step* send) {
+  if (!s.reqs.empty() || (recv && recv->complete != s.stage) || (send && send->complete != s.stage) ||
+      (recv && send && recv->channel != send->channel))
+    return false;
+  const MPI_Comm comm = s.channels[(recv ? recv : send)->channel];
+  const auto tag = [&](const Step* st) { return st->tag == TagKind::Data ? s.tag_data : s.tag_sync; };
+  if (recv && send) {
+    const MpiBytes in(recv->to.bytes), out(send->from.bytes);
+    check_mpi(MPI_Sendrecv(at(s, send->from), out.count(), out.type(), send->peer, tag(send), at(s, recv->to),
+                           in.count(), in.type(), recv->peer, tag(recv), comm, MPI_STATUS_IGNORE),
+              "MPI_Sendrecv");
+  } else if (recv) {
+    const MpiBytes in(recv->to.bytes);
+    check_mpi(MPI_Recv(at(s, recv->to), in.count(), in.type(), recv->peer, tag(recv), comm, MPI_STATUS_IGNORE),
+              "MPI_Recv");
+  } else {
+    const MpiBytes out(send->from.bytes);
+    check_mpi(MPI_Send(at(s, send->from), out.count(), out.type(), send->peer, tag(send), comm), "MPI_Send");
+  }
+  return true;
+}
+
+// Runs the local steps and posts the communication of stage s.stage. In a blocking run, a
+// stage of one exchange runs it at once (run_exchange) and returns true: nothing to wait for.
+bool post_stage(PlanState& s, const StepProgram& p, bool blocking) {
   const std::size_t first = s.next_step;
   std::size_t end = first;
-  while (end < p.steps.size() && p.steps[end].stage == s.stage) ++end;
+  const Step *recv = nullptr, *send = nullptr;
+  int messages = 0;
+  for (; end < p.steps.size() && p.steps[end].stage == s.stage; ++end) {
+    const Step& st = p.steps[end];
+    if (st.kind == StepKind::Recv) recv = &st, ++messages;
+    if (st.kind == StepKind::Send) send = &st, ++messages;
+  }
   s.next_step = end;
   const auto local = [](const Step& st) { return st.kind != StepKind::Send && st.kind != StepKind::Recv; };
   for (std::size_t k = first; k < end; ++k)
     if (local(p.steps[k]) && !p.steps[k].overlap) run_local(s, p, p.steps[k]);
-  for (std::size_t k = first; k < end; ++k)
-    if (p.steps[k].kind == StepKind::Recv) post(s, p.steps[k]);
-  for (std::size_t k = first; k < end; ++k)
-    if (p.steps[k].kind == StepKind::Send) post(s, p.steps[k]);
+  const bool exchanged = blocking && messages > 0 && messages <= 2 && (messages == 1 || (recv && send)) &&
+                         run_exchange(s, recv, send);
+  if (!exchanged) {
+    for (std::size_t k = first; k < end; ++k)
+      if (p.steps[k].kind == StepKind::Recv) post(s, p.steps[k]);
+    for (std::size_t k = first; k < end; ++k)
+      if (p.steps[k].kind == StepKind::Send) post(s, p.steps[k]);
+  }
   for (std::size_t k = first; k < end; ++k)
     if (local(p.steps[k]) && p.steps[k].overlap) run_local(s, p, p.steps[k]);
   s.stage_posted = true;
+  return exchanged;
 }
 
 // Moves the requests due by the current stage into s.waitset (keeping the others).
@@ -128,7 +166,11 @@ bool progress(PlanState& s, bool block) {
   const StepProgram& p = *s.program;
   while (s.stage < p.stages) {
     if (!s.stage_posted) {
-      post_stage(s, p);
+      if (post_stage(s, p, block && s.blocking_run)) {
+        ++s.stage;
+        s.stage_posted = false;
+        continue;
+      }
       collect_due(s);
     }
     if (!s.waitset.empty()) {
@@ -146,8 +188,8 @@ bool progress(PlanState& s, bool block) {
     ++s.stage;
     s.stage_posted = false;
   }
-  require(s.reqs.empty(), "executor: " + p.algorithm + ": rank " + std::to_string(p.rank) +
-                              ": communication left after the last stage (a program error)");
+  require(s.reqs.empty(), [&] { return "executor: " + p.algorithm + ": rank " + std::to_string(p.rank) +
+                              ": communication left after the last stage (a program error)"; });
   s.active = false;
   return true;
 }
@@ -155,14 +197,15 @@ bool progress(PlanState& s, bool block) {
 // Posts the first stage; `poll` then tests it once (the non-blocking forms: as much as can
 // go out at once does).
 void start(PlanState& s, const void* send, void* recv, std::byte* borrowed_scratch, bool poll) {
-  require(!s.active, "libcomm: " + s.algorithm +
-                         ": the plan was started again before its previous run completed");
+  require(!s.active, [&] { return "libcomm: " + s.algorithm +
+                         ": the plan was started again before its previous run completed"; });
   s.send = static_cast<const std::byte*>(send);
   s.recv = static_cast<std::byte*>(recv);
   s.reqs.clear();
   s.req_complete.clear();
   s.waitset.clear();
   s.active = true;
+  s.blocking_run = false;
   if (!s.program) {
     s.reqs.emplace_back(MPI_REQUEST_NULL);
     s.native_start(send, recv, s.reqs.data());
@@ -206,7 +249,9 @@ std::shared_ptr<PlanState> native_plan(
 
 void run_blocking(PlanState& s, const void* send, void* recv, const Comm& comm) {
   start(s, send, recv, s.program ? comm.scratch(0, s.program->scratch_bytes) : nullptr, false);
+  s.blocking_run = true;
   progress(s, true);
+  s.blocking_run = false;
 }
 
 }  // namespace detail

@@ -248,11 +248,13 @@ void check_reduce_scatter_agreement(std::span<const std::size_t> counts, ElemTyp
 
 ReduceScatterChoice resolve(ReduceScatterAlgo algo, std::span<const std::size_t> counts, ElemType type,
                             ReduceOp op, const Comm& comm, const ReduceScatterOptions& opts) {
-  require(counts.size() == static_cast<std::size_t>(comm.size()),
-          "reduce_scatter: rank " + std::to_string(comm.rank()) + ": counts has " +
-              std::to_string(counts.size()) + " entries, P = " + std::to_string(comm.size()));
-  require(type != ElemType::ComplexDouble || op == ReduceOp::Sum,
-          "reduce_scatter: " + std::string(reduce_op_name(op)) + " is not defined for complex numbers");
+  require(counts.size() == static_cast<std::size_t>(comm.size()), [&] {
+    return "reduce_scatter: rank " + std::to_string(comm.rank()) + ": counts has " + std::to_string(counts.size()) +
+           " entries, P = " + std::to_string(comm.size());
+  });
+  require(type != ElemType::ComplexDouble || op == ReduceOp::Sum, [&] {
+    return "reduce_scatter: " + std::string(reduce_op_name(op)) + " is not defined for complex numbers";
+  });
   const std::size_t largest = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
   // Auto's choice depends on the largest block, the fallback switch and the ring order.
   const std::size_t largest_bytes = largest * elem_size(type);
@@ -308,20 +310,23 @@ ReduceScatterAlgo reduce_scatter(const void* send, void* recv, std::span<const s
   if (check_mode()) check_reduce_scatter_agreement(counts, type, op, comm);
   if (opts.check_args) check_reduce_scatter_args(send, recv, counts, type, op, comm, algo, opts);
   const ReduceScatterChoice c = resolve(algo, counts, type, op, comm, opts);
-  const detail::ReduceBlocks b(counts, type, op);
   if (c.algo == ReduceScatterAlgo::Native) {
-    detail::native_reduce_scatter(static_cast<const std::byte*>(send), static_cast<std::byte*>(recv), b,
-                                  comm.mpi());
+    detail::native_reduce_scatter(static_cast<const std::byte*>(send), static_cast<std::byte*>(recv),
+                                  detail::ReduceBlocks(counts, type, op), comm.mpi());
     return c.algo;
   }
-  if (b.total == 0) return c.algo;
-  const bool equal = std::all_of(counts.begin(), counts.end(), [&](std::size_t n) { return n == counts[0]; });
+  bool equal = true, empty = true;
+  for (auto n : counts) {
+    equal = equal && n == counts[0];
+    empty = empty && n == 0;
+  }
+  if (empty) return c.algo;
   const std::uint64_t options = (static_cast<std::uint64_t>(type) * 8 + static_cast<std::uint64_t>(op)) * 4 +
                                 static_cast<std::uint64_t>(opts.order) * 2 + (equal ? 1 : 0);
   const PlanKey key{"reduce_scatter", static_cast<int>(c.algo), equal ? counts[0] : detail::hash_sizes(counts),
                     options};
   detail::run_cached(comm, key, equal ? std::span<const std::size_t>() : counts, send, recv,
-                     [&] { return reduce_scatter_state(c, b, comm, opts, false); });
+                     [&] { return reduce_scatter_state(c, detail::ReduceBlocks(counts, type, op), comm, opts, false); });
   return c.algo;
 }
 
