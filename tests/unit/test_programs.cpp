@@ -9,6 +9,7 @@
 #include <random>
 
 #include "libcomm/allgather.hpp"
+#include "libcomm/node_map.hpp"
 #include "libcomm/alltoall.hpp"
 #include "libcomm/reduce_scatter.hpp"
 #include "libcomm/program.hpp"
@@ -373,6 +374,30 @@ TEST(StepPrograms, VerifierCatchesAFailingCheckAndWritesToConstants) {
     EXPECT_FALSE(res.ok) << variant;
     EXPECT_NE(res.summary().find(variant == 1 ? "constants" : "fails"), std::string::npos) << res.summary();
   }
+}
+
+// ---- the paper 002 schemes ----------------------------------------------------------
+
+TEST(StepPrograms, HierarchicalSchemesDeliverEveryByteOnEveryNodeMap) {
+  // Equal nodes, unequal nodes (represented columns, padding), one process per node; the
+  // inter-node step as a program of several algorithms and as the library's all-to-all.
+  std::vector<NodeMap> maps;
+  for (int p = 1; p <= 9; ++p)
+    for (const char* spec : {"ppn=2", "ppn=3", "ppn=4", "flat"}) maps.push_back(NodeMap::from_spec(spec, p));
+  for (const auto& sizes : std::vector<std::vector<int>>{{1, 2, 3}, {3, 1}, {2, 2, 1}, {4, 1, 2, 3}, {1, 5}})
+    maps.push_back(NodeMap::from_sizes(sizes));
+  for (const auto& nm : maps)
+    for (AlltoallAlgo scheme : {AlltoallAlgo::Leader, AlltoallAlgo::SendAggregate, AlltoallAlgo::RecvDistribute})
+      for (AlltoallAlgo inter : {AlltoallAlgo::Native, AlltoallAlgo::Bruck, AlltoallAlgo::Pairwise, AlltoallAlgo::Ring})
+        for (bool library : {false, true}) {
+          std::vector<StepProgram> progs;
+          for (int r = 0; r < nm.num_ranks(); ++r)
+            progs.push_back(hierarchical_alltoall_program(scheme, nm, r, 2, inter, library));
+          const auto res = verify_alltoall(progs, 2);
+          ASSERT_TRUE(res.ok) << alltoall_algo_name(scheme) << " over " << alltoall_algo_name(inter)
+                              << (library ? " (library collectives)" : "") << " on " << nm.describe() << ": "
+                              << res.summary();
+        }
 }
 
 }  // namespace

@@ -92,6 +92,13 @@ Schedule alltoall_schedule(AlltoallAlgo a, int nprocs);
 // paper 002 schemes), for P ranks on one switch and one rank per node: what the executor
 // runs, for verification and printing (libcomm/program.hpp). No MPI.
 StepProgram alltoall_program(AlltoallAlgo a, int nprocs, int rank, std::size_t block_bytes);
+// The same for the paper 002 schemes (leader, send_aggregate, recv_distribute) on a node
+// map: the inter-node algorithm `inter` (Auto: the size rule of choose_alltoall; native:
+// the MPI library's all-to-all as a library-collective step with `library_collectives`,
+// which the blocking calls use, else linear, as the non-blocking and persistent forms do).
+StepProgram hierarchical_alltoall_program(AlltoallAlgo scheme, const NodeMap& nodes, int rank,
+                                          std::size_t block_bytes, AlltoallAlgo inter = AlltoallAlgo::Auto,
+                                          bool library_collectives = false);
 
 // Non-blocking form (MPI_Ialltoall): starts the algorithm and returns its request; the
 // buffers must stay untouched until test() or wait() reports completion. No collective

@@ -41,6 +41,12 @@ enum class StepKind : std::uint8_t {
   Copy,    // `from` -> `to` (same length)
   Reduce,  // to[k] = from[k] op to[k], element-wise (StepProgram::elem, op)
   Check,   // `to` must equal `from` byte for byte, else the run fails (a corrupt message)
+  // The MPI library's all-to-all over the channel's communicator: `from` holds one block
+  // per member (from.bytes / members each) and `to` receives one from each, in member
+  // order. Posted and completed like a message (MPI_Ialltoall; a blocking run's stage of
+  // this one step calls MPI_Alltoall). How the hierarchical schemes of paper 002 keep the
+  // library's own intra-node exchange, and how any scheme runs native inside.
+  Alltoall,
 };
 
 // Message tags of a step program (the tag registry: core/tags.hpp adds a per-call sequence
@@ -77,8 +83,11 @@ struct StepProgram {
   std::size_t elem_bytes = 1;
   std::vector<std::byte> constants;  // Area::Const
   // Channels beyond 0: the ranks (in channel 0) of each sub-communicator's members, in
-  // that communicator's rank order. channel_ranks[c - 1] for channel c.
+  // that communicator's rank order, and its name, the same on every member (a rank's
+  // channel numbers are its own: channel 2 of one rank may be channel 3 of another).
+  // channel_ranks[c - 1] and channel_names[c - 1] for channel c.
   std::vector<std::vector<int>> channel_ranks;
+  std::vector<std::string> channel_names;
   std::vector<Step> steps;  // sorted by stage
 
   std::size_t messages_sent() const;
@@ -113,7 +122,15 @@ class ProgramBuilder {
   void set_extents(std::size_t send_bytes, std::size_t recv_bytes);
   // Reserves `bytes` of scratch and returns its offset.
   std::size_t scratch(std::size_t bytes);
-  int add_channel(std::vector<int> ranks);  // returns the channel number
+  int add_channel(std::string name, std::vector<int> ranks);  // returns the channel number
+  // An MPI library all-to-all of `from` into `to` over `channel` (StepKind::Alltoall).
+  void alltoall(std::uint32_t stage, std::uint8_t channel, ByteRange from, ByteRange to, std::uint32_t complete);
+  // Appends `inner`, a program of the ranks of `channel` (its rank = this rank's index
+  // there), shifted by `stage` stages, its messages on `channel`, its send and receive
+  // areas mapped to `send` and `recv` and its scratch to new scratch. Returns the first
+  // stage after it.
+  std::uint32_t embed(const StepProgram& inner, std::uint32_t stage, std::uint8_t channel, ByteRange send,
+                      ByteRange recv);
   int rank() const { return p_.rank; }
   int nprocs() const { return p_.nprocs; }
   StepProgram program() &&;

@@ -211,10 +211,10 @@ ScheduleRun schedule_run_of(AlltoallAlgo a) {
                                                               : ScheduleRun::PerRound;
 }
 
-// The plan state of a resolved choice. The paper 002 schemes run through their own
-// sub-communicator code (multicore.cpp) and have no step program yet.
+// The plan state of a resolved choice; `blocking` for the plans the blocking calls keep
+// (they borrow the Comm's scratch and may use library collectives inside, multicore.cpp).
 std::shared_ptr<detail::PlanState> alltoall_state(AlltoallChoice c, std::size_t b, const Comm& comm,
-                                                  bool own_scratch) {
+                                                  const AlltoallOptions& opts, bool blocking) {
   if (c.reason.empty()) c.reason = "auto (decided earlier on this communicator)";
   if (c.algo == AlltoallAlgo::Native) {
     const MPI_Comm mc = comm.mpi();
@@ -225,14 +225,13 @@ std::shared_ptr<detail::PlanState> alltoall_state(AlltoallChoice c, std::size_t 
     });
   }
   if (c.algo == AlltoallAlgo::Leader || c.algo == AlltoallAlgo::SendAggregate ||
-      c.algo == AlltoallAlgo::RecvDistribute)
-    throw Error("alltoall: rank " + std::to_string(comm.rank()) + ": " + std::string(alltoall_algo_name(c.algo)) +
-                " has no non-blocking or persistent form yet (its node steps run on sub-communicators "
-                "outside the step-program executor); use it blocking");
+      c.algo == AlltoallAlgo::RecvDistribute) {
+    return detail::hierarchical_plan(c.algo, comm, b, opts, c.reason, blocking);
+  }
   const auto topo = attached_topology(comm);
   return detail::program_plan(
       comm, detail::build_alltoall_program(c.algo, comm.size(), comm.rank(), b, &comm.nodes(), topo.get()),
-      c.reason, own_scratch);
+      c.reason, !blocking);
 }
 
 AlltoallChoice resolve(AlltoallAlgo algo, std::size_t block_bytes, const Comm& comm, const AlltoallOptions& opts) {
@@ -247,6 +246,13 @@ AlltoallChoice resolve(AlltoallAlgo algo, std::size_t block_bytes, const Comm& c
   c.algo = detail::decided_algorithm(algo, comm, key, [&] {
     c = choose_alltoall(algo, block_bytes, comm, opts);
     return c;
+  });
+  const bool scheme = c.algo == AlltoallAlgo::Leader || c.algo == AlltoallAlgo::SendAggregate ||
+                      c.algo == AlltoallAlgo::RecvDistribute;
+  require(!scheme || !is_hierarchical(opts.inter_node), [&] {
+    return "alltoall: rank " + std::to_string(comm.rank()) + ": the inter-node algorithm of " +
+           std::string(alltoall_algo_name(c.algo)) + " must be a regular one, not " +
+           std::string(alltoall_algo_name(opts.inter_node));
   });
   return c;  // reason empty when Auto's earlier decision was reused (no string on the hot path)
 }
@@ -284,6 +290,22 @@ StepProgram alltoall_program(AlltoallAlgo a, int nprocs, int rank, std::size_t b
   return detail::build_alltoall_program(a, nprocs, rank, block_bytes, nullptr, nullptr);
 }
 
+StepProgram hierarchical_alltoall_program(AlltoallAlgo scheme, const NodeMap& nodes, int rank,
+                                          std::size_t block_bytes, AlltoallAlgo inter, bool library_collectives) {
+  require(rank >= 0 && rank < nodes.num_ranks(), [&] {
+    return "hierarchical_alltoall_program: rank " + std::to_string(rank) + " of P = " +
+           std::to_string(nodes.num_ranks()) + " does not exist";
+  });
+  require(!is_hierarchical(inter), "hierarchical_alltoall_program: the inter-node algorithm must be a regular one");
+  const int n = nodes.num_nodes();
+  const detail::InnerChoice inner = [&](std::size_t bytes) {
+    AlltoallOptions o;
+    o.allow_fallback = true;
+    return choose_alltoall(inter, bytes, n, o).algo;
+  };
+  return detail::hierarchical_program(scheme, nodes, rank, block_bytes, inner, library_collectives);
+}
+
 AlltoallAlgo alltoall(const void* send, void* recv, std::size_t block_bytes, const Comm& comm,
                       AlltoallAlgo algo, const AlltoallOptions& opts) {
   const AlltoallChoice c = [&] {
@@ -293,43 +315,23 @@ AlltoallAlgo alltoall(const void* send, void* recv, std::size_t block_bytes, con
   const AlltoallAlgo ran = c.algo;
   const auto* s = static_cast<const std::byte*>(send);
   auto* r = static_cast<std::byte*>(recv);
-  switch (ran) {
-    case AlltoallAlgo::Native:
-      detail::native_alltoall(s, r, block_bytes, comm.mpi());
-      return ran;
-    case AlltoallAlgo::Leader:
-    case AlltoallAlgo::SendAggregate:
-    case AlltoallAlgo::RecvDistribute: {
-      require(!is_hierarchical(opts.inter_node),
-              "alltoall: the inter-node algorithm of " + std::string(alltoall_algo_name(ran)) +
-                  " must be a regular one, not " + std::string(alltoall_algo_name(opts.inter_node)));
-      if (block_bytes == 0) return ran;
-      if (ran == AlltoallAlgo::Leader) detail::leader_alltoall(s, r, block_bytes, comm, opts);
-      if (ran == AlltoallAlgo::SendAggregate) detail::send_aggregate_alltoall(s, r, block_bytes, comm, opts);
-      if (ran == AlltoallAlgo::RecvDistribute) detail::recv_distribute_alltoall(s, r, block_bytes, comm, opts);
-      return ran;
-    }
-    case AlltoallAlgo::Auto:
-      throw Error("alltoall: internal error, Auto was not resolved");
-    default: {
-      if (block_bytes == 0) return ran;
-      const PlanKey key{"alltoall", static_cast<int>(ran), block_bytes, 0};
-      auto plan = comm.cached_plan(key);
-      if (!plan) {
-        plan = alltoall_state(c, block_bytes, comm, false);
-        comm.store_plan(key, plan);
-      }
-      detail::run_blocking(*plan, s, r, comm);
-      return ran;
-    }
+  if (ran == AlltoallAlgo::Native) {
+    detail::native_alltoall(s, r, block_bytes, comm.mpi());
+    return ran;
   }
+  if (block_bytes == 0) return ran;
+  // The hierarchical schemes' inner choice depends on the inter-node algorithm too.
+  const PlanKey key{"alltoall", static_cast<int>(ran), block_bytes,
+                    is_hierarchical(ran) ? static_cast<std::uint64_t>(opts.inter_node) : 0};
+  detail::run_cached(comm, key, {}, s, r, [&] { return alltoall_state(c, block_bytes, comm, opts, true); });
+  return ran;
 }
 
 Plan plan_alltoall(const Comm& comm, std::size_t block_bytes, AlltoallAlgo algo, const AlltoallOptions& opts) {
   // Collective like MPI_Alltoall_init: the argument check (sizes and algorithm agree) runs
   // once here, with no buffers yet.
   if (opts.check_args) check_alltoall_args(nullptr, nullptr, block_bytes, comm, algo, opts.inter_node, false);
-  return Plan(alltoall_state(resolve(algo, block_bytes, comm, opts), block_bytes, comm, true));
+  return Plan(alltoall_state(resolve(algo, block_bytes, comm, opts), block_bytes, comm, opts, false));
 }
 
 Request ialltoall(const void* send, void* recv, std::size_t block_bytes, const Comm& comm, AlltoallAlgo algo,

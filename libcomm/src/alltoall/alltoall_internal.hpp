@@ -5,6 +5,9 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
 
 #include "libcomm/alltoall.hpp"
 #include "libcomm/comm.hpp"
@@ -13,6 +16,8 @@
 #include "libcomm/topology.hpp"
 
 namespace libcomm::detail {
+
+struct PlanState;
 
 // Schedule builders (each in its own file).
 Schedule linear_schedule(int nprocs);          // linear.cpp
@@ -35,12 +40,15 @@ StepProgram build_alltoall_program(AlltoallAlgo a, int nprocs, int rank, std::si
 
 void native_alltoall(const std::byte* send, std::byte* recv, std::size_t block_bytes,
                      MPI_Comm comm);  // native.cpp
-// Paper 002, section 5 (multicore.cpp).
-void leader_alltoall(const std::byte* send, std::byte* recv, std::size_t b, const Comm& comm,
-                     const AlltoallOptions& opts);
-void send_aggregate_alltoall(const std::byte* send, std::byte* recv, std::size_t b,
-                             const Comm& comm, const AlltoallOptions& opts);
-void recv_distribute_alltoall(const std::byte* send, std::byte* recv, std::size_t b,
-                              const Comm& comm, const AlltoallOptions& opts);
+// Paper 002, section 5 (multicore.cpp): the leader, SA and RD schemes as step programs
+// on sub-communicators. `inner` resolves the inter-node algorithm for a bundle size
+// (native included); `library_collectives` lets the intra-node exchange (and a native
+// inter-node one) be the MPI library's all-to-all, for blocking runs only.
+using InnerChoice = std::function<AlltoallAlgo(std::size_t bundle_bytes)>;
+StepProgram hierarchical_program(AlltoallAlgo scheme, const NodeMap& nodes, int rank, std::size_t block_bytes,
+                                 const InnerChoice& inner, bool library_collectives);
+// Its plan on comm's sub-communicators (made once per Comm).
+std::shared_ptr<PlanState> hierarchical_plan(AlltoallAlgo scheme, const Comm& comm, std::size_t block_bytes,
+                                             const AlltoallOptions& opts, std::string reason, bool blocking);
 
 }  // namespace libcomm::detail

@@ -20,15 +20,25 @@
 // carries padding. Every node's bundle in a column is padded to cmax blocks (cmax^2 for
 // the leaders), so the inter-node exchange stays a regular all-to-all. On equal nodes
 // there is no padding and each process is in exactly one column, as in the paper.
+//
+// Each scheme is a step program (libcomm/program.hpp) on sub-communicators (channels):
+// the node, the columns a process plays, the leaders. The inter-node all-to-all is the
+// chosen algorithm's own program embedded on the column (or leader) channel. In a
+// blocking run the intra-node exchange is the MPI library's all-to-all on the node (and a
+// native inter-node step the library's on the column): a library collective step. A
+// non-blocking or persistent plan uses point-to-point there instead (the linear
+// algorithm, which is what the library's basic all-to-all does): two requests in flight
+// could post their library collectives on a sub-communicator in different orders on
+// different ranks, while point-to-point messages carry each request's own tag.
+// The leader's gather and scatter are point-to-point messages on the node channel.
 #include <algorithm>
-#include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "../core/mpi_bytes.hpp"
+#include "../core/plan_state.hpp"
 #include "alltoall_internal.hpp"
-#include "libcomm/buffer.hpp"
-#include "libcomm/sim.hpp"
 #include "libcomm/alltoall.hpp"
 
 namespace libcomm::detail {
@@ -48,198 +58,247 @@ struct OwnedComm {
   }
 };
 
+// The sub-communicators of a Comm's node map, made once (collectively) and attached to it.
 struct Hierarchy {
-  int node = 0, local = 0, node_size = 1, num_nodes = 1, cmax = 1;
-  int max_columns = 1;        // columns the busiest process of this node plays
-  std::vector<int> columns;   // the columns this process plays, ascending
-  OwnedComm node_raw, leaders_raw;
-  std::vector<std::unique_ptr<OwnedComm>> column_raw;
-  std::unique_ptr<Comm> node_comm, leaders;  // leaders: only on local rank 0
-  std::vector<Comm> column_comm;             // parallel to `columns`; member i = node i
+  OwnedComm node, leaders;              // leaders: only on local rank 0
+  std::vector<std::unique_ptr<OwnedComm>> columns;  // the columns this process plays, ascending
+  // Comms of the played columns (the inner algorithm's choice asks the first): made for
+  // every played column in ascending order, as the splits are, so that no rank waits in a
+  // column's duplication for a rank still duplicating another.
+  std::vector<Comm> column_comms;
 };
 
 std::shared_ptr<const Hierarchy> hierarchy_of(const Comm& comm) {
   if (auto h = comm.attachment("hierarchy")) return std::static_pointer_cast<const Hierarchy>(h);
   auto h = std::make_shared<Hierarchy>();
   const NodeMap& nm = comm.nodes();
-  h->node = nm.node_of(comm.rank());
-  h->local = nm.local_index(comm.rank());
-  h->node_size = nm.node_size(h->node);
-  h->num_nodes = nm.num_nodes();
-  for (int n = 0; n < nm.num_nodes(); ++n) h->cmax = std::max(h->cmax, nm.node_size(n));
-  h->max_columns = (h->cmax + h->node_size - 1) / h->node_size;
-  for (int z = h->local; z < h->cmax; z += h->node_size) h->columns.push_back(z);
-
+  const int node = nm.node_of(comm.rank()), local = nm.local_index(comm.rank()), size = nm.node_size(node);
+  int cmax = 1;
+  for (int n = 0; n < nm.num_nodes(); ++n) cmax = std::max(cmax, nm.node_size(n));
   const MPI_Comm base = comm.internal();
-  check_mpi(MPI_Comm_split(base, h->node, h->local, &h->node_raw.comm), "MPI_Comm_split");
-  h->node_comm = std::make_unique<Comm>(h->node_raw.comm, NodeMap(std::vector<int>(h->node_size, 0)));
-  check_mpi(MPI_Comm_split(base, h->local == 0 ? 0 : MPI_UNDEFINED, h->node, &h->leaders_raw.comm),
-            "MPI_Comm_split");
-  if (h->local == 0)
-    h->leaders = std::make_unique<Comm>(h->leaders_raw.comm, NodeMap::one_rank_per_node(h->num_nodes));
-  for (int z = 0; z < h->cmax; ++z) {
-    const bool plays = z % h->node_size == h->local;
+  check_mpi(MPI_Comm_split(base, node, local, &h->node.comm), "MPI_Comm_split");
+  check_mpi(MPI_Comm_split(base, local == 0 ? 0 : MPI_UNDEFINED, node, &h->leaders.comm), "MPI_Comm_split");
+  for (int z = 0; z < cmax; ++z) {  // member of column z: node V's process z mod size(V)
+    const bool plays = z % size == local;
     auto raw = std::make_unique<OwnedComm>();
-    check_mpi(MPI_Comm_split(base, plays ? 0 : MPI_UNDEFINED, h->node, &raw->comm), "MPI_Comm_split");
+    check_mpi(MPI_Comm_split(base, plays ? 0 : MPI_UNDEFINED, node, &raw->comm), "MPI_Comm_split");
     if (plays) {
-      h->column_comm.emplace_back(raw->comm, NodeMap::one_rank_per_node(h->num_nodes));
-      h->column_raw.push_back(std::move(raw));
+      h->column_comms.emplace_back(raw->comm, NodeMap::one_rank_per_node(nm.num_nodes()));
+      h->columns.push_back(std::move(raw));
     }
   }
   comm.attach("hierarchy", h);
   return h;
 }
 
-AlltoallOptions inner_options(const AlltoallOptions& opts) {
-  AlltoallOptions o = opts;
-  o.check_args = false;
-  return o;
-}
+// Builds one rank's program of a scheme: the layout of paper 002, s. 5 on the node map.
+class SchemeBuilder {
+ public:
+  SchemeBuilder(AlltoallAlgo scheme, const NodeMap& nm, int rank, std::size_t b, const InnerChoice& inner,
+                bool library)
+      : nm_(nm), me_(rank), b_(b), inner_(inner), library_(library),
+        pb_(std::string(alltoall_algo_name(scheme)), rank, nm.num_ranks()) {
+    node_ = nm.node_of(rank);
+    local_ = nm.local_index(rank);
+    s_ = static_cast<std::size_t>(nm.node_size(node_));
+    n_ = static_cast<std::size_t>(nm.num_nodes());
+    for (int v = 0; v < nm.num_nodes(); ++v) cmax_ = std::max(cmax_, static_cast<std::size_t>(nm.node_size(v)));
+    c_ = (cmax_ + s_ - 1) / s_;
+    p_ = static_cast<std::size_t>(nm.num_ranks());
+    pb_.set_extents(p_ * b, p_ * b);
+    // Channels in the order Hierarchy holds their communicators: node, columns, leaders.
+    node_ch_ = add_channel("node " + std::to_string(node_), nm.ranks_of_node(node_));
+    for (std::size_t z = static_cast<std::size_t>(local_); z < cmax_; z += s_) {
+      std::vector<int> members;
+      for (int v = 0; v < nm.num_nodes(); ++v) members.push_back(rank_of(static_cast<std::size_t>(v), z % node_size(v)));
+      column_ch_.push_back(add_channel("column " + std::to_string(z), members));
+    }
+    if (local_ == 0) {
+      std::vector<int> members;
+      for (int v = 0; v < nm.num_nodes(); ++v) members.push_back(rank_of(static_cast<std::size_t>(v), 0));
+      leaders_ch_ = add_channel("leaders", members);
+    }
+  }
 
-void copy_block(std::byte* dst, const std::byte* src, std::size_t b) {
-  // Simulated payload (libcomm/buffer.hpp): nothing real to copy.
-  if (b && !simulated_payload()) std::memcpy(dst, src, b);
-  sim::charge_copy(static_cast<double>(b));  // SimGrid copy model, if set
-}
+  StepProgram leader() {
+    if (cmax_ == 1) return one_process_per_node();
+    const std::size_t row = p_ * b_;
+    if (local_ != 0) {  // gather to the leader, the scattered row back
+      pb_.send(0, 0, {Area::Send, 0, row}, 0, TagKind::Data, node_ch_);
+      pb_.recv(0, 0, {Area::Recv, 0, row}, 0, TagKind::Data, node_ch_);
+      return std::move(pb_).program();
+    }
+    const std::size_t gathered = pb_.scratch(s_ * row);  // [x][dst rank]
+    pb_.copy(0, {Area::Send, 0, row}, {Area::Scratch, gathered, row});
+    for (std::size_t x = 1; x < s_; ++x)
+      pb_.recv(0, static_cast<int>(x), {Area::Scratch, gathered + x * row, row}, 0, TagKind::Data, node_ch_);
+    // To node V the bundle [x][y] = m_{(me-node, x) -> (V, y)}, padded to cmax x cmax.
+    const std::size_t bundle = cmax_ * cmax_ * b_;
+    const std::size_t out = pb_.scratch(n_ * bundle), in = pb_.scratch(n_ * bundle);
+    for (std::size_t v = 0; v < n_; ++v)
+      for (std::size_t x = 0; x < s_; ++x)
+        for (std::size_t y = 0; y < node_size(v); ++y)
+          pb_.copy(1, {Area::Scratch, gathered + x * row + rank_of(v, y) * b_, b_},
+                   {Area::Scratch, out + v * bundle + (x * cmax_ + y) * b_, b_});
+    const std::uint32_t t = exchange(1, leaders_ch_, out, in, bundle, n_, true);
+    // Scatter: row y holds m_{src -> (me-node, y)} in source rank order; row 0 is this rank's.
+    const std::size_t scatter = pb_.scratch(s_ * row);
+    for (std::size_t w = 0; w < n_; ++w)
+      for (std::size_t x = 0; x < node_size(w); ++x)
+        for (std::size_t y = 0; y < s_; ++y) {
+          const ByteRange from{Area::Scratch, in + w * bundle + (x * cmax_ + y) * b_, b_};
+          const std::size_t at = rank_of(w, x) * b_;
+          pb_.copy(t, from, y == 0 ? ByteRange{Area::Recv, at, b_} : ByteRange{Area::Scratch, scatter + y * row + at, b_});
+        }
+    for (std::size_t y = 1; y < s_; ++y)
+      pb_.send(t, static_cast<int>(y), {Area::Scratch, scatter + y * row, row}, t, TagKind::Data, node_ch_);
+    return std::move(pb_).program();
+  }
+
+  StepProgram send_aggregate() {
+    if (cmax_ == 1) return one_process_per_node();
+    // Step 1 (intra-node): to local rank w, for each column c it plays (z = w + c s) and each
+    // node V, my block for (V, z). Layout [w][c][V].
+    const std::size_t intra = c_ * n_ * b_;
+    const std::size_t out1 = pb_.scratch(s_ * intra), in1 = pb_.scratch(s_ * intra);
+    for (std::size_t w = 0; w < s_; ++w)
+      for (std::size_t c = 0; c < c_ && w + c * s_ < cmax_; ++c)
+        for (std::size_t v = 0; v < n_; ++v)
+          if (w + c * s_ < node_size(v))
+            pb_.copy(0, {Area::Send, rank_of(v, w + c * s_) * b_, b_},
+                     {Area::Scratch, out1 + (w * c_ + c) * n_ * b_ + v * b_, b_});
+    std::uint32_t t = exchange(0, node_ch_, out1, in1, intra, s_, false);
+    // Step 2 (inter-node), per played column: to node V the bundle [x] of m_{(me-node, x) -> (V, z)}.
+    const std::size_t bundle = cmax_ * b_;
+    const std::size_t out2 = pb_.scratch(n_ * bundle), in2 = pb_.scratch(n_ * bundle);
+    for (std::size_t c = 0; c < column_ch_.size(); ++c) {
+      for (std::size_t v = 0; v < n_; ++v)
+        for (std::size_t x = 0; x < s_; ++x)
+          pb_.copy(t, {Area::Scratch, in1 + x * intra + (c * n_ + v) * b_, b_},
+                   {Area::Scratch, out2 + v * bundle + x * b_, b_});
+      t = exchange(t, column_ch_[c], out2, in2, bundle, n_, true);
+      if (c != 0) continue;  // a column this process only represents: nothing arrives for it
+      for (std::size_t w = 0; w < n_; ++w)
+        for (std::size_t x = 0; x < node_size(w); ++x)
+          pb_.copy(t, {Area::Scratch, in2 + w * bundle + x * b_, b_}, {Area::Recv, rank_of(w, x) * b_, b_});
+    }
+    return std::move(pb_).program();
+  }
+
+  StepProgram recv_distribute() {
+    if (cmax_ == 1) return one_process_per_node();
+    // Step 1 (inter-node), per played column: to node V the bundle [y] of my blocks for
+    // (V, y) (in the columns this process only represents, the same bundle as padding).
+    const std::size_t bundle = cmax_ * b_, intra = c_ * n_ * b_;
+    const std::size_t out1 = pb_.scratch(n_ * bundle), in1 = pb_.scratch(n_ * bundle);
+    const std::size_t out2 = pb_.scratch(s_ * intra), in2 = pb_.scratch(s_ * intra);
+    for (std::size_t v = 0; v < n_; ++v)
+      for (std::size_t y = 0; y < node_size(v); ++y)
+        pb_.copy(0, {Area::Send, rank_of(v, y) * b_, b_}, {Area::Scratch, out1 + v * bundle + y * b_, b_});
+    std::uint32_t t = 0;
+    for (std::size_t c = 0; c < column_ch_.size(); ++c) {
+      t = exchange(t, column_ch_[c], out1, in1, bundle, n_, true);
+      // in1[W][y] = m_{(W, z) -> (my node, y)}; to local rank y, layout [y][c][W].
+      for (std::size_t y = 0; y < s_; ++y)
+        for (std::size_t w = 0; w < n_; ++w)
+          pb_.copy(t, {Area::Scratch, in1 + w * bundle + y * b_, b_},
+                   {Area::Scratch, out2 + (y * c_ + c) * n_ * b_ + w * b_, b_});
+    }
+    // Step 2 (intra-node distribution): in2[w][c][W] = m_{(W, z) -> me}, z = w + c s.
+    t = exchange(t, node_ch_, out2, in2, intra, s_, false);
+    for (std::size_t w = 0; w < s_; ++w)
+      for (std::size_t c = 0; c < c_ && w + c * s_ < cmax_; ++c)
+        for (std::size_t v = 0; v < n_; ++v)
+          if (w + c * s_ < node_size(v))
+            pb_.copy(t, {Area::Scratch, in2 + (w * c_ + c) * n_ * b_ + v * b_, b_},
+                     {Area::Recv, rank_of(v, w + c * s_) * b_, b_});
+    return std::move(pb_).program();
+  }
+
+ private:
+  std::size_t node_size(std::size_t v) const { return static_cast<std::size_t>(nm_.node_size(static_cast<int>(v))); }
+  int rank_of(std::size_t v, std::size_t x) const { return nm_.ranks_of_node(static_cast<int>(v))[x]; }
+
+  // One process on every node: the intra-node steps are the identity, so the scheme is
+  // its inter-node algorithm on the whole communicator (no staging copies).
+  StepProgram one_process_per_node() {
+    exchange_areas(0, 0, {Area::Send, 0, p_ * b_}, {Area::Recv, 0, p_ * b_}, b_, p_, true);
+    return std::move(pb_).program();
+  }
+
+  // An all-to-all of `members` blocks of `block` bytes from scratch `out` to scratch `in` on
+  // `channel` from `stage`; returns the stage in which its result may be read.
+  std::uint32_t exchange(std::uint32_t stage, std::uint8_t channel, std::size_t out, std::size_t in,
+                         std::size_t block, std::size_t members, bool inter) {
+    return exchange_areas(stage, channel, {Area::Scratch, out, members * block}, {Area::Scratch, in, members * block},
+                          block, members, inter);
+  }
+
+  std::uint32_t exchange_areas(std::uint32_t stage, std::uint8_t channel, ByteRange from, ByteRange to,
+                               std::size_t block, std::size_t members, bool inter) {
+    if (block == 0) return stage;
+    // Intra-node: the library's all-to-all (blocking runs) or linear. Inter-node: the
+    // chosen algorithm's program, or the library's when it is native.
+    AlltoallAlgo a = inter ? inner_(block) : AlltoallAlgo::Native;
+    if (a == AlltoallAlgo::Native && library_) {
+      pb_.alltoall(stage, channel, from, to, stage);
+      return stage + 1;
+    }
+    if (a == AlltoallAlgo::Native) a = AlltoallAlgo::Linear;
+    const int index = channel == 0 ? me_ : my_index(channel);
+    return pb_.embed(build_alltoall_program(a, static_cast<int>(members), index, block, nullptr, nullptr), stage,
+                     channel, from, to);
+  }
+
+  int my_index(std::uint8_t channel) const {
+    const auto& m = members_[channel - 1];
+    return static_cast<int>(std::find(m.begin(), m.end(), me_) - m.begin());
+  }
+
+  std::uint8_t add_channel(std::string name, std::vector<int> members) {
+    members_.push_back(members);
+    return static_cast<std::uint8_t>(pb_.add_channel(std::move(name), std::move(members)));
+  }
+
+  const NodeMap& nm_;
+  int me_;
+  std::size_t b_;
+  const InnerChoice& inner_;
+  bool library_;
+  ProgramBuilder pb_;
+  int node_ = 0, local_ = 0;
+  std::size_t s_ = 1, n_ = 1, cmax_ = 1, c_ = 1, p_ = 1;
+  std::uint8_t node_ch_ = 0, leaders_ch_ = 0;
+  std::vector<std::uint8_t> column_ch_;
+  std::vector<std::vector<int>> members_;  // of channel c at c - 1
+};
 
 }  // namespace
 
-// One process on every node: the intra-node steps of all three schemes are the identity,
-// so the scheme is just its inter-node algorithm, run on the user's buffers (no staging
-// copies). Returns false when some node has more than one process.
-bool run_one_process_per_node(const Hierarchy& h, const std::byte* send, std::byte* recv,
-                              std::size_t b, const Comm& comm, const AlltoallOptions& opts) {
-  if (h.cmax != 1) return false;
-  alltoall(send, recv, b, comm, opts.inter_node, inner_options(opts));
-  return true;
-}
-
-void send_aggregate_alltoall(const std::byte* send, std::byte* recv, std::size_t b,
-                             const Comm& comm, const AlltoallOptions& opts) {
-  const auto h = hierarchy_of(comm);
-  if (run_one_process_per_node(*h, send, recv, b, comm, opts)) return;
-  const NodeMap& nm = comm.nodes();
-  const auto N = static_cast<std::size_t>(h->num_nodes), s = static_cast<std::size_t>(h->node_size);
-  const auto C = static_cast<std::size_t>(h->max_columns), cmax = static_cast<std::size_t>(h->cmax);
-
-  // Step 1 (intra-node): to local rank w, for each column c it plays (z = w + c*s) and each
-  // node V, my block for (V, z). Layout [w][c][V].
-  const std::size_t intra_block = C * N * b;
-  std::byte* out1 = comm.scratch(3, s * intra_block);
-  std::byte* in1 = comm.scratch(4, s * intra_block);
-  for (std::size_t w = 0; w < s; ++w)
-    for (std::size_t c = 0; c < C; ++c) {
-      const std::size_t z = w + c * s;
-      if (z >= cmax) break;
-      for (std::size_t V = 0; V < N; ++V)
-        if (z < static_cast<std::size_t>(nm.node_size(static_cast<int>(V))))
-          copy_block(out1 + (w * C + c) * N * b + V * b,
-                     send + static_cast<std::size_t>(nm.ranks_of_node(static_cast<int>(V))[z]) * b, b);
-    }
-  alltoall(out1, in1, intra_block, *h->node_comm, AlltoallAlgo::Native, inner_options(opts));
-
-  // Step 2 (inter-node), per played column: to node V the bundle [x] of m_{(me-node,x) -> (V,z)}.
-  const std::size_t bundle = cmax * b;
-  std::byte* out2 = comm.scratch(5, N * bundle);
-  std::byte* in2 = comm.scratch(6, N * bundle);
-  for (std::size_t c = 0; c < h->columns.size(); ++c) {
-    for (std::size_t V = 0; V < N; ++V)
-      for (std::size_t x = 0; x < s; ++x)
-        copy_block(out2 + V * bundle + x * b, in1 + x * intra_block + (c * N + V) * b, b);
-    alltoall(out2, in2, bundle, h->column_comm[c], opts.inter_node, inner_options(opts));
-    if (c != 0) continue;  // a column this process only represents: nothing arrives for it
-    for (std::size_t W = 0; W < N; ++W) {
-      const auto& theirs = nm.ranks_of_node(static_cast<int>(W));
-      for (std::size_t x = 0; x < theirs.size(); ++x)
-        copy_block(recv + static_cast<std::size_t>(theirs[x]) * b, in2 + W * bundle + x * b, b);
-    }
+StepProgram hierarchical_program(AlltoallAlgo scheme, const NodeMap& nodes, int rank, std::size_t block_bytes,
+                                 const InnerChoice& inner, bool library_collectives) {
+  SchemeBuilder sb(scheme, nodes, rank, block_bytes, inner, library_collectives);
+  switch (scheme) {
+    case AlltoallAlgo::Leader: return sb.leader();
+    case AlltoallAlgo::SendAggregate: return sb.send_aggregate();
+    case AlltoallAlgo::RecvDistribute: return sb.recv_distribute();
+    default: throw Error("hierarchical_program: '" + std::string(alltoall_algo_name(scheme)) + "' is not a paper 002 scheme");
   }
 }
 
-void recv_distribute_alltoall(const std::byte* send, std::byte* recv, std::size_t b,
-                              const Comm& comm, const AlltoallOptions& opts) {
+std::shared_ptr<PlanState> hierarchical_plan(AlltoallAlgo scheme, const Comm& comm, std::size_t b,
+                                             const AlltoallOptions& opts, std::string reason, bool blocking) {
   const auto h = hierarchy_of(comm);
-  if (run_one_process_per_node(*h, send, recv, b, comm, opts)) return;
-  const NodeMap& nm = comm.nodes();
-  const auto N = static_cast<std::size_t>(h->num_nodes), s = static_cast<std::size_t>(h->node_size);
-  const auto C = static_cast<std::size_t>(h->max_columns), cmax = static_cast<std::size_t>(h->cmax);
-
-  // Step 1 (inter-node), per played column z: to node V the bundle [y] of my blocks for
-  // (V, y) when z is my own local rank (padding in the columns I only represent).
-  const std::size_t bundle = cmax * b;
-  const std::size_t intra_block = C * N * b;
-  std::byte* out1 = comm.scratch(3, N * bundle);
-  std::byte* in1 = comm.scratch(4, N * bundle);
-  std::byte* out2 = comm.scratch(5, s * intra_block);
-  std::byte* in2 = comm.scratch(6, s * intra_block);
-  for (std::size_t c = 0; c < h->columns.size(); ++c) {
-    if (c == 0)
-      for (std::size_t V = 0; V < N; ++V) {
-        const auto& theirs = nm.ranks_of_node(static_cast<int>(V));
-        for (std::size_t y = 0; y < theirs.size(); ++y)
-          copy_block(out1 + V * bundle + y * b, send + static_cast<std::size_t>(theirs[y]) * b, b);
-      }
-    alltoall(out1, in1, bundle, h->column_comm[c], opts.inter_node, inner_options(opts));
-    // in1[W][y] = m_{(W, z) -> (my node, y)}; regroup for the distribution: to local rank y,
-    // layout [y][c][W].
-    for (std::size_t y = 0; y < s; ++y)
-      for (std::size_t W = 0; W < N; ++W)
-        copy_block(out2 + (y * C + c) * N * b + W * b, in1 + W * bundle + y * b, b);
-  }
-  // Step 2 (intra-node distribution).
-  alltoall(out2, in2, intra_block, *h->node_comm, AlltoallAlgo::Native, inner_options(opts));
-  // in2[w][c][W] = m_{(W, z) -> me} with z = w + c*s, when node W has a process z.
-  for (std::size_t w = 0; w < s; ++w)
-    for (std::size_t c = 0; c < C; ++c) {
-      const std::size_t z = w + c * s;
-      if (z >= cmax) break;
-      for (std::size_t W = 0; W < N; ++W) {
-        const auto& theirs = nm.ranks_of_node(static_cast<int>(W));
-        if (z < theirs.size())
-          copy_block(recv + static_cast<std::size_t>(theirs[z]) * b, in2 + (w * C + c) * N * b + W * b, b);
-      }
-    }
-}
-
-void leader_alltoall(const std::byte* send, std::byte* recv, std::size_t b, const Comm& comm,
-                     const AlltoallOptions& opts) {
-  const auto h = hierarchy_of(comm);
-  if (run_one_process_per_node(*h, send, recv, b, comm, opts)) return;
-  const NodeMap& nm = comm.nodes();
-  const auto N = static_cast<std::size_t>(h->num_nodes), s = static_cast<std::size_t>(h->node_size);
-  const auto P = static_cast<std::size_t>(comm.size()), cmax = static_cast<std::size_t>(h->cmax);
-  const MPI_Comm node = h->node_comm->internal();
-
-  // Gather every process's P blocks at the leader: gathered[x][dst rank].
-  const MpiBytes row(P * b);
-  std::byte* gathered = comm.scratch(3, h->local == 0 ? s * P * b : 0);
-  check_mpi(MPI_Gather(send, row.count(), row.type(), gathered, row.count(), row.type(), 0, node),
-            "MPI_Gather");
-  std::byte* scatter = comm.scratch(4, h->local == 0 ? s * P * b : 0);
-  if (h->local == 0) {
-    // To node V the bundle [x][y] = m_{(me-node, x) -> (V, y)}, padded to cmax x cmax.
-    const std::size_t bundle = cmax * cmax * b;
-    std::byte* out = comm.scratch(5, N * bundle);
-    std::byte* in = comm.scratch(6, N * bundle);
-    for (std::size_t V = 0; V < N; ++V) {
-      const auto& theirs = nm.ranks_of_node(static_cast<int>(V));
-      for (std::size_t x = 0; x < s; ++x)
-        for (std::size_t y = 0; y < theirs.size(); ++y)
-          copy_block(out + V * bundle + (x * cmax + y) * b,
-                     gathered + x * P * b + static_cast<std::size_t>(theirs[y]) * b, b);
-    }
-    alltoall(out, in, bundle, *h->leaders, opts.inter_node, inner_options(opts));
-    // scatter[y][src rank] = m_{src -> (me-node, y)}
-    for (std::size_t W = 0; W < N; ++W) {
-      const auto& theirs = nm.ranks_of_node(static_cast<int>(W));
-      for (std::size_t x = 0; x < theirs.size(); ++x)
-        for (std::size_t y = 0; y < s; ++y)
-          copy_block(scatter + y * P * b + static_cast<std::size_t>(theirs[x]) * b,
-                     in + W * bundle + (x * cmax + y) * b, b);
-    }
-  }
-  check_mpi(MPI_Scatter(scatter, row.count(), row.type(), recv, row.count(), row.type(), 0, node),
-            "MPI_Scatter");
+  AlltoallOptions inner_opts = opts;
+  inner_opts.check_args = false;
+  const InnerChoice inner = [&](std::size_t bytes) {
+    return choose_alltoall(opts.inter_node, bytes, h->column_comms.front(), inner_opts).algo;
+  };
+  StepProgram prog = hierarchical_program(scheme, comm.nodes(), comm.rank(), b, inner, blocking);
+  std::vector<MPI_Comm> channels = {h->node.comm};
+  for (const auto& c : h->columns) channels.push_back(c->comm);
+  if (h->leaders.comm != MPI_COMM_NULL) channels.push_back(h->leaders.comm);
+  return program_plan(comm, std::move(prog), std::move(reason), !blocking, std::move(channels), h);
 }
 
 }  // namespace libcomm::detail

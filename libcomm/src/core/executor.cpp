@@ -38,6 +38,8 @@ std::byte* at(const PlanState& s, const ByteRange& r) {
   return area_base(s, r.area) + r.offset;
 }
 
+bool is_local(StepKind k) { return k == StepKind::Copy || k == StepKind::Reduce || k == StepKind::Check; }
+
 void run_local(PlanState& s, const StepProgram& p, const Step& st) {
   const std::size_t n = st.from.bytes;
   if (st.kind == StepKind::Copy) {
@@ -64,6 +66,13 @@ void post(PlanState& s, const Step& st) {
   s.reqs.emplace_back(MPI_REQUEST_NULL);
   s.req_complete.push_back(st.complete);
   const MPI_Comm comm = s.channels[st.channel];
+  if (st.kind == StepKind::Alltoall) {
+    const MpiBytes blk(st.from.bytes / s.channel_sizes[st.channel]);
+    check_mpi(MPI_Ialltoall(at(s, st.from), blk.count(), blk.type(), at(s, st.to), blk.count(), blk.type(), comm,
+                            &s.reqs.back()),
+              "MPI_Ialltoall");
+    return;
+  }
   const int tag = st.tag == TagKind::Data ? s.tag_data : s.tag_sync;
   if (st.kind == StepKind::Recv) {
     const MpiBytes n(st.to.bytes);
@@ -107,24 +116,35 @@ bool run_exchange(PlanState& s, const Step* recv, const Step* send) {
 bool post_stage(PlanState& s, const StepProgram& p, bool blocking) {
   const std::size_t first = s.next_step;
   std::size_t end = first;
-  const Step *recv = nullptr, *send = nullptr;
+  const Step *recv = nullptr, *send = nullptr, *coll = nullptr;
   int messages = 0;
   for (; end < p.steps.size() && p.steps[end].stage == s.stage; ++end) {
     const Step& st = p.steps[end];
     if (st.kind == StepKind::Recv) recv = &st, ++messages;
     if (st.kind == StepKind::Send) send = &st, ++messages;
+    if (st.kind == StepKind::Alltoall) coll = &st, messages += 3;
   }
   s.next_step = end;
-  const auto local = [](const Step& st) { return st.kind != StepKind::Send && st.kind != StepKind::Recv; };
+  const auto local = [](const Step& st) { return is_local(st.kind); };
   for (std::size_t k = first; k < end; ++k)
     if (local(p.steps[k]) && !p.steps[k].overlap) run_local(s, p, p.steps[k]);
-  const bool exchanged = blocking && messages > 0 && messages <= 2 && (messages == 1 || (recv && send)) &&
-                         run_exchange(s, recv, send);
+  bool exchanged = false;
+  if (blocking && coll != nullptr && messages == 3 && s.reqs.empty() && coll->complete == s.stage) {
+    const MpiBytes blk(coll->from.bytes / s.channel_sizes[coll->channel]);
+    check_mpi(MPI_Alltoall(at(s, coll->from), blk.count(), blk.type(), at(s, coll->to), blk.count(), blk.type(),
+                           s.channels[coll->channel]),
+              "MPI_Alltoall");
+    exchanged = true;
+  } else if (blocking && coll == nullptr && messages > 0 && messages <= 2 && (messages == 1 || (recv && send))) {
+    exchanged = run_exchange(s, recv, send);
+  }
   if (!exchanged) {
     for (std::size_t k = first; k < end; ++k)
       if (p.steps[k].kind == StepKind::Recv) post(s, p.steps[k]);
     for (std::size_t k = first; k < end; ++k)
       if (p.steps[k].kind == StepKind::Send) post(s, p.steps[k]);
+    for (std::size_t k = first; k < end; ++k)
+      if (p.steps[k].kind == StepKind::Alltoall) post(s, p.steps[k]);
   }
   for (std::size_t k = first; k < end; ++k)
     if (local(p.steps[k]) && p.steps[k].overlap) run_local(s, p, p.steps[k]);
@@ -224,15 +244,33 @@ void start(PlanState& s, const void* send, void* recv, std::byte* borrowed_scrat
 }  // namespace
 
 std::shared_ptr<PlanState> program_plan(const Comm& comm, StepProgram program, std::string reason,
-                                        bool own_scratch) {
+                                        bool own_scratch, std::vector<MPI_Comm> channels,
+                                        std::shared_ptr<const void> keep_alive) {
+  require(channels.size() == program.channel_ranks.size(), [&] {
+    return "executor: " + program.algorithm + ": rank " + std::to_string(comm.rank()) + ": the program uses " +
+           std::to_string(program.channel_ranks.size()) + " sub-communicators, " + std::to_string(channels.size()) +
+           " given";
+  });
   auto s = std::make_shared<PlanState>();
   s->algorithm = program.algorithm;
   s->reason = std::move(reason);
   s->channels = {comm.internal()};
+  s->channels.insert(s->channels.end(), channels.begin(), channels.end());
+  for (MPI_Comm c : s->channels) {
+    int n = 0;
+    check_mpi(MPI_Comm_size(c, &n), "MPI_Comm_size");
+    s->channel_sizes.push_back(static_cast<std::size_t>(n));
+  }
+  s->keep_alive = std::move(keep_alive);
   s->sequence = comm.sequence_counter();
   if (own_scratch) s->own_scratch.resize(program.scratch_bytes);
   s->program = std::make_shared<const StepProgram>(std::move(program));
   return s;
+}
+
+std::shared_ptr<PlanState> program_plan(const Comm& comm, StepProgram program, std::string reason,
+                                        bool own_scratch) {
+  return program_plan(comm, std::move(program), std::move(reason), own_scratch, {}, nullptr);
 }
 
 std::shared_ptr<PlanState> native_plan(

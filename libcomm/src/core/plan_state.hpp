@@ -24,8 +24,9 @@ struct PlanState {
   // library's non-blocking collective into its one request).
   std::shared_ptr<const StepProgram> program;
   std::function<void(const void* send, void* recv, MPI_Request* req)> native_start;
-  // Channel c's communicator (0: the Comm's internal duplicate).
+  // Channel c's communicator (0: the Comm's internal duplicate) and its size.
   std::vector<MPI_Comm> channels;
+  std::vector<std::size_t> channel_sizes;
   // Keeps what the channels and program refer to alive (sub-communicators).
   std::shared_ptr<const void> keep_alive;
   // The Comm's sequence counter (tags.hpp); shared with every copy of the Comm.
@@ -56,6 +57,11 @@ struct PlanState {
 // it allocates the program's scratch memory.
 std::shared_ptr<PlanState> program_plan(const Comm& comm, StepProgram program, std::string reason,
                                         bool own_scratch);
+// The same for a program on sub-communicators: channels[c - 1] is the communicator of the
+// program's channel c (its members in program.channel_ranks[c - 1]); `keep_alive` owns them.
+std::shared_ptr<PlanState> program_plan(const Comm& comm, StepProgram program, std::string reason,
+                                        bool own_scratch, std::vector<MPI_Comm> channels,
+                                        std::shared_ptr<const void> keep_alive);
 // A plan state that runs the MPI library's collective.
 std::shared_ptr<PlanState> native_plan(const Comm& comm, std::string algorithm, std::string reason,
                                        std::function<void(const void*, void*, MPI_Request*)> start);

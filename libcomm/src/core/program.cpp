@@ -70,6 +70,9 @@ std::string StepProgram::to_string() const {
       case StepKind::Check:
         out << "check " << range_text(s.to) << " == " << range_text(s.from);
         break;
+      case StepKind::Alltoall:
+        out << "library alltoall " << range_text(s.from) << " -> " << range_text(s.to);
+        break;
     }
     if (s.channel) out << " (channel " << int(s.channel) << ")";
     if (s.tag == TagKind::Sync) out << " (sync)";
@@ -179,9 +182,45 @@ std::size_t ProgramBuilder::scratch(std::size_t bytes) {
   return at;
 }
 
-int ProgramBuilder::add_channel(std::vector<int> ranks) {
+int ProgramBuilder::add_channel(std::string name, std::vector<int> ranks) {
   p_.channel_ranks.push_back(std::move(ranks));
+  p_.channel_names.push_back(std::move(name));
   return static_cast<int>(p_.channel_ranks.size());
+}
+
+void ProgramBuilder::alltoall(std::uint32_t stage, std::uint8_t channel, ByteRange from, ByteRange to,
+                              std::uint32_t complete) {
+  p_.steps.push_back({.kind = StepKind::Alltoall,
+                      .stage = stage,
+                      .complete = std::max(stage, complete),
+                      .channel = channel,
+                      .from = from,
+                      .to = to});
+}
+
+std::uint32_t ProgramBuilder::embed(const StepProgram& inner, std::uint32_t stage, std::uint8_t channel,
+                                    ByteRange send, ByteRange recv) {
+  require(inner.channel_ranks.empty(), "ProgramBuilder::embed: the inner program uses channels of its own");
+  const std::size_t scratch_at = scratch(inner.scratch_bytes);
+  const auto map = [&](ByteRange r) {
+    switch (r.area) {
+      case Area::Send: return ByteRange{send.area, send.offset + r.offset, r.bytes};
+      case Area::Recv: return ByteRange{recv.area, recv.offset + r.offset, r.bytes};
+      case Area::Scratch: return ByteRange{Area::Scratch, scratch_at + r.offset, r.bytes};
+      case Area::Const: break;
+    }
+    throw Error("ProgramBuilder::embed: inner programs with constants are not supported");
+  };
+  for (Step st : inner.steps) {
+    st.stage += stage;
+    st.complete += stage;
+    if (st.kind == StepKind::Send || st.kind == StepKind::Recv || st.kind == StepKind::Alltoall)
+      st.channel = channel;
+    if (st.kind != StepKind::Recv) st.from = map(st.from);
+    if (st.kind != StepKind::Send) st.to = map(st.to);
+    p_.steps.push_back(st);
+  }
+  return stage + inner.stages;
 }
 
 StepProgram ProgramBuilder::program() && {
@@ -283,7 +322,7 @@ class Verifier {
   }
 
  private:
-  using Key = std::tuple<int, int, int, int>;  // src, dst (channel 0 ranks), channel, tag
+  using Key = std::tuple<int, int, std::string, int>;  // src, dst (channel 0 ranks), channel name, tag
   struct SendRec {
     int rank;
     const Step* step;
@@ -312,6 +351,12 @@ class Verifier {
     return false;
   }
 
+  // Channel numbers are per rank; names are the same on every member.
+  std::string channel_name(int r, const Step& st) const {
+    const auto& names = progs_[r].channel_names;
+    return st.channel == 0 || st.channel > names.size() ? std::string() : names[st.channel - 1];
+  }
+
   int global_rank(int r, const Step& st, int peer) {
     if (st.channel == 0) return peer;
     const auto& ch = progs_[r].channel_ranks;
@@ -326,6 +371,11 @@ class Verifier {
   // A local step must not touch what a communication step still in flight reads or writes.
   void check_hazard(int r, const Step& st) {
     for (const auto& f : ranks_[r].inflight) {
+      if (f.step->kind == StepKind::Alltoall) {  // reads `from`, writes `to`
+        if (overlaps(st.to, f.step->from) || overlaps(st.to, f.step->to) || overlaps(st.from, f.step->to))
+          problem(where(r, st) + "a local step touches the buffers of a library all-to-all in flight");
+        continue;
+      }
       const ByteRange& busy = f.step->kind == StepKind::Send ? f.step->from : f.step->to;
       const bool conflict = f.step->kind == StepKind::Send
                                 ? st.kind != StepKind::Check && overlaps(st.to, busy)
@@ -345,22 +395,22 @@ class Verifier {
     const int np = static_cast<int>(progs_.size());
     for (std::size_t k = 0; k < st.from.bytes; ++k) {
       const Cell c = from[st.from.offset + k];
+      Cell& d = to[st.to.offset + k];
+      if (st.kind == StepKind::Copy) {  // copies carry unwritten bytes along (padding)
+        d = c;
+        continue;
+      }
       if (c.count == 0) {
         problem(where(r, st) + "reads " + range_text(st.from) + " byte " + std::to_string(k) +
                 " before anything was written there");
         return;
       }
-      Cell& d = to[st.to.offset + k];
       if (st.kind == StepKind::Check) {
         if (d != c) {
           problem(where(r, st) + "check of " + range_text(st.to) + " byte " + std::to_string(k) +
                   " fails: it does not hold what " + range_text(st.from) + " holds");
           return;
         }
-        continue;
-      }
-      if (st.kind == StepKind::Copy) {
-        d = c;
         continue;
       }
       if (d.count == 0 || d.offset != c.offset ||
@@ -395,19 +445,66 @@ class Verifier {
       }
       const auto& from = ranks_[s.rank].area[static_cast<int>(s.step->from.area)];
       auto& to = ranks_[v.rank].area[static_cast<int>(v.step->to.area)];
-      for (std::size_t k = 0; k < s.step->from.bytes; ++k) {
-        const Cell c = from[s.step->from.offset + k];
-        if (c.count == 0) {
-          problem(where(s.rank, *s.step) + "sends " + range_text(s.step->from) + " byte " +
-                  std::to_string(k) + " before anything was written there");
-          break;
-        }
-        to[v.step->to.offset + k] = c;
+      // A message may carry bytes never written (padding of the hierarchical schemes): they
+      // arrive unwritten, and the result check reports them if they end up there.
+      std::copy_n(from.begin() + static_cast<std::ptrdiff_t>(s.step->from.offset), s.step->from.bytes,
+                  to.begin() + static_cast<std::ptrdiff_t>(v.step->to.offset));
+    }
+  }
+
+  // The library all-to-all: delivered once every member of its channel has posted its
+  // next one on that channel (collectives on a communicator match in posting order).
+  void post_collective(int r, const Step& st, bool* done) {
+    RankSim& s = ranks_[r];
+    s.pending.emplace_back(st.complete, done);
+    if (!in_area(r, st.from, st) || !in_area(r, st.to, st, true)) {
+      *done = true;
+      return;
+    }
+    s.inflight.push_back({&st, st.complete});
+    const std::string name = channel_name(r, st);
+    colls_[name][r].push_back({r, &st, done});
+    std::vector<int> members;
+    if (st.channel == 0) {
+      for (int k = 0; k < static_cast<int>(progs_.size()); ++k) members.push_back(k);
+    } else {
+      members = progs_[r].channel_ranks[st.channel - 1];
+    }
+    auto& queues = colls_[name];
+    for (;;) {
+      for (int m : members)
+        if (queues[m].empty()) return;
+      const std::size_t n = members.size();
+      std::vector<RecvRec> now;
+      for (int m : members) {
+        now.push_back(queues[m].front());
+        queues[m].pop_front();
       }
+      const std::size_t bytes = now[0].step->from.bytes;
+      for (const auto& x : now)
+        if (x.step->from.bytes != bytes || x.step->to.bytes != bytes || bytes % n != 0)
+          problem(where(x.rank, *x.step) + "library all-to-all of " + std::to_string(x.step->from.bytes) + " -> " +
+                  std::to_string(x.step->to.bytes) + " bytes on channel '" + name + "' does not match rank " +
+                  std::to_string(now[0].rank) + "'s " + std::to_string(bytes) + " over " + std::to_string(n) +
+                  " members");
+      if (!res_.ok) return;
+      const std::size_t blk = bytes / n;
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t k = 0; k < n; ++k) {
+          const auto& from = ranks_[now[i].rank].area[static_cast<int>(now[i].step->from.area)];
+          auto& to = ranks_[now[k].rank].area[static_cast<int>(now[k].step->to.area)];
+          std::copy_n(from.begin() + static_cast<std::ptrdiff_t>(now[i].step->from.offset + k * blk), blk,
+                      to.begin() + static_cast<std::ptrdiff_t>(now[k].step->to.offset + i * blk));
+        }
+      for (const auto& x : now) *x.done = true;
     }
   }
 
   void post_comm(int r, const Step& st, bool* done) {
+    if (st.kind == StepKind::Alltoall) {
+      post_collective(r, st, done);
+      return;
+    }
     RankSim& s = ranks_[r];
     s.pending.emplace_back(st.complete, done);
     const ByteRange& x = st.kind == StepKind::Send ? st.from : st.to;
@@ -423,11 +520,11 @@ class Verifier {
       return;
     }
     if (st.kind == StepKind::Send) {
-      const Key key{r, peer, st.channel, static_cast<int>(st.tag)};
+      const Key key{r, peer, channel_name(r, st), static_cast<int>(st.tag)};
       sends_[key].push_back({r, &st, done});
       try_match(key);
     } else {
-      const Key key{peer, r, st.channel, static_cast<int>(st.tag)};
+      const Key key{peer, r, channel_name(r, st), static_cast<int>(st.tag)};
       recvs_[key].push_back({r, &st, done});
       try_match(key);
     }
@@ -442,7 +539,7 @@ class Verifier {
         std::size_t end = s.next;
         while (end < steps.size() && steps[end].stage == s.stage) ++end;
         const auto local = [](const Step& x) {
-          return x.kind != StepKind::Send && x.kind != StepKind::Recv;
+          return x.kind == StepKind::Copy || x.kind == StepKind::Reduce || x.kind == StepKind::Check;
         };
         for (std::size_t k = s.next; k < end; ++k)
           if (local(steps[k]) && !steps[k].overlap) run_local(r, steps[k]);
@@ -450,6 +547,8 @@ class Verifier {
           if (steps[k].kind == StepKind::Recv) post_comm(r, steps[k], new_flag());
         for (std::size_t k = s.next; k < end; ++k)
           if (steps[k].kind == StepKind::Send) post_comm(r, steps[k], new_flag());
+        for (std::size_t k = s.next; k < end; ++k)
+          if (steps[k].kind == StepKind::Alltoall) post_comm(r, steps[k], new_flag());
         for (std::size_t k = s.next; k < end; ++k)
           if (local(steps[k]) && steps[k].overlap) run_local(r, steps[k]);
         s.next = end;
@@ -479,6 +578,7 @@ class Verifier {
   std::vector<RankSim> ranks_;
   std::map<Key, std::deque<SendRec>> sends_;
   std::map<Key, std::deque<RecvRec>> recvs_;
+  std::map<std::string, std::map<int, std::deque<RecvRec>>> colls_;  // channel name -> rank -> posted
   std::deque<bool> flags_;  // stable addresses
 };
 
