@@ -5,10 +5,10 @@
 // router splits every held run into the send buckets (sBUF) of the stage's partners; a
 // bucket is a stream of [24-byte run header][run elements]... and travels as one message.
 // Receivers do not know message sizes in advance (they depend on other ranks' counts), so
-// a message is matched with MPI_Mprobe / MPI_Improbe and received with MPI_Mrecv into rBUF
+// a message is matched with MPI_Mprobe and received with MPI_Mrecv into rBUF
 // (under SimGrid, which lacks them, differently: see Probed).
 //   Blocking (b):  per step of the schedule: Isend, probe + receive, wait for the send.
-//   n1:            per stage: post every send, receive in arrival order, wait for the
+//   n1:            per stage: post every send, receive in arrival order (any source), wait for the
 //                  sends, then distribute everything into the next stage's buckets.
 //   n2:            two sBUFs used alternately: each message is distributed into the next
 //                  stage's buckets as soon as it arrives, while this stage's sends are still
@@ -21,6 +21,7 @@
 #include <string>
 
 #include "../core/mpi_bytes.hpp"
+#include "../core/tags.hpp"
 #include "alltoallv_internal.hpp"
 
 namespace libcomm::detail {
@@ -37,17 +38,15 @@ std::vector<StageStep> rank_steps(const Schedule& stage, int me) {
 
 namespace {
 
-constexpr int kStageTagBase = 7400;
 
 // A message seen by a probe, then received into a buffer of its size: matched probes
-// (MPI_Mprobe / MPI_Improbe + MPI_Mrecv). SimGrid's SMPI (3.32) implements none of the
-// three, and its blocking MPI_Probe is a polling loop that injects simulated time at each
-// turn (distorting the timings, and slow at 100 ranks). So in a SimGrid build a blocking
-// probe does nothing and the receive takes the message into a buffer of
-// kSimulatedReceiveCap bytes (allocated, never touched beyond the message), with the same
-// explicit source and tag; a non-blocking probe is a plain MPI_Iprobe. Equivalent here:
-// one thread per rank, and MPI's non-overtaking order makes the receive take the very
-// message the probe saw.
+// (MPI_Mprobe + MPI_Mrecv). SimGrid's SMPI (3.32) implements neither, and its blocking
+// MPI_Probe is a polling loop that injects simulated time at each turn (distorting the
+// timings, and slow at 100 ranks). So in a SimGrid build the probe does nothing and the
+// receive takes the message into a buffer of kSimulatedReceiveCap bytes (allocated, never
+// touched beyond the message), with the same source (or any) and tag. Equivalent here: one
+// thread per rank, and MPI's non-overtaking order makes the receive take the very message
+// the probe would have seen.
 #ifdef LIBCOMM_SIMGRID
 constexpr int kSimulatedReceiveCap = 1 << 28;
 #endif
@@ -57,19 +56,16 @@ struct Probed {
 #ifndef LIBCOMM_SIMGRID
   MPI_Message msg = MPI_MESSAGE_NULL;
 #endif
-  // Waits for a message from `src` with `tag` (block) or looks once; true if one is there.
-  bool probe(int from, int with_tag, MPI_Comm comm, bool block) {
+  // Waits for a message from `from` (or MPI_ANY_SOURCE) with `tag`; `src` is its sender once
+  // it is received.
+  void probe(int from, int with_tag, MPI_Comm comm) {
     src = from, tag = with_tag;
-    int flag = 1;
 #ifdef LIBCOMM_SIMGRID
-    if (!block) check_mpi(MPI_Iprobe(src, tag, comm, &flag, &status), "MPI_Iprobe");
+    (void)comm;
 #else
-    if (block)
-      check_mpi(MPI_Mprobe(src, tag, comm, &msg, &status), "MPI_Mprobe");
-    else
-      check_mpi(MPI_Improbe(src, tag, comm, &flag, &msg, &status), "MPI_Improbe");
+    check_mpi(MPI_Mprobe(src, tag, comm, &msg, &status), "MPI_Mprobe");
+    src = status.MPI_SOURCE;
 #endif
-    return flag != 0;
   }
   // Receives the probed message into `in`, which ends up holding exactly its bytes.
   template <class Buffer>
@@ -85,6 +81,7 @@ struct Probed {
     int n = 0;
     check_mpi(MPI_Get_count(&got, MPI_BYTE, &n), "MPI_Get_count");
     in.resize(static_cast<std::size_t>(n));
+    src = got.MPI_SOURCE;  // (a receive from any source learns which)
 #else
     (void)comm;
     MPI_Count n = 0;
@@ -391,7 +388,7 @@ class Engine {
     const ByteBuf& b = (*cur_)[static_cast<std::size_t>(idx)];
     const MpiBytes t(b.size());
     MPI_Request req = MPI_REQUEST_NULL;
-    check_mpi(MPI_Isend(b.data(), t.count(), t.type(), to, kStageTagBase + s, mc_, &req),
+    check_mpi(MPI_Isend(b.data(), t.count(), t.type(), to, tags::kStagedBase + s, mc_, &req),
               "MPI_Isend");
     ++st_->messages_sent;
     st_->sent_bytes += (*cur_pay_)[static_cast<std::size_t>(idx)];
@@ -405,7 +402,7 @@ class Engine {
       if (step.send_to == me_) keep_own(s, nullptr);
       if (step.recv_from >= 0 && step.recv_from != me_) {
         Probed probed;
-        probed.probe(step.recv_from, kStageTagBase + s, mc_, true);
+        probed.probe(step.recv_from, tags::kStagedBase + s, mc_);
         receive_matched(probed, nullptr);
       }
       check_mpi(MPI_Wait(&req, MPI_STATUS_IGNORE), "MPI_Wait");
@@ -422,26 +419,18 @@ class Engine {
       if (step.recv_from >= 0 && step.recv_from != me_) pending.push_back(step.recv_from);
     }
     if (own) keep_own(s, &prev_sends);
-    // Receive in arrival order: sweep the expected senders with MPI_Improbe; when none has
-    // arrived, block in MPI_Mprobe on the first of them (no busy loop while waiting).
+    // Receive in arrival order: block in a matched probe for any source (the stage's tag
+    // is this stage's alone, so whatever matches is an expected message), as paper 001's
+    // non-blocking modes do; blocking on one chosen sender would serialise the others.
     while (!pending.empty()) {
-      bool got = false;
-      for (std::size_t k = 0; k < pending.size();) {
-        Probed probed;
-        if (probed.probe(pending[k], kStageTagBase + s, mc_, false)) {
-          receive_matched(probed, &prev_sends);
-          pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(k));
-          got = true;
-        } else {
-          ++k;
-        }
-      }
-      if (!got && !pending.empty()) {
-        Probed probed;
-        probed.probe(pending.front(), kStageTagBase + s, mc_, true);
-        receive_matched(probed, &prev_sends);
-        pending.erase(pending.begin());
-      }
+      Probed probed;
+      probed.probe(MPI_ANY_SOURCE, tags::kStagedBase + s, mc_);
+      receive_matched(probed, &prev_sends);
+      const auto it = std::find(pending.begin(), pending.end(), probed.src);
+      if (it == pending.end())
+        throw Error("alltoallv: rank " + std::to_string(me_) + ": stage " + std::to_string(s) +
+                    ": a message from rank " + std::to_string(probed.src) + ", which the schedule does not send");
+      pending.erase(it);
     }
   }
 
