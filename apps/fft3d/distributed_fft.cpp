@@ -3,8 +3,10 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
+#include "libcomm/alltoallv.hpp"
 #include "libcomm/error.hpp"
 #include "libcomm/sim.hpp"
 
@@ -59,7 +61,7 @@ libcomm::NodeMap restricted_nodes(const libcomm::Comm& world, const std::vector<
 }  // namespace
 
 DistributedFft::DistributedFft(const libcomm::Comm& world, Extent grid, ProcGrid procs, bool r2c,
-                               unsigned flags)
+                               unsigned flags, int overlap_chunks)
     : grid_(grid), procs_(procs), r2c_(r2c), nzc_(r2c ? grid.nz / 2 + 1 : grid.nz) {
   const int p = world.size();
   libcomm::require(grid.nx > 0 && grid.ny > 0 && grid.nz > 0,
@@ -174,6 +176,55 @@ DistributedFft::DistributedFft(const libcomm::Comm& world, Extent grid, ProcGrid
                         out, out, flags);
   x_bwd_ = FftPlan::dft(FftKind::Backward, {{sd(nx), sd(plane), sd(plane)}},
                         {{sd(plane), 1, 1}}, out, out, flags);
+  if (overlap_chunks >= 2 && pr > 1) prepare_overlap(overlap_chunks, flags);
+}
+
+void DistributedFft::prepare_overlap(int k_chunks, unsigned flags) {
+  const int pr = procs_.pr;
+  const std::size_t nx = grid_.nx, ny = grid_.ny, nz = grid_.nz, zl = zout_.n;
+  const std::size_t plane = ny * zl;  // one local x plane before the x <-> y transpose
+  overlap_out_ = kernels::FftBuffer<cplx>(std::max<std::size_t>(nx * yout_.n * zl, 1));
+  const std::size_t out_plane = yout_.n * zl;
+  x_fwd_c_ = FftPlan::dft(FftKind::Forward, {{sd(nx), sd(out_plane), sd(out_plane)}}, {{sd(out_plane), 1, 1}},
+                          overlap_out_.data(), overlap_out_.data(), flags);
+  cplx* a = a_.data();
+  cplx* b = b_.data();
+  libcomm::AlltoallvOptions post_all;
+  post_all.mode = libcomm::AlltoallvMode::NonblockingSingle;
+  for (int k = 0; k < k_chunks; ++k) {
+    const Range xr = split(xin_.n, k_chunks, k);  // this chunk's local x planes
+    Chunk ch;
+    if (procs_.pc == 1) {  // the 2-D (y, z) FFT of the chunk's planes, on a
+      const std::vector<FftDim> batch{{sd(xr.n), sd(ny * nzc_), sd(ny * nzc_)}};
+      if (!r2c_)
+        ch.fft = FftPlan::dft(FftKind::Forward, {{sd(ny), sd(nz), sd(nz)}, {sd(nz), 1, 1}}, batch,
+                              a + xr.lo * plane, a + xr.lo * plane, flags);
+      else
+        ch.fft = FftPlan::r2c({{sd(ny), sd(nz), sd(nzc_)}, {sd(nz), 1, 1}}, {{sd(xr.n), sd(ny * nz), sd(ny * nzc_)}},
+                              real_.data() + xr.lo * ny * nz, a + xr.lo * plane, flags);
+    } else {  // the y FFT of the chunk's planes of [x_l][y][z_l], on b
+      ch.fft = FftPlan::dft(FftKind::Forward, {{sd(ny), sd(zl), sd(zl)}}, {{sd(xr.n), sd(plane), sd(plane)}, {sd(zl), 1, 1}},
+                            b + xr.lo * plane, b + xr.lo * plane, flags);
+    }
+    ch.pack = row_pieces(xr.n, plane, pr, [&](int d) {
+      const Range y = split(ny, pr, d);
+      return std::pair{y.lo * zl, y.n * zl};
+    });
+    ch.offset = xr.lo * plane;
+    // To rank d of the column: the chunk's planes, y in d's range. From rank s: chunk k of
+    // s's planes, which land at their x in the [x][y_l][z_l] output.
+    std::vector<std::int64_t> sc(pr), sdis(pr), rc(pr), rdis(pr);
+    for (int d = 0; d < pr; ++d) {
+      sc[d] = static_cast<std::int64_t>(ch.pack.piece_len[d] * xr.n);
+      sdis[d] = static_cast<std::int64_t>(ch.offset + ch.pack.block_offset[d]);
+      const Range xs = split(nx, pr, d), part = split(xs.n, k_chunks, k);
+      rc[d] = static_cast<std::int64_t>(part.n * out_plane);
+      rdis[d] = static_cast<std::int64_t>((xs.lo + part.lo) * out_plane);
+    }
+    ch.exchange = libcomm::plan_alltoallv(*col_, sc, sdis, rc, rdis, sizeof(cplx), libcomm::AlltoallvAlgo::Direct,
+                                          post_all);
+    chunks_.push_back(std::move(ch));
+  }
 }
 
 DistributedFft::~DistributedFft() {
@@ -230,6 +281,7 @@ std::string DistributedFft::forward(libcomm::AlltoallAlgo algo,
                                     const libcomm::AlltoallOptions& opts, StageTimes& t) {
   cplx* a = a_.data();
   cplx* b = b_.data();
+  out_ = nullptr;
   std::string ran1, ran2;
   fft_stage(t, first_fwd_);
   if (procs_.pc > 1) {
@@ -249,10 +301,50 @@ std::string DistributedFft::forward(libcomm::AlltoallAlgo algo,
   return join_ran(ran1, ran2);
 }
 
+std::string DistributedFft::forward_overlapped(StageTimes& t) {
+  libcomm::require(!chunks_.empty(), "fft3d: forward_overlapped needs --overlap >= 2 and more than one process row");
+  cplx* a = a_.data();
+  cplx* b = b_.data();
+  out_ = nullptr;
+  std::string ran1;
+  // src: the planes before the x <-> y transpose; dst: where they are packed.
+  cplx* src = a;
+  cplx* dst = b;
+  if (procs_.pc > 1) {  // the z FFT and the y <-> z transpose as in forward()
+    fft_stage(t, first_fwd_);
+    pack(t, a, b, t1_rows_);
+    timed(t.comm, [&] { ran1 = t1_fwd_.run(b, a, libcomm::AlltoallAlgo::Auto, {}); });
+    unpack(t, a, b, t1_mid_);
+    src = b;
+    dst = a;
+  }
+  cplx* c = overlap_out_.data();
+  for (std::size_t k = 0; k < chunks_.size(); ++k) {
+    Chunk& ch = chunks_[k];
+    fft_stage(t, ch.fft);
+    pack(t, src + ch.offset, dst + ch.offset, ch.pack);
+    timed(t.comm, [&] {
+      ch.exchange.start(dst, c);
+      for (std::size_t j = 0; j < k; ++j) chunks_[j].exchange.test();  // progress the ones in flight
+    });
+  }
+  timed(t.comm, [&] {
+    for (auto& ch : chunks_) ch.exchange.wait();
+  });
+  fft_stage(t, x_fwd_c_);
+  out_ = c;
+  return join_ran(ran1, "direct x " + std::to_string(chunks_.size()) + " chunks");
+}
+
 std::string DistributedFft::backward(libcomm::AlltoallAlgo algo,
                                      const libcomm::AlltoallOptions& opts, StageTimes& t) {
   cplx* a = a_.data();
   cplx* b = b_.data();
+  if (out_ != nullptr) {  // after forward_overlapped: the spectrum back where backward reads it
+    cplx* standard = procs_.pc == 1 ? a : b;
+    timed(t.pack, [&] { std::copy(out_, out_ + grid_.nx * yout_.n * zout_.n, standard); });
+    out_ = nullptr;
+  }
   std::string ran1, ran2;
   fft_stage(t, x_bwd_);
   if (procs_.pc > 1) {

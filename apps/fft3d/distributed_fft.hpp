@@ -18,6 +18,7 @@
 #include <complex>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "exchange.hpp"
 #include "grid.hpp"
@@ -25,6 +26,7 @@
 #include "kernels/fft_plan.hpp"
 #include "libcomm/alltoall.hpp"
 #include "libcomm/comm.hpp"
+#include "libcomm/plan.hpp"
 
 namespace fft3d {
 
@@ -48,8 +50,10 @@ struct LocalWorkModel {
 class DistributedFft {
  public:
   // Collective over world. plan_flags: FFTW_ESTIMATE, FFTW_MEASURE, ...
+  // overlap_chunks >= 2 also prepares forward_overlapped() (x <-> y transpose in that many
+  // pipelined chunks).
   DistributedFft(const libcomm::Comm& world, Extent grid, ProcGrid procs, bool r2c,
-                 unsigned plan_flags);
+                 unsigned plan_flags, int overlap_chunks = 0);
   ~DistributedFft();
   DistributedFft(const DistributedFft&) = delete;
   DistributedFft& operator=(const DistributedFft&) = delete;
@@ -66,12 +70,21 @@ class DistributedFft {
   Box output_box() const;
   cplx* complex_input() { return a_.data(); }  // c2c: the input goes here
   double* real_input() { return real_.data(); }  // r2c: the input goes here
-  cplx* output() { return procs_.pc == 1 ? a_.data() : b_.data(); }
+  // Where the last forward transform left the spectrum.
+  cplx* output() { return out_ ? out_ : procs_.pc == 1 ? a_.data() : b_.data(); }
 
   // Forward transform of the input into the output (the input is overwritten). Returns
   // what the transposes ran ("pairwise", "mpi_alltoallv", "pairwise+mpi_alltoallv").
   std::string forward(libcomm::AlltoallAlgo algo, const libcomm::AlltoallOptions& opts,
                       StageTimes& times);
+  // The forward transform with the x <-> y transpose pipelined (heFFTe's pipelined
+  // point-to-point reshape): the x planes of this rank are cut into chunks; chunk k's FFT
+  // stage (slab: the 2-D y-z FFT; pencil: the y FFT) and pack run while the chunks before
+  // it travel, each chunk a persistent libcomm plan (direct alltoallv, everything posted at
+  // once, blocks landing straight in the x-pencil output). Needs overlap_chunks >= 2 and
+  // Pr > 1. Returns what ran.
+  std::string forward_overlapped(StageTimes& times);
+  int overlap_chunks() const { return static_cast<int>(chunks_.size()); }
   // Backward (unnormalised: input times NX*NY*NZ) from the output into the input.
   std::string backward(libcomm::AlltoallAlgo algo, const libcomm::AlltoallOptions& opts,
                        StageTimes& times);
@@ -101,6 +114,20 @@ class DistributedFft {
   kernels::RowPieces t1_rows_, t1_mid_, t2_mid_;
   Exchange t1_fwd_, t1_bwd_, t2_fwd_, t2_bwd_;
   LocalWorkModel model_;
+
+  // forward_overlapped(): per chunk of local x planes, its FFT stage, its pack layout, its
+  // offset in the pack buffer (elements) and its persistent all-to-all.
+  struct Chunk {
+    kernels::FftPlan fft;
+    kernels::RowPieces pack;
+    std::size_t offset = 0;
+    libcomm::Plan exchange;
+  };
+  std::vector<Chunk> chunks_;
+  kernels::FftBuffer<cplx> overlap_out_;  // the overlapped forward's output [x][y_l][z_l]
+  kernels::FftPlan x_fwd_c_;
+  cplx* out_ = nullptr;
+  void prepare_overlap(int chunks, unsigned flags);
 
   // One FFT stage / one pack or unpack, timed into t.fft / t.pack and charged by model_.
   void fft_stage(StageTimes& t, const kernels::FftPlan& plan) const;

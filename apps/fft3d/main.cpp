@@ -51,6 +51,7 @@ struct Variant {
   std::string proc_grid;
   int engine = -1, peer = -1;
   libcomm::AlltoallAlgo algo = libcomm::AlltoallAlgo::Native;
+  bool overlap = false;  // forward_overlapped (the x <-> y transpose in pipelined chunks)
   std::string algo_name, ran;
   std::vector<double> fwd, bwd, fft, pack, comm;
   double fwd_err = -1, rt_err = -1;
@@ -69,7 +70,7 @@ int run(int argc, char** argv) {
   std::string size_text, grid_text, decomp_text = "slab,pencil", algo_text = "auto",
                                     nodes = "shared", json_path, plan = kDefaultPlan, check = "auto";
   bool r2c = false, with_fftw_mpi = false;
-  int reps = 5, warmup = 1;
+  int reps = 5, warmup = 1, overlap = 0;
   auto* n_opt = app.add_option("--n", n_cube, "cube grid N x N x N")->capture_default_str();
   auto* size_opt = app.add_option("--size", size_text, "grid NXxNYxNZ, e.g. 12x10x9");
   n_opt->excludes(size_opt);
@@ -117,6 +118,11 @@ int run(int argc, char** argv) {
                  "with --model-fft: charge each pack/unpack, and the block copies inside the "
                  "all-to-all algorithms, their bytes at this many GB/s")
       ->check(CLI::PositiveNumber);
+  app.add_option("--overlap", overlap,
+                 "also time the forward transform with the x <-> y transpose pipelined in this many chunks "
+                 "(>= 2; persistent libcomm plans, each chunk's FFT and pack overlapping the chunks before "
+                 "it in flight; its backward is the blocking one, after a copy)")
+      ->check(CLI::Range(0, 4096));
   app.add_option("--json", json_path, "also write the results as JSON to this file");
   try {
     app.parse(argc, argv);
@@ -125,6 +131,8 @@ int run(int argc, char** argv) {
     throw;
   }
 
+  libcomm::require(overlap == 0 || overlap >= 2,
+                   "--overlap: " + std::to_string(overlap) + " chunk(s); pipelining needs at least 2 (0: off)");
   const LocalWorkModel model{model_gflops * 1e9, model_copy_gbs * 1e9};
   if (model.enabled()) {
     libcomm::sim::require_cost_model_applies("--model-fft/--model-copy");
@@ -192,7 +200,7 @@ int run(int argc, char** argv) {
   std::vector<std::string> engine_decomp;
   for (const auto& d : decomps) {
     const ProcGrid pg = d == "slab" ? ProcGrid{p, 1} : pencil_grid;
-    engines.push_back(std::make_unique<DistributedFft>(world, g, pg, r2c, flags));
+    engines.push_back(std::make_unique<DistributedFft>(world, g, pg, r2c, flags, overlap));
     engines.back()->set_local_work_model(model);
     engine_decomp.push_back(d);
   }
@@ -258,6 +266,16 @@ int run(int argc, char** argv) {
       v.algo_name = a;
       variants.push_back(v);
     }
+  for (std::size_t e = 0; e < engines.size(); ++e) {
+    if (engines[e]->overlap_chunks() == 0) continue;  // (one process row: no x <-> y transpose)
+    Variant v;
+    v.decomp = engine_decomp[e];
+    v.proc_grid = engines[e]->procs().str();
+    v.engine = static_cast<int>(e);
+    v.overlap = true;
+    v.algo_name = "overlap" + std::to_string(overlap);
+    variants.push_back(v);
+  }
   for (std::size_t k = 0; k < peers.size(); ++k) {
     Variant v;
     v.decomp = k == 0 ? "fftw_mpi" : "fftw_mpi_transposed_out";
@@ -301,7 +319,7 @@ int run(int argc, char** argv) {
           std::copy(saved_c[e].begin(), saved_c[e].end(), f.complex_input());
         MPI_Barrier(world.mpi());
         double t0 = MPI_Wtime();
-        ran = f.forward(v.algo, opts, tf);
+        ran = v.overlap ? f.forward_overlapped(tf) : f.forward(v.algo, opts, tf);
         t[0] = MPI_Wtime() - t0;
         if (rep == 0) v.fwd_err = forward_error(f.output(), f.output_box());
         MPI_Barrier(world.mpi());
