@@ -59,7 +59,7 @@ for m in $MMAX; do
   [[ "$m" =~ ^[1-9][0-9]*$ ]] || { echo "irregular.sh: M_max must be a positive integer, got '$m'" >&2; exit 2; }
 done
 
-ensure_packages "${LIBCOMM_PACKAGES[@]}" libsimgrid-dev
+ensure_packages "${LIBCOMM_PACKAGES[@]}" libsimgrid-dev python3-matplotlib
 BUILD="${SIMGRID_BUILD_DIR:-build-sim}"
 build_simgrid_target "$BUILD" commbench || exit 1
 
