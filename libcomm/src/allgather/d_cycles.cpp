@@ -9,10 +9,12 @@
 //                                      receives it straight into its final place,
 //                                      Reorder::Staged into slot order, then reorders;
 //   index motion (d_cycles_im):        each subblock travels with its origin index (a
-//                                      32-bit integer, as on the CM-200), the reordering
-//                                      pass reads the moved indices.
-//   index motion's check:              the moved index must equal the one computed (a
-//                                      Check step), so a corrupt index fails the run.
+//                                      32-bit integer, as on the CM-200) in fixed-size
+//                                      slots; the reordering pass reads every moved index
+//                                      and checks it against the computed one (a Check
+//                                      step: a step program's addresses are fixed when it
+//                                      is built, so the index places nothing by itself,
+//                                      but a corrupt one fails the run on that rank).
 #include "allgather_internal.hpp"
 
 namespace libcomm::detail {

@@ -286,7 +286,9 @@ std::shared_ptr<PlanState> native_plan(
 }
 
 void run_blocking(PlanState& s, const void* send, void* recv, const Comm& comm) {
-  start(s, send, recv, s.program ? comm.scratch(0, s.program->scratch_bytes) : nullptr, false);
+  // (No scratch, no trip through the Comm's lock: most programs of whole blocks need none.)
+  const std::size_t scratch = s.program ? s.program->scratch_bytes : 0;
+  start(s, send, recv, scratch ? comm.scratch(0, scratch) : nullptr, false);
   s.blocking_run = true;
   progress(s, true);
   s.blocking_run = false;
