@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -191,16 +192,19 @@ using libcomm::ElemType;
 using libcomm::ReduceOp;
 using libcomm::ReduceScatterAlgo;
 
-// Block sizes in bytes: equal ones, and unequal ones with empty blocks among them.
-std::vector<std::vector<std::size_t>> allgather_layouts(int p) {
+// Block sizes: P equal ones of each size in `equal`, then one layout of unequal sizes
+// (a * r + c for rank r) with every third block, from `first_empty` on, empty.
+std::vector<std::vector<std::size_t>> block_layouts(int p, std::initializer_list<std::size_t> equal, int first_empty,
+                                                    std::size_t a, std::size_t c) {
   std::vector<std::vector<std::size_t>> out;
-  for (std::size_t b : {std::size_t{0}, std::size_t{1}, std::size_t{13}, std::size_t{4096}})
-    out.emplace_back(static_cast<std::size_t>(p), b);
+  for (std::size_t b : equal) out.emplace_back(static_cast<std::size_t>(p), b);
   std::vector<std::size_t> uneven(static_cast<std::size_t>(p));
-  for (int r = 0; r < p; ++r) uneven[r] = r % 3 == 1 ? 0 : static_cast<std::size_t>(7 * r + 3);
+  for (int r = 0; r < p; ++r) uneven[r] = r % 3 == first_empty ? 0 : a * static_cast<std::size_t>(r) + c;
   out.push_back(uneven);
   return out;
 }
+
+std::vector<std::vector<std::size_t>> allgather_layouts(int p) { return block_layouts(p, {0, 1, 13, 4096}, 1, 7, 3); }
 
 std::vector<std::byte> own_block(std::size_t n, int rank, int salt) {
   std::vector<std::byte> v(n);
@@ -325,12 +329,7 @@ void reduce_scatter_matches_mpi(const Comm& comm, ReduceScatterAlgo algo, Reduce
 TEST_F(MpiTest, IreduceScatterEveryAlgorithmMatchesMpiReduceScatter) {
   const Comm comm(MPI_COMM_WORLD);
   const int p = comm.size();
-  std::vector<std::vector<std::size_t>> layouts;
-  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{1000}})
-    layouts.emplace_back(static_cast<std::size_t>(p), n);
-  std::vector<std::size_t> uneven(static_cast<std::size_t>(p));
-  for (int r = 0; r < p; ++r) uneven[r] = r % 3 == 2 ? 0 : static_cast<std::size_t>(2 * r + 1);
-  layouts.push_back(uneven);
+  const auto layouts = block_layouts(p, {0, 1, 5, 1000}, 2, 2, 1);
   for (const auto& info : libcomm::reduce_scatter_algorithms())
     for (const auto& counts : layouts) {
       libcomm::ReduceScatterOptions opts;

@@ -213,13 +213,11 @@ std::size_t largest_of(std::span<const std::size_t> counts) {
   return counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
 }
 
-std::shared_ptr<detail::PlanState> allgather_state(AllgatherChoice c, const detail::Blocks& b, const Comm& comm,
-                                                   const AllgatherOptions& opts, bool own_scratch) {
-  if (c.reason.empty()) c.reason = "auto (decided earlier on this communicator)";
-  if (c.algo == AllgatherAlgo::Native)
-    return detail::native_plan(comm, "native", c.reason, detail::native_iallgatherv(b, comm.mpi()));
-  return detail::program_plan(comm, detail::build_allgather_program(c.algo, b, comm.rank(), opts), c.reason,
-                              own_scratch);
+std::shared_ptr<detail::PlanState> allgather_state(const AllgatherChoice& c, const detail::Blocks& b,
+                                                   const Comm& comm, const AllgatherOptions& opts, bool own_scratch) {
+  return detail::choice_state(
+      comm, c.reason, c.algo == AllgatherAlgo::Native, [&] { return detail::native_iallgatherv(b, comm.mpi()); },
+      [&] { return detail::build_allgather_program(c.algo, b, comm.rank(), opts); }, own_scratch);
 }
 
 }  // namespace

@@ -213,25 +213,28 @@ ScheduleRun schedule_run_of(AlltoallAlgo a) {
 
 // The plan state of a resolved choice; `blocking` for the plans the blocking calls keep
 // (they borrow the Comm's scratch and may use library collectives inside, multicore.cpp).
-std::shared_ptr<detail::PlanState> alltoall_state(AlltoallChoice c, std::size_t b, const Comm& comm,
+std::shared_ptr<detail::PlanState> alltoall_state(const AlltoallChoice& c, std::size_t b, const Comm& comm,
                                                   const AlltoallOptions& opts, bool blocking) {
-  if (c.reason.empty()) c.reason = "auto (decided earlier on this communicator)";
-  if (c.algo == AlltoallAlgo::Native) {
-    const MPI_Comm mc = comm.mpi();
-    return detail::native_plan(comm, "native", c.reason, [b, mc](const void* s, void* r, MPI_Request* q) {
+  if (c.algo == AlltoallAlgo::Leader || c.algo == AlltoallAlgo::SendAggregate ||
+      c.algo == AlltoallAlgo::RecvDistribute)
+    return detail::hierarchical_plan(c.algo, comm, b, opts,
+                                     c.reason.empty() ? "auto (decided earlier on this communicator)" : c.reason,
+                                     blocking);
+  const MPI_Comm mc = comm.mpi();
+  const auto native_start = [b, mc] {
+    return [b, mc](const void* s, void* r, MPI_Request* q) {
       const detail::MpiBytes block(b);
       detail::check_mpi(MPI_Ialltoall(s, block.count(), block.type(), r, block.count(), block.type(), mc, q),
                         "MPI_Ialltoall");
-    });
-  }
-  if (c.algo == AlltoallAlgo::Leader || c.algo == AlltoallAlgo::SendAggregate ||
-      c.algo == AlltoallAlgo::RecvDistribute) {
-    return detail::hierarchical_plan(c.algo, comm, b, opts, c.reason, blocking);
-  }
-  const auto topo = attached_topology(comm);
-  return detail::program_plan(
-      comm, detail::build_alltoall_program(c.algo, comm.size(), comm.rank(), b, &comm.nodes(), topo.get()),
-      c.reason, !blocking);
+    };
+  };
+  return detail::choice_state(
+      comm, c.reason, c.algo == AlltoallAlgo::Native, native_start,
+      [&] {
+        const auto topo = attached_topology(comm);
+        return detail::build_alltoall_program(c.algo, comm.size(), comm.rank(), b, &comm.nodes(), topo.get());
+      },
+      !blocking);
 }
 
 AlltoallChoice resolve(AlltoallAlgo algo, std::size_t block_bytes, const Comm& comm, const AlltoallOptions& opts) {

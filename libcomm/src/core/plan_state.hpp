@@ -66,6 +66,17 @@ std::shared_ptr<PlanState> program_plan(const Comm& comm, StepProgram program, s
 std::shared_ptr<PlanState> native_plan(const Comm& comm, std::string algorithm, std::string reason,
                                        std::function<void(const void*, void*, MPI_Request*)> start);
 
+// The plan state of an operation's resolved choice: the MPI library's own collective
+// (`native_start()` gives its start) or the algorithm's step program (`build()`). An empty
+// reason means Auto's decision was reused from an earlier call.
+template <class NativeStart, class Build>
+std::shared_ptr<PlanState> choice_state(const Comm& comm, std::string reason, bool native,
+                                        NativeStart&& native_start, Build&& build, bool own_scratch) {
+  if (reason.empty()) reason = "auto (decided earlier on this communicator)";
+  if (native) return native_plan(comm, "native", std::move(reason), native_start());
+  return program_plan(comm, build(), std::move(reason), own_scratch);
+}
+
 // Starts a run and drives it to completion (the blocking calls), with scratch from the
 // Comm's slot 0.
 void run_blocking(PlanState& s, const void* send, void* recv, const Comm& comm);

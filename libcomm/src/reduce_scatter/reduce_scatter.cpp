@@ -268,14 +268,12 @@ ReduceScatterChoice resolve(ReduceScatterAlgo algo, std::span<const std::size_t>
   return c;  // reason empty when Auto's earlier decision was reused
 }
 
-std::shared_ptr<detail::PlanState> reduce_scatter_state(ReduceScatterChoice c, const detail::ReduceBlocks& b,
+std::shared_ptr<detail::PlanState> reduce_scatter_state(const ReduceScatterChoice& c, const detail::ReduceBlocks& b,
                                                         const Comm& comm, const ReduceScatterOptions& opts,
                                                         bool own_scratch) {
-  if (c.reason.empty()) c.reason = "auto (decided earlier on this communicator)";
-  if (c.algo == ReduceScatterAlgo::Native)
-    return detail::native_plan(comm, "native", c.reason, detail::native_ireduce_scatter(b, comm.mpi()));
-  return detail::program_plan(comm, detail::build_reduce_scatter_program(c.algo, b, comm.rank(), opts), c.reason,
-                              own_scratch);
+  return detail::choice_state(
+      comm, c.reason, c.algo == ReduceScatterAlgo::Native, [&] { return detail::native_ireduce_scatter(b, comm.mpi()); },
+      [&] { return detail::build_reduce_scatter_program(c.algo, b, comm.rank(), opts); }, own_scratch);
 }
 
 }  // namespace
