@@ -35,7 +35,7 @@ bool is_square(int p) {
 
 class AlltoallvOp : public Operation {
  public:
-  AlltoallvOp(const libcomm::Comm& comm, const Settings&) : comm_(comm) {
+  AlltoallvOp(const libcomm::Comm& comm, const Settings& s) : comm_(comm), allow_fallback_(!s.no_fallback) {
     try {
       spec_.pattern = kernels::traffic_pattern_from_name(g_pattern);
     } catch (const std::invalid_argument& e) {
@@ -119,9 +119,11 @@ class AlltoallvOp : public Operation {
   }
 
   void check_applicable(const std::string& algo, std::size_t) const override {
-    const auto a = libcomm::choose_alltoallv(parse(algo).first, comm_.size());
-    if (a != AlltoallvAlgo::Native && a != AlltoallvAlgo::Direct)
-      libcomm::alltoallv_schedule(a, comm_.size());  // throws for mesh on a non-square P
+    libcomm::AlltoallvOptions o;
+    o.allow_fallback = allow_fallback_;
+    // Throws for mesh on a non-square P with --no-fallback.
+    const auto a = libcomm::choose_alltoallv(parse(algo).first, comm_.size(), o).algo;
+    if (a != AlltoallvAlgo::Native && a != AlltoallvAlgo::Direct) libcomm::alltoallv_schedule(a, comm_.size());
   }
 
   void prepare(std::size_t block) override {
@@ -152,6 +154,7 @@ class AlltoallvOp : public Operation {
     libcomm::AlltoallvOptions o;
     o.check_args = checked;
     o.mode = m;
+    o.allow_fallback = allow_fallback_;
     const auto ran =
         libcomm::alltoallv(send_.data(), sc_, sd_, recv_.data(), rc_, rd_, g_elem, comm_, a, o);
     return ran == a ? algo : std::string(libcomm::alltoallv_algo_name(ran));
@@ -163,6 +166,9 @@ class AlltoallvOp : public Operation {
       const auto c = libcomm::choose_alltoallv(a, stats_, comm_);
       return "M_max " + apps::format_size(block) + ": " + c.reason;
     }
+    libcomm::AlltoallvOptions o;
+    o.allow_fallback = allow_fallback_;
+    if (const auto c = libcomm::choose_alltoallv(a, comm_.size(), o); c.algo != a) return c.reason;
     return "alltoallv: pattern " + g_pattern + ", element " + std::to_string(g_elem) +
            " B, M_max = " + std::to_string(block / g_elem) + " elements (block = M_max in bytes)";
   }
@@ -188,6 +194,7 @@ class AlltoallvOp : public Operation {
 
  private:
   const libcomm::Comm& comm_;
+  bool allow_fallback_ = true;  // !--no-fallback
   kernels::TrafficSpec spec_;
   libcomm::FlatPlatform platform_;
   std::vector<AlltoallvMode> modes_;

@@ -207,6 +207,9 @@ int run(int argc, char** argv) {
                                                : parse_grid(grid_text, p);
   libcomm::AllgatherOptions gopt;
   libcomm::ReduceScatterOptions ropt;
+  // The paper 004 tables show d_cycles only where a d-cube exists: its fallback to ring
+  // would put ring's time under d_cycles' name, so this program refuses instead.
+  gopt.allow_fallback = ropt.allow_fallback = false;
   try {
     gopt.order = ropt.order = libcomm::node_order_from_name(order);
   } catch (const libcomm::Error& e) {

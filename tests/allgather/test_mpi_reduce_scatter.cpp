@@ -92,6 +92,7 @@ void run_typed(const Variant& v, const std::string& pattern, ReduceOp op) {
   std::vector<T> recv(mine + 1, T(12345)), reference(mine + 1, T(12345));
   ReduceScatterOptions opts;
   opts.order = v.order;
+  opts.allow_fallback = false;  // d_cycles refuses P not a power of two
   const ElemType et = libcomm::elem_type_of<T>();
   const std::string what = v.name + ", " + pattern + ", " + std::string(libcomm::elem_type_name(et)) + " " +
                            std::string(libcomm::reduce_op_name(op)) + ", P = " + std::to_string(p);

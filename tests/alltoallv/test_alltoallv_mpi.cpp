@@ -111,7 +111,7 @@ class EveryAlgorithmAndMode
 
 TEST_P(EveryAlgorithmAndMode, MatchesMpiAlltoallvByteForByte) {
   const auto [algo, mode] = GetParam();
-  if (algo == AlltoallvAlgo::Mesh && !is_square(mpitest::size())) return;  // see MeshRefuses
+  if (algo == AlltoallvAlgo::Mesh && !is_square(mpitest::size())) return;  // see MeshFallsBack...
   for (const auto& spec : specs())
     for (std::size_t esize : {1, 22, 48}) run_case(algo, mode, spec, esize);
 }
@@ -140,12 +140,26 @@ void expect_comm_still_works() {
            8);
 }
 
-TEST_F(MpiTest, MeshRefusesNonSquareOnEveryRank) {
+TEST_F(MpiTest, MeshFallsBackToFourStageOrRefusesOnNonSquareP) {
   const auto& comm = mpitest::world();
   const int p = comm.size();
+  // Every rank sends one element to every rank.
+  std::vector<std::int64_t> ones(p, 1), displ(p);
+  for (int k = 0; k < p; ++k) displ[k] = k;
+  std::vector<double> send(p), recv(p, -1.0);
+  for (int k = 0; k < p; ++k) send[k] = comm.rank() * 100 + k;
+  libcomm::AlltoallvAlgo ran = AlltoallvAlgo::Native;
+  const auto fallback = mpitest::run_catching([&] {
+    ran = libcomm::alltoallv<double>(send, ones, displ, recv, ones, displ, comm, AlltoallvAlgo::Mesh);
+  });
+  EXPECT_FALSE(fallback.threw) << fallback.message;
+  EXPECT_EQ(ran, is_square(p) ? AlltoallvAlgo::Mesh : AlltoallvAlgo::FourStage);
+  for (int k = 0; k < p; ++k) EXPECT_EQ(recv[k], k * 100 + comm.rank()) << "from rank " << k;
+  libcomm::AlltoallvOptions strict;
+  strict.allow_fallback = false;
   std::vector<std::int64_t> zero(p, 0);
   const auto o = mpitest::run_catching([&] {
-    libcomm::alltoallv(nullptr, zero, zero, nullptr, zero, zero, 8, comm, AlltoallvAlgo::Mesh);
+    libcomm::alltoallv(nullptr, zero, zero, nullptr, zero, zero, 8, comm, AlltoallvAlgo::Mesh, strict);
   });
   if (is_square(p)) {
     EXPECT_FALSE(o.threw) << o.message;

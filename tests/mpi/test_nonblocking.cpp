@@ -292,7 +292,13 @@ TEST_F(MpiTest, PersistentAllgatherPlansRunManyTimes) {
   }
   // d_cycles without fallback on P not a power of two is refused on every rank.
   if ((p & (p - 1)) != 0) {
-    const auto o = mpitest::run_catching([&] { libcomm::plan_allgather(comm, 8, AllgatherAlgo::DCycles); });
+    libcomm::AllgatherOptions strict;
+    strict.allow_fallback = false;
+    const auto o = mpitest::run_catching([&] { libcomm::plan_allgather(comm, 8, AllgatherAlgo::DCycles, strict); });
+    EXPECT_TRUE(o.threw);
+    auto fallback = libcomm::plan_allgather(comm, 8, AllgatherAlgo::DCycles);  // the default falls back
+    EXPECT_EQ(fallback.algorithm(), "ring");
+    EXPECT_NE(fallback.reason().find("ran ring instead"), std::string::npos) << fallback.reason();
     EXPECT_TRUE(o.threw);
     EXPECT_NE(o.message.find("power-of-two"), std::string::npos) << o.message;
   }

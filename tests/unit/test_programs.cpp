@@ -273,7 +273,10 @@ TEST(StepPrograms, EveryAllgatherAlgorithmDeliversEveryByteForPUpTo24) {
     for (int p = 1; p <= 24; ++p) {
       const bool pow2 = (p & (p - 1)) == 0;
       if (!pow2 && (info.algo == AllgatherAlgo::DCycles || info.algo == AllgatherAlgo::DCyclesIndexMotion)) {
-        EXPECT_THROW(allgather_program(info.algo, std::vector<std::size_t>(p, 1), 0), Error) << p;
+        AllgatherOptions strict;
+        strict.allow_fallback = false;
+        EXPECT_THROW(allgather_program(info.algo, std::vector<std::size_t>(p, 1), 0, strict), Error) << p;
+        EXPECT_EQ(allgather_program(info.algo, std::vector<std::size_t>(p, 1), 0).algorithm, "ring") << p;
         continue;
       }
       for (std::size_t unit : {std::size_t{1}, std::size_t{4}}) {
@@ -316,9 +319,14 @@ TEST(StepPrograms, EveryReduceScatterAlgorithmCombinesEveryContributionOnceForPU
     for (int p = 1; p <= 24; ++p) {
       const bool pow2 = (p & (p - 1)) == 0;
       if (!pow2 && info.algo == ReduceScatterAlgo::DCycles) {
+        ReduceScatterOptions strict;
+        strict.allow_fallback = false;
         EXPECT_THROW(reduce_scatter_program(info.algo, std::vector<std::size_t>(p, 1), ElemType::Int,
-                                            ReduceOp::Sum, 0),
+                                            ReduceOp::Sum, 0, strict),
                      Error);
+        EXPECT_EQ(reduce_scatter_program(info.algo, std::vector<std::size_t>(p, 1), ElemType::Int, ReduceOp::Sum, 0)
+                      .algorithm,
+                  "ring");
         continue;
       }
       for (NodeOrder order : {NodeOrder::Binary, NodeOrder::Gray}) {

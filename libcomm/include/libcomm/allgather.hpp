@@ -58,9 +58,10 @@ NodeOrder node_order_from_name(std::string_view name);  // "binary" | "gray"
 
 struct AllgatherOptions {
   bool check_args = true;      // one MPI_Allreduce so bad input on any rank never hangs
-  // d_cycles on P not a power of two: false (default) = Error on every rank, as the
-  // issue asks; true = run ring instead. Auto never picks d_cycles there.
-  bool allow_fallback = false;
+  // d_cycles on P not a power of two: true (default, as for every operation) = run ring
+  // instead and say why (the choice's reason); false = Error on every rank. Auto never
+  // picks d_cycles there.
+  bool allow_fallback = true;
   NodeOrder order = NodeOrder::Binary;
   Reorder reorder = Reorder::Direct;  // ring and d_cycles (index motion is always staged)
   // Granularity of the subblock partitioning (Fig. 20) in bytes: subblocks never split an

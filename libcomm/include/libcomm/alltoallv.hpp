@@ -90,6 +90,10 @@ struct AlltoallvOptions {
   // the ranks disagree on element size, algorithm or mode. Native also needs it to pick,
   // on every rank alike, its path for counts beyond INT_MAX.
   bool check_args = true;
+  // mesh (A3) on P not a perfect square: true (default) = run four_stage (A4, which lays
+  // any P out on a mesh of pseudo-nodes) and say so; false = Error on every rank. The
+  // same switch, with the same default, as every other operation's.
+  bool allow_fallback = true;
   AlltoallvMode mode = AlltoallvMode::Blocking;
   // When set, filled with this rank's per-stage figures.
   AlltoallvStats* stats = nullptr;
@@ -125,6 +129,9 @@ struct AlltoallvChoice {
 // and none when the table names one algorithm for every size (TuningTable::lookup_any_size).
 AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, const AlltoallvCountStats& counts,
                                  const Comm& comm);
+// The same rule with the documented fallback applied (mesh on P not a perfect square:
+// four_stage, or an Error naming P when opts.allow_fallback is false), and why.
+AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, int nprocs, const AlltoallvOptions& opts);
 
 // Runs the irregular all-to-all; returns the algorithm that ran. Collective over comm.
 // Spans hold comm.size() entries; counts and displacements are in elements.

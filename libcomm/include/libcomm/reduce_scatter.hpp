@@ -63,9 +63,10 @@ ReduceScatterAlgo reduce_scatter_algo_from_env(ReduceScatterAlgo fallback = Redu
 
 struct ReduceScatterOptions {
   bool check_args = true;
-  // d_cycles on P not a power of two: false (default) = Error on every rank, as the
-  // issue asks; true = run ring instead. Auto never picks d_cycles there.
-  bool allow_fallback = false;
+  // d_cycles on P not a power of two: true (default, as for every operation) = run ring
+  // instead and say why (the choice's reason); false = Error on every rank. Auto never
+  // picks d_cycles there.
+  bool allow_fallback = true;
   NodeOrder order = NodeOrder::Binary;  // ring only (see allgather.hpp)
 };
 

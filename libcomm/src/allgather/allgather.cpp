@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "../core/algorithm_table.hpp"
 #include "../core/check.hpp"
 #include "../core/mpi_bytes.hpp"
 #include "../core/plan_state.hpp"
@@ -29,29 +30,14 @@ const std::vector<AllgatherAlgoInfo>& allgather_algorithms() {
   return all;
 }
 
-std::string_view allgather_algo_name(AllgatherAlgo a) {
-  for (const auto& info : allgather_algorithms())
-    if (info.algo == a) return info.name;
-  return "?";
-}
+std::string_view allgather_algo_name(AllgatherAlgo a) { return detail::name_in(allgather_algorithms(), a); }
 
 AllgatherAlgo allgather_algo_from_name(std::string_view name) {
-  std::string valid;
-  for (const auto& info : allgather_algorithms()) {
-    if (info.name == name) return info.algo;
-    valid += (valid.empty() ? "" : ", ") + std::string(info.name);
-  }
-  throw Error("unknown allgather algorithm '" + std::string(name) + "' (valid: " + valid + ")");
+  return detail::algorithm_in(allgather_algorithms(), name, "allgather");
 }
 
 AllgatherAlgo allgather_algo_from_env(AllgatherAlgo fallback) {
-  const char* v = std::getenv("LIBCOMM_ALLGATHER");
-  if (v == nullptr || *v == '\0') return fallback;
-  try {
-    return allgather_algo_from_name(v);
-  } catch (const Error& e) {
-    throw Error(std::string("LIBCOMM_ALLGATHER: ") + e.what());
-  }
+  return detail::algorithm_from_env(allgather_algorithms(), "LIBCOMM_ALLGATHER", fallback, "allgather");
 }
 
 std::string_view node_order_name(NodeOrder o) { return o == NodeOrder::Gray ? "gray" : "binary"; }

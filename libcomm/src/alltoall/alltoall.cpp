@@ -1,5 +1,6 @@
 // Dispatcher of the regular all-to-all: names, the Auto choice, argument checks and the
 // plan cache. The algorithms live one family per file next to this one.
+#include "../core/algorithm_table.hpp"
 #include "libcomm/alltoall.hpp"
 
 #include <algorithm>
@@ -46,29 +47,14 @@ const std::vector<AlltoallAlgoInfo>& alltoall_algorithms() {
   return all;
 }
 
-std::string_view alltoall_algo_name(AlltoallAlgo a) {
-  for (const auto& info : alltoall_algorithms())
-    if (info.algo == a) return info.name;
-  return "?";
-}
+std::string_view alltoall_algo_name(AlltoallAlgo a) { return detail::name_in(alltoall_algorithms(), a); }
 
 AlltoallAlgo alltoall_algo_from_name(std::string_view name) {
-  std::string valid;
-  for (const auto& info : alltoall_algorithms()) {
-    if (info.name == name) return info.algo;
-    valid += (valid.empty() ? "" : ", ") + std::string(info.name);
-  }
-  throw Error("unknown all-to-all algorithm '" + std::string(name) + "' (valid: " + valid + ")");
+  return detail::algorithm_in(alltoall_algorithms(), name, "all-to-all");
 }
 
 AlltoallAlgo alltoall_algo_from_env(AlltoallAlgo fallback) {
-  const char* v = std::getenv("LIBCOMM_ALLTOALL");
-  if (v == nullptr || *v == '\0') return fallback;
-  try {
-    return alltoall_algo_from_name(v);
-  } catch (const Error& e) {
-    throw Error(std::string("LIBCOMM_ALLTOALL: ") + e.what());
-  }
+  return detail::algorithm_from_env(alltoall_algorithms(), "LIBCOMM_ALLTOALL", fallback, "all-to-all");
 }
 
 AlltoallChoice choose_alltoall(AlltoallAlgo requested, std::size_t block_bytes, int p,

@@ -7,6 +7,7 @@
 #include <limits>
 #include <set>
 
+#include "../core/algorithm_table.hpp"
 #include "../core/check.hpp"
 #include "../core/mpi_bytes.hpp"
 #include "../core/plan_state.hpp"
@@ -35,29 +36,14 @@ const std::vector<AlltoallvAlgoInfo>& alltoallv_algorithms() {
   return all;
 }
 
-std::string_view alltoallv_algo_name(AlltoallvAlgo a) {
-  for (const auto& info : alltoallv_algorithms())
-    if (info.algo == a) return info.name;
-  return "?";
-}
+std::string_view alltoallv_algo_name(AlltoallvAlgo a) { return detail::name_in(alltoallv_algorithms(), a); }
 
 AlltoallvAlgo alltoallv_algo_from_name(std::string_view name) {
-  std::string valid;
-  for (const auto& info : alltoallv_algorithms()) {
-    if (info.name == name) return info.algo;
-    valid += (valid.empty() ? "" : ", ") + std::string(info.name);
-  }
-  throw Error("unknown alltoallv algorithm '" + std::string(name) + "' (valid: " + valid + ")");
+  return detail::algorithm_in(alltoallv_algorithms(), name, "alltoallv");
 }
 
 AlltoallvAlgo alltoallv_algo_from_env(AlltoallvAlgo fallback) {
-  const char* v = std::getenv("LIBCOMM_ALLTOALLV");
-  if (v == nullptr || *v == '\0') return fallback;
-  try {
-    return alltoallv_algo_from_name(v);
-  } catch (const Error& e) {
-    throw Error(std::string("LIBCOMM_ALLTOALLV: ") + e.what());
-  }
+  return detail::algorithm_from_env(alltoallv_algorithms(), "LIBCOMM_ALLTOALLV", fallback, "alltoallv");
 }
 
 std::string_view alltoallv_mode_name(AlltoallvMode m) {
@@ -110,6 +96,18 @@ int StagedSchedule::total_steps() const {
 AlltoallvAlgo choose_alltoallv(AlltoallvAlgo requested, int p) {
   if (requested != AlltoallvAlgo::Auto) return requested;
   return 4 * detail::ceil_sqrt(p) + 2 < p ? AlltoallvAlgo::FourStage : AlltoallvAlgo::Direct;
+}
+
+AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, int p, const AlltoallvOptions& opts) {
+  if (requested == AlltoallvAlgo::Mesh && detail::exact_sqrt(p) == 0) {
+    require(opts.allow_fallback, [&] {
+      return "alltoallv: mesh needs a perfect-square number of ranks (a sqrt(P) x sqrt(P) mesh), P = " +
+             std::to_string(p) + " (fallback disabled; four_stage runs on any P)";
+    });
+    return {AlltoallvAlgo::FourStage, "mesh needs a perfect-square P, P = " + std::to_string(p) +
+                                          ": ran four_stage instead (A4 runs on any P)"};
+  }
+  return {choose_alltoallv(requested, p), requested == AlltoallvAlgo::Auto ? "auto: the start-up rule" : "requested"};
 }
 
 AlltoallvCountStats alltoallv_count_stats(std::span<const std::int64_t> counts, int p,
@@ -290,7 +288,7 @@ bool check_alltoallv_args(const void* send, std::span<const std::int64_t> sc,
                           std::span<const std::int64_t> sd, void* recv,
                           std::span<const std::int64_t> rc, std::span<const std::int64_t> rd,
                           std::size_t esize, const Comm& comm, AlltoallvAlgo algo,
-                          AlltoallvMode mode, bool have_buffers = true) {
+                          AlltoallvMode mode, bool allow_fallback, bool have_buffers = true) {
   const int p = comm.size(), me = comm.rank();
   const auto up = static_cast<std::size_t>(p);
   std::string local;
@@ -354,7 +352,7 @@ bool check_alltoallv_args(const void* send, std::span<const std::int64_t> sc,
       }
   const bool fits = spans_ok && detail::native_fits_int(sc, sd, rc, rd);
   using u64 = unsigned long long;
-  const u64 am = static_cast<u64>(algo) * 16 + static_cast<u64>(mode);
+  const u64 am = (static_cast<u64>(algo) * 16 + static_cast<u64>(mode)) * 2 + (allow_fallback ? 1 : 0);
   std::array<u64, 6> v = {local.empty() ? 0ULL : static_cast<u64>(p - me),
                           esize,
                           ~u64{esize},
@@ -373,7 +371,7 @@ bool check_alltoallv_args(const void* send, std::span<const std::int64_t> sc,
     throw Error(where + "element_bytes differ across ranks (min " + std::to_string(~v[2]) +
                 ", max " + std::to_string(v[1]) + "); this rank passed " + std::to_string(esize));
   if (v[3] != ~v[4])
-    throw Error(where + "ranks asked for different algorithms or modes (this rank: " +
+    throw Error(where + "ranks asked for different algorithms, modes or fallback switches (this rank: " +
                 std::string(alltoallv_algo_name(algo)) + ", " +
                 std::string(alltoallv_mode_name(mode)) + ")");
   return v[5] != 0;
@@ -395,11 +393,11 @@ AlltoallvAlgo alltoallv(const void* send, std::span<const std::int64_t> sendcoun
   }
   if (opts.check_args)
     large = check_alltoallv_args(send, sendcounts, sdispls, recv, recvcounts, rdispls, esize, comm,
-                                 algo, opts.mode);
+                                 algo, opts.mode, opts.allow_fallback);
   // Auto with a tuning table needs the count statistics of the whole call (an
   // MPI_Allreduce), so that every rank makes the same choice, unless the table names one
   // algorithm for every size and spread of this shape (Auto stays Auto when it does not).
-  AlltoallvAlgo ran = choose_alltoallv(algo, comm.size());
+  AlltoallvAlgo ran = choose_alltoallv(algo, comm.size(), opts).algo;
   if (algo == AlltoallvAlgo::Auto && active_tuning_table()) {
     ran = detail::decided_algorithm(algo, comm, {"alltoallv", 0, 0.0, kAnyCounts}, [&] {
       return choose_alltoallv_any_counts(comm);
@@ -460,15 +458,16 @@ Plan plan_alltoallv(const Comm& comm, std::span<const std::int64_t> sendcounts, 
   bool large = !detail::native_fits_int(sendcounts, sdispls, recvcounts, rdispls);
   if (opts.check_args)
     large = check_alltoallv_args(nullptr, sendcounts, sdispls, nullptr, recvcounts, rdispls, esize, comm, algo,
-                                 opts.mode, false);
+                                 opts.mode, opts.allow_fallback, false);
   require(sendcounts.size() == static_cast<std::size_t>(comm.size()) && sdispls.size() == sendcounts.size() &&
               recvcounts.size() == sendcounts.size() && rdispls.size() == sendcounts.size(),
           "alltoallv: rank " + std::to_string(comm.rank()) + ": counts and displacements need P = " +
               std::to_string(comm.size()) + " entries each");
   // The staged algorithms (A2-A4) learn their message sizes at run time (the run headers),
   // so they have no step program: their blocking engine is the only form (docs/architecture.md).
-  AlltoallvAlgo ran = algo;
-  std::string reason = "requested";
+  const AlltoallvChoice resolved = choose_alltoallv(algo, comm.size(), opts);
+  AlltoallvAlgo ran = resolved.algo;
+  std::string reason = resolved.reason;
   if (algo == AlltoallvAlgo::Auto) {
     ran = AlltoallvAlgo::Direct;
     reason = "auto: direct (of the algorithms with a non-blocking form, native and direct, the one that is ours)";

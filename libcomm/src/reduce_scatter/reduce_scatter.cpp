@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 
+#include "../core/algorithm_table.hpp"
 #include "../core/check.hpp"
 #include "../core/mpi_bytes.hpp"
 #include "../core/plan_state.hpp"
@@ -111,29 +112,14 @@ const std::vector<ReduceScatterAlgoInfo>& reduce_scatter_algorithms() {
   return all;
 }
 
-std::string_view reduce_scatter_algo_name(ReduceScatterAlgo a) {
-  for (const auto& info : reduce_scatter_algorithms())
-    if (info.algo == a) return info.name;
-  return "?";
-}
+std::string_view reduce_scatter_algo_name(ReduceScatterAlgo a) { return detail::name_in(reduce_scatter_algorithms(), a); }
 
 ReduceScatterAlgo reduce_scatter_algo_from_name(std::string_view name) {
-  std::string valid;
-  for (const auto& info : reduce_scatter_algorithms()) {
-    if (info.name == name) return info.algo;
-    valid += (valid.empty() ? "" : ", ") + std::string(info.name);
-  }
-  throw Error("unknown reduce_scatter algorithm '" + std::string(name) + "' (valid: " + valid + ")");
+  return detail::algorithm_in(reduce_scatter_algorithms(), name, "reduce_scatter");
 }
 
 ReduceScatterAlgo reduce_scatter_algo_from_env(ReduceScatterAlgo fallback) {
-  const char* v = std::getenv("LIBCOMM_REDUCE_SCATTER");
-  if (v == nullptr || *v == '\0') return fallback;
-  try {
-    return reduce_scatter_algo_from_name(v);
-  } catch (const Error& e) {
-    throw Error(std::string("LIBCOMM_REDUCE_SCATTER: ") + e.what());
-  }
+  return detail::algorithm_from_env(reduce_scatter_algorithms(), "LIBCOMM_REDUCE_SCATTER", fallback, "reduce_scatter");
 }
 
 ReduceScatterChoice choose_reduce_scatter(ReduceScatterAlgo requested, int p,
