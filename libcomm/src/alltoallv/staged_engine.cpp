@@ -22,6 +22,7 @@
 
 #include "../core/mpi_bytes.hpp"
 #include "../core/tags.hpp"
+#include "libcomm/sim.hpp"
 #include "alltoallv_internal.hpp"
 
 namespace libcomm::detail {
@@ -281,6 +282,9 @@ class Engine {
       if (len > 0)
         std::memcpy(at + kRunHeaderBytes,
                     pc.data + static_cast<std::size_t>(r.run.first - pc.run.first) * esize_, len);
+      // The composition of sBUF (paper 001's t_m per byte): charged in a simulation with a
+      // copy model, so that n2's overlap of it with the exchange can show (sim.hpp).
+      sim::charge_copy(static_cast<double>(kRunHeaderBytes + len));
       payload += len;
       pay[static_cast<std::size_t>(idx)] += len;
     }
@@ -306,6 +310,7 @@ class Engine {
       std::memcpy(
           recv_ + static_cast<std::size_t>(rd_[static_cast<std::size_t>(r.src)] + r.first) * esize_,
           pc.data, static_cast<std::size_t>(r.n) * esize_);
+    sim::charge_copy(static_cast<double>(r.n) * static_cast<double>(esize_));
   }
 
   ByteBuf& take_inbox() {
