@@ -427,8 +427,8 @@ AlltoallvAlgo alltoallv(const void* send, std::span<const std::int64_t> sendcoun
       if (opts.stats != nullptr)
         opts.stats->stages = {detail::direct_stats(sendcounts, recvcounts, esize, comm.rank())};
       // The plan is kept for these counts and displacements (hashed into the key, compared in full).
-      std::vector<std::size_t> shape;
-      shape.reserve(4 * sendcounts.size() + 1);
+      thread_local std::vector<std::size_t> shape;  // (no allocation per call once grown)
+      shape.clear();
       for (auto v : {sendcounts, sdispls, recvcounts, rdispls}) shape.insert(shape.end(), v.begin(), v.end());
       shape.push_back(esize);
       const PlanKey key{"alltoallv", static_cast<int>(ran), detail::hash_sizes(shape),
