@@ -15,9 +15,13 @@
 # Records: results/irregular/*.json and *.log; tables (docs/results/irregular_tables.md),
 # plots (docs/results/irregular_*.png) and copies of the JSON (docs/results/irregular/).
 #   scripts/reproduce/irregular.sh [--quick] [--jobs N] [--procs "LIST"] [--pbig "LIST"]
-#                                  [--mmax "LIST"] [--fig23 "LIST"]
+#                                  [--mmax "LIST"] [--fig23 "LIST"] [--copy-gbs G]
 #     --quick   series P at P = 16, 25 and Fig. 23 at P = 16 only; output in
 #               results/irregular/ only (a smoke run of about a minute)
+#     --copy-gbs G  charge the staged engine's local copies (composition and delivery,
+#               paper 001's tm) at G GB/s (commbench --model-copy); output in
+#               results/irregular_copy/ and docs/results/irregular_copy/ (the default
+#               series, with free copies, stays in results/irregular/)
 #     --jobs N  simulations run at once (default 1; each is one single-threaded process)
 #     --procs, --pbig, --mmax, --fig23  the series' values (defaults:
 #               "16 20 25 30 36 42 49 64", "100", "16 256 4096", "25 36 49 81 100")
@@ -30,6 +34,7 @@ PROCS="16 20 25 30 36 42 49 64"
 PBIG="100"
 MMAX="16 256 4096"
 FIG23="25 36 49 81 100"
+COPY_GBS=""
 while (($#)); do
   case "$1" in
     --quick) QUICK=1; shift ;;
@@ -38,7 +43,8 @@ while (($#)); do
     --pbig) PBIG="$2"; shift 2 ;;
     --fig23) FIG23="$2"; shift 2 ;;
     --jobs) JOBS="$2"; shift 2 ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --copy-gbs) COPY_GBS="$2"; shift 2 ;;
+    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "irregular.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -46,6 +52,13 @@ ELEM=22
 PLATFORM=inputs/platforms/sp2_flat100.xml
 OUT=results/irregular
 DOCS=docs/results
+COPY=()
+if [[ -n "$COPY_GBS" ]]; then
+  [[ "$COPY_GBS" =~ ^[0-9]*\.?[0-9]+$ ]] || { echo "irregular.sh: --copy-gbs must be a positive number, got '$COPY_GBS'" >&2; exit 2; }
+  COPY=(--model-copy "$COPY_GBS")
+  OUT=results/irregular_copy
+  DOCS=docs/results/irregular_copy
+fi
 if ((QUICK)); then
   PROCS="16 25"; PBIG=""; MMAX=""; FIG23="16"; DOCS=$OUT
 fi
@@ -92,7 +105,7 @@ sim() {
 }
 alltoallv() {  # alltoallv NAME NP PATTERN SIZES ALGOS
   sim "$1" "$2" --op alltoallv --pattern "$3" --elem "$ELEM" --sizes "$4" --algo "$5" \
-    --reps 1 --warmup 1 --predict SP2 --json "$OUT/$1.json"
+    --reps 1 --warmup 1 --predict SP2 "${COPY[@]}" --json "$OUT/$1.json"
 }
 bytes() { local s="" m; for m in "$@"; do s+="${s:+,}$((m * ELEM))"; done; echo "$s"; }
 
@@ -123,7 +136,10 @@ sed -n '/^Ts =/,/^fit/p' "$OUT/calibrate.log"
 status=0
 [[ -f "$FAILED" ]] && status=1
 
-python3 scripts/reproduce/irregular_report.py "$OUT" "$DOCS" >"$DOCS/irregular_tables.md" || status=1
+{
+  [[ -n "$COPY_GBS" ]] && printf '%s\n\n' "Local copies of the staged engine charged at $COPY_GBS GB/s (--copy-gbs; commbench --model-copy)."
+  python3 scripts/reproduce/irregular_report.py "$OUT" "$DOCS"
+} >"$DOCS/irregular_tables.md" || status=1
 cat "$DOCS/irregular_tables.md"
 # PNG plots: matplotlib is in the Debian interpreter (/usr/bin/python3).
 PY="$(plot_python)"
