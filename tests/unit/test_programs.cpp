@@ -11,6 +11,7 @@
 #include "libcomm/allgather.hpp"
 #include "libcomm/node_map.hpp"
 #include "libcomm/alltoall.hpp"
+#include "libcomm/alltoallv.hpp"
 #include "libcomm/reduce_scatter.hpp"
 #include "libcomm/program.hpp"
 #include "libcomm/topology.hpp"
@@ -406,6 +407,55 @@ TEST(StepPrograms, HierarchicalSchemesDeliverEveryByteOnEveryNodeMap) {
                               << (library ? " (library collectives)" : "") << " on " << nm.describe() << ": "
                               << res.summary();
         }
+}
+
+// ---- alltoallv: direct and the staged algorithms routed ahead of time ------------------
+
+TEST(StepPrograms, AlltoallvProgramsDeliverEveryElementForRandomCounts) {
+  // Random counts (zeros among them, one large spike as in Pattern1), send displacements
+  // with gaps, 3-byte elements; every algorithm that applies, blocking and all-at-once.
+  // The receive blocks are packed so that every result byte is checked.
+  std::mt19937 rng(11);
+  for (int p = 1; p <= 20; ++p)
+    for (int trial = 0; trial < 2; ++trial) {
+      const auto up = static_cast<std::size_t>(p);
+      std::vector<std::int64_t> m(up * up);
+      for (auto& v : m) v = static_cast<std::int64_t>(rng() % 4 == 0 ? 0 : rng() % 5);
+      m[rng() % m.size()] = 40;
+      const std::size_t es = 3;
+      std::vector<std::vector<std::int64_t>> sd(up, std::vector<std::int64_t>(up)), rd = sd;
+      std::vector<std::size_t> recv_bytes(up, 0);
+      for (std::size_t i = 0; i < up; ++i) {
+        std::int64_t s_at = 1, r_at = 0;
+        for (std::size_t j = 0; j < up; ++j) {
+          sd[i][j] = s_at, s_at += m[i * up + j] + 1;  // a gap after every send block
+          rd[i][j] = r_at, r_at += m[j * up + i];
+        }
+        recv_bytes[i] = static_cast<std::size_t>(r_at) * es;
+      }
+      for (AlltoallvAlgo a : {AlltoallvAlgo::Direct, AlltoallvAlgo::TwoStage, AlltoallvAlgo::Mesh, AlltoallvAlgo::FourStage})
+        for (AlltoallvMode mode : {AlltoallvMode::Blocking, AlltoallvMode::NonblockingSingle}) {
+          int q = 1;
+          while (q * q < p) ++q;
+          if (a == AlltoallvAlgo::Mesh && q * q != p) continue;
+          std::vector<StepProgram> progs;
+          for (int r = 0; r < p; ++r)
+            progs.push_back(alltoallv_program(a, p, r, m, sd[static_cast<std::size_t>(r)],
+                                              rd[static_cast<std::size_t>(r)], es, mode));
+          const auto res = verify_programs(
+              progs, [&](int r) { return recv_bytes[static_cast<std::size_t>(r)]; },
+              [&](int r, std::size_t k) {
+                const auto ur = static_cast<std::size_t>(r);
+                std::size_t src = 0;
+                while (src + 1 < up && static_cast<std::size_t>(rd[ur][src + 1]) * es <= k) ++src;
+                while (m[src * up + ur] == 0) ++src;  // (empty blocks share their start)
+                const std::size_t within = k - static_cast<std::size_t>(rd[ur][src]) * es;
+                return ByteOrigin{static_cast<int>(src), static_cast<std::size_t>(sd[src][ur]) * es + within};
+              });
+          ASSERT_TRUE(res.ok) << alltoallv_algo_name(a) << " mode " << alltoallv_mode_name(mode) << " P = " << p
+                              << ": " << res.summary();
+        }
+    }
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 
 #include "libcomm/comm.hpp"
 #include "libcomm/plan.hpp"
+#include "libcomm/program.hpp"
 #include "libcomm/error.hpp"
 #include "libcomm/schedule.hpp"
 
@@ -142,15 +143,21 @@ AlltoallvAlgo alltoallv(const void* send, std::span<const std::int64_t> sendcoun
                         const Comm& comm, AlltoallvAlgo algo = AlltoallvAlgo::Auto,
                         const AlltoallvOptions& opts = {});
 
-// Non-blocking and persistent forms (libcomm/plan.hpp) for native and direct (A1; Auto
-// picks direct). The staged algorithms A2-A4 learn their message sizes at run time and
-// refuse. ialltoallv runs no collective check (native takes MPI_Ialltoallw only when this
-// rank's counts exceed int: pass such counts through plan_alltoallv, whose check decides
-// for all ranks); plan_alltoallv checks once, when the plan is made.
+// Non-blocking and persistent forms (libcomm/plan.hpp) of every algorithm. The staged
+// A2-A4 run as step programs routed ahead of time: making their plan gathers the count
+// matrix first (one MPI_Allgather, blocking, in ialltoallv too), so Auto picks direct,
+// which needs none. ialltoallv runs no collective check (native takes MPI_Ialltoallw only
+// when this rank's counts exceed int: pass such counts through plan_alltoallv, whose
+// check decides for all ranks); plan_alltoallv checks once, when the plan is made.
 Request ialltoallv(const void* send, std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
                    void* recv, std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
                    std::size_t element_bytes, const Comm& comm, AlltoallvAlgo algo = AlltoallvAlgo::Auto,
                    const AlltoallvOptions& opts = {});
+// Rank `rank`'s step program of direct or a staged algorithm for the count matrix m
+// (m[i * P + j]: elements from rank i to rank j) and this rank's displacements (no MPI).
+StepProgram alltoallv_program(AlltoallvAlgo algo, int nprocs, int rank, std::span<const std::int64_t> m,
+                              std::span<const std::int64_t> sdispls, std::span<const std::int64_t> rdispls,
+                              std::size_t element_bytes, AlltoallvMode mode = AlltoallvMode::NonblockingSingle);
 Plan plan_alltoallv(const Comm& comm, std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
                     std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
                     std::size_t element_bytes, AlltoallvAlgo algo = AlltoallvAlgo::Auto,

@@ -463,26 +463,55 @@ Plan plan_alltoallv(const Comm& comm, std::span<const std::int64_t> sendcounts, 
               recvcounts.size() == sendcounts.size() && rdispls.size() == sendcounts.size(),
           "alltoallv: rank " + std::to_string(comm.rank()) + ": counts and displacements need P = " +
               std::to_string(comm.size()) + " entries each");
-  // The staged algorithms (A2-A4) learn their message sizes at run time (the run headers),
-  // so they have no step program: their blocking engine is the only form (docs/architecture.md).
   const AlltoallvChoice resolved = choose_alltoallv(algo, comm.size(), opts);
   AlltoallvAlgo ran = resolved.algo;
   std::string reason = resolved.reason;
   if (algo == AlltoallvAlgo::Auto) {
     ran = AlltoallvAlgo::Direct;
-    reason = "auto: direct (of the algorithms with a non-blocking form, native and direct, the one that is ours)";
+    reason = "auto: direct (the staged algorithms' plans first gather the count matrix; direct needs no collective)";
   }
   if (ran == AlltoallvAlgo::Native)
     return Plan(detail::native_plan(
         comm, "native", reason,
         detail::native_ialltoallv(sendcounts, sdispls, recvcounts, rdispls, esize, comm.mpi(), large)));
-  if (ran != AlltoallvAlgo::Direct)
-    throw Error("alltoallv: rank " + std::to_string(comm.rank()) + ": " + std::string(alltoallv_algo_name(ran)) +
-                " has no non-blocking or persistent form (its message sizes are known only at run time, "
-                "from the run headers); use it blocking, or direct / native");
-  return Plan(detail::program_plan(
-      comm, detail::direct_alltoallv_program(sendcounts, sdispls, recvcounts, rdispls, esize, comm.rank(), opts.mode),
-      reason, true));
+  if (ran == AlltoallvAlgo::Direct)
+    return Plan(detail::program_plan(
+        comm, detail::direct_alltoallv_program(sendcounts, sdispls, recvcounts, rdispls, esize, comm.rank(), opts.mode),
+        reason, true));
+  // A2-A4: every rank routes every rank's runs, so the plan first gathers the count matrix
+  // (one MPI_Allgather of P counts per rank; in ialltoallv too, where it is the one
+  // blocking step).
+  const auto up = static_cast<std::size_t>(comm.size());
+  std::vector<std::int64_t> matrix(up * up);
+  detail::check_mpi(MPI_Allgather(sendcounts.data(), comm.size(), MPI_INT64_T, matrix.data(), comm.size(),
+                                  MPI_INT64_T, comm.internal()),
+                    "MPI_Allgather");
+  return Plan(detail::program_plan(comm,
+                                   detail::staged_alltoallv_program(ran, comm.size(), comm.rank(), matrix, sdispls,
+                                                                    rdispls, esize, opts.mode),
+                                   reason, true));
+}
+
+StepProgram alltoallv_program(AlltoallvAlgo algo, int nprocs, int rank, std::span<const std::int64_t> m,
+                              std::span<const std::int64_t> sdispls, std::span<const std::int64_t> rdispls,
+                              std::size_t element_bytes, AlltoallvMode mode) {
+  const auto up = static_cast<std::size_t>(nprocs);
+  require(nprocs > 0 && rank >= 0 && rank < nprocs && m.size() == up * up, [&] {
+    return "alltoallv_program: rank " + std::to_string(rank) + " of P = " + std::to_string(nprocs) +
+           " with a count matrix of " + std::to_string(m.size()) + " entries";
+  });
+  AlltoallvOptions o;
+  o.allow_fallback = false;
+  const AlltoallvAlgo a = choose_alltoallv(algo, nprocs, o).algo;
+  require(a != AlltoallvAlgo::Native, "alltoallv_program: native has no step program");
+  if (a != AlltoallvAlgo::Direct)
+    return detail::staged_alltoallv_program(a, nprocs, rank, m, sdispls, rdispls, element_bytes, mode);
+  std::vector<std::int64_t> sc(up), rc(up);
+  for (std::size_t k = 0; k < up; ++k) {
+    sc[k] = m[static_cast<std::size_t>(rank) * up + k];
+    rc[k] = m[k * up + static_cast<std::size_t>(rank)];
+  }
+  return detail::direct_alltoallv_program(sc, sdispls, rc, rdispls, element_bytes, rank, mode);
 }
 
 Request ialltoallv(const void* send, std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,

@@ -123,6 +123,11 @@ void run_staged(AlltoallvAlgo algo, const std::byte* send, std::span<const std::
 StepProgram direct_alltoallv_program(std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
                                      std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
                                      std::size_t esize, int me, AlltoallvMode mode);
+// A2-A4 (staged_program.cpp): rank `me`'s step program, given the whole count matrix m
+// (m[i * P + j]: elements from i to j) and this rank's displacements.
+StepProgram staged_alltoallv_program(AlltoallvAlgo algo, int nprocs, int me, std::span<const std::int64_t> m,
+                                     std::span<const std::int64_t> sdispls, std::span<const std::int64_t> rdispls,
+                                     std::size_t esize, AlltoallvMode mode);
 AlltoallvStageStats direct_stats(std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> recvcounts,
                                  std::size_t esize, int me);
 // `large`: some count or displacement on some rank does not fit an int (decided
