@@ -144,9 +144,10 @@ AlltoallvAlgo alltoallv(const void* send, std::span<const std::int64_t> sendcoun
                         const AlltoallvOptions& opts = {});
 
 // Non-blocking and persistent forms (libcomm/plan.hpp) of every algorithm. The staged
-// A2-A4 run as step programs routed ahead of time: making their plan gathers the count
-// matrix first (one MPI_Allgather, blocking, in ialltoallv too), so Auto picks direct,
-// which needs none. ialltoallv runs no collective check (native takes MPI_Ialltoallw only
+// A2-A4 run as step programs routed ahead of time, from the whole count matrix:
+// plan_alltoallv gathers it when the plan is made (MPI_Allgather), ialltoallv at start
+// (MPI_Iallgather, progressed by test / wait, the program built when it completes).
+// Auto picks direct, which needs no gather. ialltoallv runs no collective check (native takes MPI_Ialltoallw only
 // when this rank's counts exceed int: pass such counts through plan_alltoallv, whose
 // check decides for all ranks); plan_alltoallv checks once, when the plan is made.
 Request ialltoallv(const void* send, std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,

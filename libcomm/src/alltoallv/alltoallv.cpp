@@ -450,6 +450,65 @@ AlltoallvAlgo alltoallv(const void* send, std::span<const std::int64_t> sendcoun
   return ran;
 }
 
+namespace {
+
+// The plan state of the non-blocking and persistent forms. A staged algorithm routes every
+// rank's runs, so it needs the whole count matrix: a persistent plan gathers it when it is
+// made (collective, like MPI_Alltoallv_init); a request (`deferred`) posts an
+// MPI_Iallgather at start and builds its program once that has completed.
+std::shared_ptr<detail::PlanState> alltoallv_state(const Comm& comm, std::span<const std::int64_t> sendcounts,
+                                                   std::span<const std::int64_t> sdispls,
+                                                   std::span<const std::int64_t> recvcounts,
+                                                   std::span<const std::int64_t> rdispls, std::size_t esize,
+                                                   AlltoallvAlgo algo, const AlltoallvOptions& opts, bool large,
+                                                   bool deferred) {
+  require(sendcounts.size() == static_cast<std::size_t>(comm.size()) && sdispls.size() == sendcounts.size() &&
+              recvcounts.size() == sendcounts.size() && rdispls.size() == sendcounts.size(),
+          [&] {
+            return "alltoallv: rank " + std::to_string(comm.rank()) + ": counts and displacements need P = " +
+                   std::to_string(comm.size()) + " entries each";
+          });
+  const AlltoallvChoice resolved = choose_alltoallv(algo, comm.size(), opts);
+  AlltoallvAlgo ran = resolved.algo;
+  std::string reason = resolved.reason;
+  if (algo == AlltoallvAlgo::Auto) {
+    ran = AlltoallvAlgo::Direct;
+    reason = "auto: direct (the staged algorithms first gather the count matrix; direct needs no collective)";
+  }
+  if (ran == AlltoallvAlgo::Native)
+    return detail::native_plan(comm, "native", reason,
+                               detail::native_ialltoallv(sendcounts, sdispls, recvcounts, rdispls, esize,
+                                                         comm.mpi(), large));
+  if (ran == AlltoallvAlgo::Direct)
+    return detail::program_plan(
+        comm, detail::direct_alltoallv_program(sendcounts, sdispls, recvcounts, rdispls, esize, comm.rank(), opts.mode),
+        reason, true);
+  const int p = comm.size(), me = comm.rank();
+  const auto up = static_cast<std::size_t>(p);
+  auto matrix = std::make_shared<std::vector<std::int64_t>>(up * up);
+  if (!deferred) {
+    detail::check_mpi(MPI_Allgather(sendcounts.data(), p, MPI_INT64_T, matrix->data(), p, MPI_INT64_T, comm.internal()),
+                      "MPI_Allgather");
+    return detail::program_plan(
+        comm, detail::staged_alltoallv_program(ran, p, me, *matrix, sdispls, rdispls, esize, opts.mode), reason, true);
+  }
+  // The request keeps its own copies of what it reads after this call returns.
+  auto row = std::make_shared<const std::vector<std::int64_t>>(sendcounts.begin(), sendcounts.end());
+  auto sd = std::make_shared<const std::vector<std::int64_t>>(sdispls.begin(), sdispls.end());
+  auto rd = std::make_shared<const std::vector<std::int64_t>>(rdispls.begin(), rdispls.end());
+  const MPI_Comm mc = comm.internal();
+  const AlltoallvMode mode = opts.mode;
+  return detail::deferred_program_plan(
+      comm, std::string(alltoallv_algo_name(ran)), reason,
+      [row, matrix, p, mc](MPI_Request* q) {
+        detail::check_mpi(MPI_Iallgather(row->data(), p, MPI_INT64_T, matrix->data(), p, MPI_INT64_T, mc, q),
+                          "MPI_Iallgather");
+      },
+      [=] { return detail::staged_alltoallv_program(ran, p, me, *matrix, *sd, *rd, esize, mode); });
+}
+
+}  // namespace
+
 Plan plan_alltoallv(const Comm& comm, std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
                     std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
                     std::size_t esize, AlltoallvAlgo algo, const AlltoallvOptions& opts) {
@@ -459,37 +518,7 @@ Plan plan_alltoallv(const Comm& comm, std::span<const std::int64_t> sendcounts, 
   if (opts.check_args)
     large = check_alltoallv_args(nullptr, sendcounts, sdispls, nullptr, recvcounts, rdispls, esize, comm, algo,
                                  opts.mode, opts.allow_fallback, false);
-  require(sendcounts.size() == static_cast<std::size_t>(comm.size()) && sdispls.size() == sendcounts.size() &&
-              recvcounts.size() == sendcounts.size() && rdispls.size() == sendcounts.size(),
-          "alltoallv: rank " + std::to_string(comm.rank()) + ": counts and displacements need P = " +
-              std::to_string(comm.size()) + " entries each");
-  const AlltoallvChoice resolved = choose_alltoallv(algo, comm.size(), opts);
-  AlltoallvAlgo ran = resolved.algo;
-  std::string reason = resolved.reason;
-  if (algo == AlltoallvAlgo::Auto) {
-    ran = AlltoallvAlgo::Direct;
-    reason = "auto: direct (the staged algorithms' plans first gather the count matrix; direct needs no collective)";
-  }
-  if (ran == AlltoallvAlgo::Native)
-    return Plan(detail::native_plan(
-        comm, "native", reason,
-        detail::native_ialltoallv(sendcounts, sdispls, recvcounts, rdispls, esize, comm.mpi(), large)));
-  if (ran == AlltoallvAlgo::Direct)
-    return Plan(detail::program_plan(
-        comm, detail::direct_alltoallv_program(sendcounts, sdispls, recvcounts, rdispls, esize, comm.rank(), opts.mode),
-        reason, true));
-  // A2-A4: every rank routes every rank's runs, so the plan first gathers the count matrix
-  // (one MPI_Allgather of P counts per rank; in ialltoallv too, where it is the one
-  // blocking step).
-  const auto up = static_cast<std::size_t>(comm.size());
-  std::vector<std::int64_t> matrix(up * up);
-  detail::check_mpi(MPI_Allgather(sendcounts.data(), comm.size(), MPI_INT64_T, matrix.data(), comm.size(),
-                                  MPI_INT64_T, comm.internal()),
-                    "MPI_Allgather");
-  return Plan(detail::program_plan(comm,
-                                   detail::staged_alltoallv_program(ran, comm.size(), comm.rank(), matrix, sdispls,
-                                                                    rdispls, esize, opts.mode),
-                                   reason, true));
+  return Plan(alltoallv_state(comm, sendcounts, sdispls, recvcounts, rdispls, esize, algo, opts, large, false));
 }
 
 StepProgram alltoallv_program(AlltoallvAlgo algo, int nprocs, int rank, std::span<const std::int64_t> m,
@@ -517,9 +546,10 @@ StepProgram alltoallv_program(AlltoallvAlgo algo, int nprocs, int rank, std::spa
 Request ialltoallv(const void* send, std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
                    void* recv, std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
                    std::size_t esize, const Comm& comm, AlltoallvAlgo algo, const AlltoallvOptions& opts) {
-  AlltoallvOptions o = opts;
-  o.check_args = false;  // no blocking collective inside a non-blocking call
-  Plan plan = plan_alltoallv(comm, sendcounts, sdispls, recvcounts, rdispls, esize, algo, o);
+  // No blocking collective inside a non-blocking call: no argument check, and the staged
+  // algorithms gather their count matrix non-blocking.
+  const bool large = !detail::native_fits_int(sendcounts, sdispls, recvcounts, rdispls);
+  Plan plan(alltoallv_state(comm, sendcounts, sdispls, recvcounts, rdispls, esize, algo, opts, large, true));
   plan.start(send, recv);
   return plan;
 }

@@ -171,6 +171,20 @@ void collect_due(PlanState& s) {
 // Progresses the run; with `block` until it completes. True when it has completed.
 bool progress(PlanState& s, bool block) {
   if (!s.active) return true;
+  if (s.prelude_pending) {  // the data the program is built from, first
+    if (block) {
+      wait_all(1, s.reqs.data());
+    } else {
+      int done = 0;
+      check_mpi(MPI_Test(s.reqs.data(), &done, MPI_STATUS_IGNORE), "MPI_Test");
+      if (!done) return false;
+    }
+    s.reqs.clear();
+    s.prelude_pending = false;
+    s.program = std::make_shared<const StepProgram>(s.build());
+    s.own_scratch.resize(s.program->scratch_bytes);
+    s.scratch = s.own_scratch.data();
+  }
   if (!s.program) {  // native: one request
     if (block) {
       wait_all(1, s.reqs.data());
@@ -226,12 +240,19 @@ void start(PlanState& s, const void* send, void* recv, std::byte* borrowed_scrat
   s.waitset.clear();
   s.active = true;
   s.blocking_run = false;
-  if (!s.program) {
+  if (s.prelude) {  // a deferred program: built when the prelude's data is there
+    s.program.reset();
+    s.reqs.emplace_back(MPI_REQUEST_NULL);
+    s.prelude(s.reqs.data());
+    s.prelude_pending = true;
+  } else if (!s.program) {
     s.reqs.emplace_back(MPI_REQUEST_NULL);
     s.native_start(send, recv, s.reqs.data());
     return;
   }
   s.scratch = borrowed_scratch ? borrowed_scratch : s.own_scratch.data();
+  // (The sequence number is taken at start, as every rank starts its collectives in one
+  // order; a deferred program uses it once built.)
   const std::uint64_t seq = (*s.sequence)++;
   s.tag_data = tags::program_tag(seq, TagKind::Data);
   s.tag_sync = tags::program_tag(seq, TagKind::Sync);
@@ -271,6 +292,20 @@ std::shared_ptr<PlanState> program_plan(const Comm& comm, StepProgram program, s
 std::shared_ptr<PlanState> program_plan(const Comm& comm, StepProgram program, std::string reason,
                                         bool own_scratch) {
   return program_plan(comm, std::move(program), std::move(reason), own_scratch, {}, nullptr);
+}
+
+std::shared_ptr<PlanState> deferred_program_plan(const Comm& comm, std::string algorithm, std::string reason,
+                                                 std::function<void(MPI_Request*)> prelude,
+                                                 std::function<StepProgram()> build) {
+  auto s = std::make_shared<PlanState>();
+  s->algorithm = std::move(algorithm);
+  s->reason = std::move(reason);
+  s->channels = {comm.internal()};
+  s->channel_sizes = {static_cast<std::size_t>(comm.size())};
+  s->sequence = comm.sequence_counter();
+  s->prelude = std::move(prelude);
+  s->build = std::move(build);
+  return s;
 }
 
 std::shared_ptr<PlanState> native_plan(

@@ -24,6 +24,12 @@ struct PlanState {
   // library's non-blocking collective into its one request).
   std::shared_ptr<const StepProgram> program;
   std::function<void(const void* send, void* recv, MPI_Request* req)> native_start;
+  // A request whose program needs data from every rank first (the staged alltoallv's
+  // count matrix): `prelude` posts that non-blocking collective; once it has completed,
+  // `build` makes the program (then run like any other). Progressed by test / wait.
+  std::function<void(MPI_Request* req)> prelude;
+  std::function<StepProgram()> build;
+  bool prelude_pending = false;
   // Channel c's communicator (0: the Comm's internal duplicate) and its size.
   std::vector<MPI_Comm> channels;
   std::vector<std::size_t> channel_sizes;
@@ -76,6 +82,11 @@ std::shared_ptr<PlanState> choice_state(const Comm& comm, std::string reason, bo
   if (native) return native_plan(comm, "native", std::move(reason), native_start());
   return program_plan(comm, build(), std::move(reason), own_scratch);
 }
+
+// A request whose program is built once `prelude`'s collective has completed.
+std::shared_ptr<PlanState> deferred_program_plan(const Comm& comm, std::string algorithm, std::string reason,
+                                                 std::function<void(MPI_Request*)> prelude,
+                                                 std::function<StepProgram()> build);
 
 // Starts a run and drives it to completion (the blocking calls), with scratch from the
 // Comm's slot 0.
