@@ -203,9 +203,7 @@ std::shared_ptr<detail::PlanState> alltoall_state(const AlltoallChoice& c, std::
                                                   const AlltoallOptions& opts, bool blocking) {
   if (c.algo == AlltoallAlgo::Leader || c.algo == AlltoallAlgo::SendAggregate ||
       c.algo == AlltoallAlgo::RecvDistribute)
-    return detail::hierarchical_plan(c.algo, comm, b, opts,
-                                     c.reason.empty() ? "auto (decided earlier on this communicator)" : c.reason,
-                                     blocking);
+    return detail::hierarchical_plan(c.algo, comm, b, opts, detail::reason_or_reused(c.reason), blocking);
   const MPI_Comm mc = comm.mpi();
   const auto native_start = [b, mc] {
     return [b, mc](const void* s, void* r, MPI_Request* q) {

@@ -112,6 +112,25 @@ struct StageStep {
 };
 std::vector<StageStep> rank_steps(const Schedule& stage, int me);
 
+// One stage `s` of a staged algorithm for all P ranks, without MPI (simulate.cpp): every
+// rank's held runs are routed into its send buckets, bucket b going to the b-th partner of
+// the stage's rounds, then every scheduled transfer is delivered in schedule step order,
+// its runs appended to the receiver's held list. The engine's routing with the run headers
+// taken away; simulate_alltoallv (statistics) and staged_alltoallv_program are built on it.
+struct StageRouting {
+  // Piece `piece` of held run k of rank r goes into r's bucket b.
+  std::function<void(int r, std::size_t k, std::size_t b, const Run& piece)> on_piece;
+  // Rank r has routed all its held runs into its `buckets` buckets (called before the
+  // next rank routes).
+  std::function<void(int r, std::size_t buckets)> on_routed;
+  // Transfer src -> dst of round `round`, carrying bucket b of src.
+  std::function<void(std::size_t round, int src, int dst, std::size_t b, const std::vector<Run>& runs)> on_message;
+};
+// Throws Error, prefixed by `who`, when a router sends to a rank the stage does not pair
+// or loses or duplicates elements.
+void route_stage(StagedAlgorithm& alg, int s, std::vector<std::vector<Run>>& held, const StageRouting& cb,
+                 const std::string& who);
+
 // The MPI engine: runs a staged algorithm (staged_engine.cpp).
 void run_staged(AlltoallvAlgo algo, const std::byte* send, std::span<const std::int64_t> sendcounts,
                 std::span<const std::int64_t> sdispls, std::byte* recv,

@@ -59,76 +59,37 @@ std::vector<AlltoallvStats> simulate_alltoallv(AlltoallvAlgo algo, int p,
     stats[static_cast<std::size_t>(i)].algo = algo;
     stats[static_cast<std::size_t>(i)].stages.resize(static_cast<std::size_t>(stages));
   }
-  std::vector<Routed> routed;
+  const std::string who =
+      "simulate_alltoallv: " + std::string(alltoallv_algo_name(algo)) + " P = " + std::to_string(p);
   for (int s = 0; s < stages; ++s) {
-    const Schedule& stage = sched.stages[static_cast<std::size_t>(s)];
-    // Each rank's partners in this stage (its bucket b goes to partners[me][b]).
-    std::vector<std::vector<int>> partners(up);
-    for (const Round& rd : stage.rounds)
-      for (const Transfer& t : rd.transfers)
-        partners[static_cast<std::size_t>(t.src)].push_back(t.dst);
-    std::vector<std::vector<std::vector<Run>>> buckets(up);
-    std::vector<int> bucket_of(up, -1);
+    const auto us = static_cast<std::size_t>(s);
+    const auto stage_of = [&](int r) -> AlltoallvStageStats& {
+      return stats[static_cast<std::size_t>(r)].stages[us];
+    };
     for (int me = 0; me < p; ++me) {
-      const auto& mine = partners[static_cast<std::size_t>(me)];
-      for (std::size_t b = 0; b < mine.size(); ++b)
-        bucket_of[static_cast<std::size_t>(mine[b])] = static_cast<int>(b);
-      buckets[static_cast<std::size_t>(me)].resize(mine.size());
-      auto& st = stats[static_cast<std::size_t>(me)].stages[static_cast<std::size_t>(s)];
-      st.name = sched.stage_names[static_cast<std::size_t>(s)];
-      st.steps = static_cast<int>(stage.rounds.size());
-      alg->begin_stage(s, me);
-      for (const Run& run : held[static_cast<std::size_t>(me)]) {
-        routed.clear();
-        alg->route(s, me, run, routed);
-        std::int64_t total = 0;
-        for (const Routed& r : routed) {
-          const int b =
-              r.partner >= 0 && r.partner < p ? bucket_of[static_cast<std::size_t>(r.partner)] : -1;
-          if (!(b >= 0))
-            throw Error("simulate_alltoallv: " + std::string(alltoallv_algo_name(algo)) +
-                        " P = " + std::to_string(p) + " stage " + std::to_string(s) + ": rank " +
-                        std::to_string(me) + " routes to rank " + std::to_string(r.partner) +
-                        ", which its schedule does not pair it with");
-          if (!(r.run.src == run.src && r.run.dst == run.dst && r.run.first >= run.first &&
-                r.run.first + r.run.n <= run.first + run.n))
-            throw Error("simulate_alltoallv: a routed piece is not part of its run");
-          total += r.run.n;
-          buckets[static_cast<std::size_t>(me)][static_cast<std::size_t>(b)].push_back(r.run);
-          st.send_buffer_bytes += static_cast<std::uint64_t>(r.run.n) * esize;
-          if (r.partner != me) st.sent_bytes += static_cast<std::uint64_t>(r.run.n) * esize;
-        }
-        if (!(total == run.n))
-          throw Error("simulate_alltoallv: the router lost or duplicated elements");
-      }
-      held[static_cast<std::size_t>(me)].clear();
-      for (int d : mine) bucket_of[static_cast<std::size_t>(d)] = -1;
+      stage_of(me).name = sched.stage_names[us];
+      stage_of(me).steps = static_cast<int>(sched.stages[us].rounds.size());
     }
-    // Every scheduled transfer is a message (possibly empty), delivered in step order.
-    std::vector<std::size_t> next_bucket(up, 0);
-    for (const Round& rd : stage.rounds)
-      for (const Transfer& t : rd.transfers) {
-        auto& out = buckets[static_cast<std::size_t>(t.src)]
-                           [next_bucket[static_cast<std::size_t>(t.src)]++];
-        auto& rs = stats[static_cast<std::size_t>(t.dst)].stages[static_cast<std::size_t>(s)];
-        std::uint64_t payload = 0;
-        for (const Run& r : out) payload += static_cast<std::uint64_t>(r.n) * esize;
-        ++rs.messages_received;
-        rs.received_bytes += payload;
-        rs.header_bytes += out.size() * detail::kRunHeaderBytes;
-        rs.longest_message = std::max(rs.longest_message, payload);
-        if (t.src != t.dst)
-          ++stats[static_cast<std::size_t>(t.src)]
-                .stages[static_cast<std::size_t>(s)]
-                .messages_sent;
-        auto& in = held[static_cast<std::size_t>(t.dst)];
-        in.insert(in.end(), out.begin(), out.end());
-        out.clear();
+    detail::StageRouting cb;
+    cb.on_piece = [&](int r, std::size_t, std::size_t, const Run& piece) {
+      stage_of(r).send_buffer_bytes += static_cast<std::uint64_t>(piece.n) * esize;
+    };
+    cb.on_message = [&](std::size_t, int src, int dst, std::size_t, const std::vector<Run>& runs) {
+      auto& rs = stage_of(dst);
+      std::uint64_t payload = 0;
+      for (const Run& r : runs) payload += static_cast<std::uint64_t>(r.n) * esize;
+      ++rs.messages_received;
+      rs.received_bytes += payload;
+      rs.header_bytes += runs.size() * detail::kRunHeaderBytes;
+      rs.longest_message = std::max(rs.longest_message, payload);
+      if (src != dst) {
+        ++stage_of(src).messages_sent;
+        stage_of(src).sent_bytes += payload;
       }
+    };
+    detail::route_stage(*alg, s, held, cb, who);
     for (int me = 0; me < p; ++me) {
-      auto& st = stats[static_cast<std::size_t>(me)].stages[static_cast<std::size_t>(s)];
-      for (const auto& left : buckets[static_cast<std::size_t>(me)])
-        if (!(left.empty())) throw Error("simulate_alltoallv: a bucket was routed but never sent");
+      auto& st = stage_of(me);
       st.recv_buffer_bytes = st.received_bytes;
       st.peak_buffer_bytes = st.send_buffer_bytes +
                              std::max(prev_rbuf[static_cast<std::size_t>(me)], st.received_bytes);
@@ -162,4 +123,64 @@ std::vector<AlltoallvStats> simulate_alltoallv(AlltoallvAlgo algo, int p,
   return stats;
 }
 
+namespace detail {
+
+void route_stage(StagedAlgorithm& alg, int s, std::vector<std::vector<Run>>& held, const StageRouting& cb,
+                 const std::string& who) {
+  const int p = static_cast<int>(held.size());
+  const auto up = held.size();
+  const Schedule& stage = alg.schedule().stages[static_cast<std::size_t>(s)];
+  // Each rank's partners in this stage (its bucket b goes to partners[r][b]).
+  std::vector<std::vector<int>> partners(up);
+  for (const Round& rd : stage.rounds)
+    for (const Transfer& t : rd.transfers) partners[static_cast<std::size_t>(t.src)].push_back(t.dst);
+  std::vector<std::vector<std::vector<Run>>> buckets(up);
+  std::vector<int> bucket_of(up, -1);
+  std::vector<Routed> routed;
+  for (int r = 0; r < p; ++r) {
+    const auto ur = static_cast<std::size_t>(r);
+    const auto& mine = partners[ur];
+    for (std::size_t b = 0; b < mine.size(); ++b) bucket_of[static_cast<std::size_t>(mine[b])] = static_cast<int>(b);
+    buckets[ur].resize(mine.size());
+    alg.begin_stage(s, r);
+    for (std::size_t k = 0; k < held[ur].size(); ++k) {
+      const Run& run = held[ur][k];
+      routed.clear();
+      alg.route(s, r, run, routed);
+      std::int64_t total = 0;
+      for (const Routed& piece : routed) {
+        const int b = piece.partner >= 0 && piece.partner < p ? bucket_of[static_cast<std::size_t>(piece.partner)] : -1;
+        if (!(b >= 0))
+          throw Error(who + " stage " + std::to_string(s) + ": rank " + std::to_string(r) + " routes to rank " +
+                      std::to_string(piece.partner) + ", which its schedule does not pair it with");
+        if (!(piece.run.src == run.src && piece.run.dst == run.dst && piece.run.first >= run.first &&
+              piece.run.first + piece.run.n <= run.first + run.n))
+          throw Error(who + ": a routed piece is not part of its run");
+        total += piece.run.n;
+        buckets[ur][static_cast<std::size_t>(b)].push_back(piece.run);
+        if (cb.on_piece) cb.on_piece(r, k, static_cast<std::size_t>(b), piece.run);
+      }
+      if (!(total == run.n)) throw Error(who + ": the router lost or duplicated elements");
+    }
+    held[ur].clear();
+    for (int d : mine) bucket_of[static_cast<std::size_t>(d)] = -1;
+    if (cb.on_routed) cb.on_routed(r, mine.size());
+  }
+  // Every scheduled transfer is a message (possibly empty), delivered in step order.
+  std::vector<std::size_t> next_bucket(up, 0);
+  for (std::size_t round = 0; round < stage.rounds.size(); ++round)
+    for (const Transfer& t : stage.rounds[round].transfers) {
+      const std::size_t b = next_bucket[static_cast<std::size_t>(t.src)]++;
+      auto& out = buckets[static_cast<std::size_t>(t.src)][b];
+      if (cb.on_message) cb.on_message(round, t.src, t.dst, b, out);
+      auto& in = held[static_cast<std::size_t>(t.dst)];
+      in.insert(in.end(), out.begin(), out.end());
+      out.clear();
+    }
+  for (const auto& rank_buckets : buckets)
+    for (const auto& left : rank_buckets)
+      if (!(left.empty())) throw Error(who + ": a bucket was routed but never sent");
+}
+
+}  // namespace detail
 }  // namespace libcomm

@@ -45,80 +45,54 @@ StepProgram staged_alltoallv_program(AlltoallvAlgo algo, int p, int me, std::spa
       }
 
   std::uint32_t stage = 0;
-  std::vector<Routed> routed;
+  const bool per_step = mode == AlltoallvMode::Blocking;
+  const std::string who = "staged_alltoallv_program: " + std::string(alltoallv_algo_name(algo));
   for (std::size_t s = 0; s < sched.stages.size(); ++s) {
-    const Schedule& sch = sched.stages[s];
-    // Bucket b of rank r goes to partners[r][b] (first appearance in the rounds).
-    std::vector<std::vector<int>> partners(up);
-    for (const Round& rd : sch.rounds)
-      for (const Transfer& t : rd.transfers) partners[static_cast<std::size_t>(t.src)].push_back(t.dst);
-    std::vector<std::vector<std::vector<Run>>> buckets(up);
-    std::vector<ByteRange> my_bucket;  // this rank's bucket regions in scratch
-    for (int r = 0; r < p; ++r) {
-      const auto ur = static_cast<std::size_t>(r);
-      buckets[ur].resize(partners[ur].size());
-      const auto bucket_of = [&](int partner) {
-        const auto it = std::find(partners[ur].begin(), partners[ur].end(), partner);
-        require(it != partners[ur].end(), "staged_alltoallv_program: a run routed to a rank the stage does not pair");
-        return static_cast<std::size_t>(it - partners[ur].begin());
-      };
-      alg->begin_stage(static_cast<int>(s), r);
-      std::vector<std::vector<std::pair<Run, ByteRange>>> sources(r == me ? partners[ur].size() : 0);
-      for (std::size_t k = 0; k < held[ur].size(); ++k) {
-        const Run& run = held[ur][k];
-        routed.clear();
-        alg->route(static_cast<int>(s), r, run, routed);
-        for (const Routed& piece : routed) {
-          const std::size_t b = bucket_of(piece.partner);
-          buckets[ur][b].push_back(piece.run);
-          if (r == me)
-            sources[b].push_back({piece.run, {where[k].area, where[k].offset + bytes(piece.run.first - run.first),
-                                              bytes(piece.run.n)}});
-        }
-      }
-      held[ur].clear();
-      if (r != me) continue;
-      // Compose this rank's buckets (sBUF) in scratch: runs back to back, no headers.
-      for (std::size_t b = 0; b < sources.size(); ++b) {
+    // This rank's pieces per bucket with where they are now, then its bucket regions (sBUF)
+    // in scratch, composed by copies: runs back to back, no headers.
+    std::vector<std::vector<ByteRange>> sources;
+    std::vector<ByteRange> my_bucket;
+    StageRouting cb;
+    cb.on_piece = [&](int r, std::size_t k, std::size_t b, const Run& piece) {
+      if (r != me) return;
+      if (sources.size() <= b) sources.resize(b + 1);
+      const Run& run = held[static_cast<std::size_t>(me)][k];
+      sources[b].push_back({where[k].area, where[k].offset + bytes(piece.first - run.first), bytes(piece.n)});
+    };
+    cb.on_routed = [&](int r, std::size_t buckets) {
+      if (r != me) return;
+      sources.resize(buckets);  // (a bucket that got no runs is an empty message)
+      for (const auto& pieces : sources) {
         std::size_t total = 0;
-        for (const auto& [run, from] : sources[b]) total += from.bytes;
-        const std::size_t at = pb.scratch(total);
-        my_bucket.push_back({Area::Scratch, at, total});
-        std::size_t off = at;
-        for (const auto& [run, from] : sources[b]) {
+        for (const ByteRange& from : pieces) total += from.bytes;
+        std::size_t off = pb.scratch(total);
+        my_bucket.push_back({Area::Scratch, off, total});
+        for (const ByteRange& from : pieces) {
           pb.copy(stage, from, {Area::Scratch, off, from.bytes});
           off += from.bytes;
         }
       }
-    }
-    where.clear();
-    // The stage's messages in schedule step order; what arrives becomes next stage's held.
-    std::vector<std::size_t> next_bucket(up, 0);
-    const bool per_step = mode == AlltoallvMode::Blocking;
-    std::uint32_t step_stage = stage;
-    for (const Round& rd : sch.rounds) {
-      for (const Transfer& t : rd.transfers) {
-        const auto src = static_cast<std::size_t>(t.src), dst = static_cast<std::size_t>(t.dst);
-        const std::size_t b = next_bucket[src]++;
-        const auto& runs = buckets[src][b];
-        if (t.dst == me) {
-          std::size_t total = 0;
-          for (const Run& r : runs) total += bytes(r.n);
-          ByteRange region = t.src == me ? my_bucket[b] : ByteRange{Area::Scratch, pb.scratch(total), total};
-          if (t.src != me) pb.recv(step_stage, t.src, region, step_stage);
-          std::size_t off = region.offset;
-          for (const Run& r : runs) {
-            where.push_back({Area::Scratch, off, bytes(r.n)});
-            off += bytes(r.n);
-          }
-        } else if (t.src == me) {
-          pb.send(step_stage, t.dst, my_bucket[b], step_stage);
+      where.clear();
+    };
+    // What arrives becomes next stage's held, in schedule step order.
+    cb.on_message = [&](std::size_t round, int src, int dst, std::size_t b, const std::vector<Run>& runs) {
+      const std::uint32_t at = per_step ? stage + static_cast<std::uint32_t>(round) : stage;
+      if (dst == me) {
+        std::size_t total = 0;
+        for (const Run& r : runs) total += bytes(r.n);
+        const ByteRange region = src == me ? my_bucket[b] : ByteRange{Area::Scratch, pb.scratch(total), total};
+        if (src != me) pb.recv(at, src, region, at);
+        std::size_t off = region.offset;
+        for (const Run& r : runs) {
+          where.push_back({Area::Scratch, off, bytes(r.n)});
+          off += bytes(r.n);
         }
-        held[dst].insert(held[dst].end(), runs.begin(), runs.end());
+      } else if (src == me) {
+        pb.send(at, dst, my_bucket[b], at);
       }
-      if (per_step) ++step_stage;
-    }
-    stage = per_step ? step_stage : stage + 1;
+    };
+    route_stage(*alg, static_cast<int>(s), held, cb, who);
+    stage += per_step ? static_cast<std::uint32_t>(sched.stages[s].rounds.size()) : 1;
   }
   // Deliver: every run this rank holds now is for it.
   for (std::size_t k = 0; k < held[static_cast<std::size_t>(me)].size(); ++k) {

@@ -117,25 +117,25 @@ bool post_stage(PlanState& s, const StepProgram& p, bool blocking) {
   const std::size_t first = s.next_step;
   std::size_t end = first;
   const Step *recv = nullptr, *send = nullptr, *coll = nullptr;
-  int messages = 0;
+  int recvs = 0, sends = 0, colls = 0;
   for (; end < p.steps.size() && p.steps[end].stage == s.stage; ++end) {
     const Step& st = p.steps[end];
-    if (st.kind == StepKind::Recv) recv = &st, ++messages;
-    if (st.kind == StepKind::Send) send = &st, ++messages;
-    if (st.kind == StepKind::Alltoall) coll = &st, messages += 3;
+    if (st.kind == StepKind::Recv) recv = &st, ++recvs;
+    if (st.kind == StepKind::Send) send = &st, ++sends;
+    if (st.kind == StepKind::Alltoall) coll = &st, ++colls;
   }
   s.next_step = end;
   const auto local = [](const Step& st) { return is_local(st.kind); };
   for (std::size_t k = first; k < end; ++k)
     if (local(p.steps[k]) && !p.steps[k].overlap) run_local(s, p, p.steps[k]);
   bool exchanged = false;
-  if (blocking && coll != nullptr && messages == 3 && s.reqs.empty() && coll->complete == s.stage) {
+  if (blocking && colls == 1 && recvs + sends == 0 && s.reqs.empty() && coll->complete == s.stage) {
     const MpiBytes blk(coll->from.bytes / s.channel_sizes[coll->channel]);
     check_mpi(MPI_Alltoall(at(s, coll->from), blk.count(), blk.type(), at(s, coll->to), blk.count(), blk.type(),
                            s.channels[coll->channel]),
               "MPI_Alltoall");
     exchanged = true;
-  } else if (blocking && coll == nullptr && messages > 0 && messages <= 2 && (messages == 1 || (recv && send))) {
+  } else if (blocking && colls == 0 && recvs <= 1 && sends <= 1 && recvs + sends > 0) {
     exchanged = run_exchange(s, recv, send);
   }
   if (!exchanged) {
@@ -168,17 +168,22 @@ void collect_due(PlanState& s) {
   s.req_complete.resize(keep);
 }
 
+// Waits for `reqs` (block) or tests them once; true when all have completed.
+bool requests_done(std::vector<MPI_Request>& reqs, bool block) {
+  if (block) {
+    wait_all(static_cast<int>(reqs.size()), reqs.data());
+    return true;
+  }
+  int done = 0;
+  check_mpi(MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall");
+  return done != 0;
+}
+
 // Progresses the run; with `block` until it completes. True when it has completed.
 bool progress(PlanState& s, bool block) {
   if (!s.active) return true;
   if (s.prelude_pending) {  // the data the program is built from, first
-    if (block) {
-      wait_all(1, s.reqs.data());
-    } else {
-      int done = 0;
-      check_mpi(MPI_Test(s.reqs.data(), &done, MPI_STATUS_IGNORE), "MPI_Test");
-      if (!done) return false;
-    }
+    if (!requests_done(s.reqs, block)) return false;
     s.reqs.clear();
     s.prelude_pending = false;
     s.program = std::make_shared<const StepProgram>(s.build());
@@ -186,13 +191,7 @@ bool progress(PlanState& s, bool block) {
     s.scratch = s.own_scratch.data();
   }
   if (!s.program) {  // native: one request
-    if (block) {
-      wait_all(1, s.reqs.data());
-    } else {
-      int done = 0;
-      check_mpi(MPI_Test(s.reqs.data(), &done, MPI_STATUS_IGNORE), "MPI_Test");
-      if (!done) return false;
-    }
+    if (!requests_done(s.reqs, block)) return false;
     s.reqs.clear();
     s.active = false;
     return true;
@@ -208,15 +207,7 @@ bool progress(PlanState& s, bool block) {
       collect_due(s);
     }
     if (!s.waitset.empty()) {
-      if (block) {
-        wait_all(static_cast<int>(s.waitset.size()), s.waitset.data());
-      } else {
-        int done = 0;
-        check_mpi(MPI_Testall(static_cast<int>(s.waitset.size()), s.waitset.data(), &done,
-                              MPI_STATUSES_IGNORE),
-                  "MPI_Testall");
-        if (!done) return false;
-      }
+      if (!requests_done(s.waitset, block)) return false;
       s.waitset.clear();
     }
     ++s.stage;
