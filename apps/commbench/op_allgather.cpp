@@ -101,7 +101,7 @@ class AllgatherOp : public Operation {
     // The block the library decides on: the largest of this size's layout.
     const std::size_t largest = counts_.empty() ? 0 : *std::max_element(counts_.begin(), counts_.end());
     const auto c = libcomm::choose_allgather(a, largest, comm_, opts_);
-    return c.algo == a ? "" : c.reason;
+    return c.algo == a ? "" : c.reason();
   }
 
   long long check(const std::string& algo) override {

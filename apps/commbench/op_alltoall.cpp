@@ -87,7 +87,7 @@ class AlltoallOp : public Operation {
   std::string note(const std::string& algo, std::size_t block) const override {
     const auto a = libcomm::alltoall_algo_from_name(algo);
     const auto c = libcomm::choose_alltoall(a, block, comm_, opts_);
-    return c.algo == a ? "" : c.reason;
+    return c.algo == a ? "" : c.reason();
   }
 
   long long check(const std::string& algo) override {

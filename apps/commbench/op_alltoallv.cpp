@@ -130,7 +130,9 @@ class AlltoallvOp : public Operation {
     const int p = comm_.size(), me = comm_.rank();
     spec_.mmax = static_cast<std::int64_t>(block / g_elem);
     const auto m = kernels::traffic_matrix(spec_, p);
-    stats_ = libcomm::alltoallv_count_stats(m, p, g_elem);
+    std::vector<std::int64_t> m_bytes(m);
+    for (auto& c : m_bytes) c *= static_cast<std::int64_t>(g_elem);
+    stats_ = libcomm::alltoallv_count_stats(m_bytes, p);
     sc_.assign(p, 0), sd_.assign(p, 0), rc_.assign(p, 0), rd_.assign(p, 0);
     std::int64_t s = 0, r = 0;
     for (int k = 0; k < p; ++k) {
@@ -143,8 +145,9 @@ class AlltoallvOp : public Operation {
                              sc_[k], g_elem);
     recv_.assign(static_cast<std::size_t>(r) * g_elem, std::byte{0});
     ref_.assign(recv_.size(), std::byte{0});
-    libcomm::alltoallv(send_.data(), sc_, sd_, ref_.data(), rc_, rd_, g_elem, comm_,
-                       AlltoallvAlgo::Native);
+    for (auto* v : {&sc_, &sd_, &rc_, &rd_})  // libcomm counts bytes
+      for (auto& x : *v) x *= static_cast<std::int64_t>(g_elem);
+    libcomm::alltoallv(send_.data(), sc_, sd_, ref_.data(), rc_, rd_, comm_, AlltoallvAlgo::Native);
   }
 
   void reset() override { std::memset(recv_.data(), 0xA5, recv_.size()); }
@@ -156,7 +159,7 @@ class AlltoallvOp : public Operation {
     o.mode = m;
     o.allow_fallback = allow_fallback_;
     const auto ran =
-        libcomm::alltoallv(send_.data(), sc_, sd_, recv_.data(), rc_, rd_, g_elem, comm_, a, o);
+        libcomm::alltoallv(send_.data(), sc_, sd_, recv_.data(), rc_, rd_, comm_, a, o);
     return ran == a ? algo : std::string(libcomm::alltoallv_algo_name(ran));
   }
 
@@ -164,11 +167,11 @@ class AlltoallvOp : public Operation {
     const auto a = parse(algo).first;
     if (a == AlltoallvAlgo::Auto) {
       const auto c = libcomm::choose_alltoallv(a, stats_, comm_);
-      return "M_max " + apps::format_size(block) + ": " + c.reason;
+      return "M_max " + apps::format_size(block) + ": " + c.reason();
     }
     libcomm::AlltoallvOptions o;
     o.allow_fallback = allow_fallback_;
-    if (const auto c = libcomm::choose_alltoallv(a, comm_.size(), o); c.algo != a) return c.reason;
+    if (const auto c = libcomm::choose_alltoallv(a, comm_.size(), o); c.algo != a) return c.reason();
     return "alltoallv: pattern " + g_pattern + ", element " + std::to_string(g_elem) +
            " B, M_max = " + std::to_string(block / g_elem) + " elements (block = M_max in bytes)";
   }
@@ -177,11 +180,10 @@ class AlltoallvOp : public Operation {
     const int p = comm_.size(), me = comm_.rank();
     long long bad = 0;
     for (int k = 0; k < p; ++k) {
-      const std::size_t at = static_cast<std::size_t>(rd_[k]) * g_elem,
-                        len = static_cast<std::size_t>(rc_[k]) * g_elem;
+      const auto at = static_cast<std::size_t>(rd_[k]), len = static_cast<std::size_t>(rc_[k]);  // bytes
       const bool same = len == 0 || std::memcmp(recv_.data() + at, ref_.data() + at, len) == 0;
       const bool content =
-          kernels::check_elements(recv_.data() + at, k, me, 0, rc_[k], g_elem) == rc_[k];
+          kernels::check_elements(recv_.data() + at, k, me, 0, rc_[k] / g_elem, g_elem) == rc_[k] / g_elem;
       if (!same || !content) {
         if (bad == 0)
           std::cerr << "commbench: rank " << me << ": alltoallv " << algo << " data from rank " << k

@@ -123,6 +123,7 @@ class ReduceScatterOp : public Operation {
         expect_typed<int>(expected_.data(), first, mine_, p, op_);
         break;
     }
+    for (auto& c : counts_) c *= es_;  // libcomm counts bytes
     reference_.assign(mine_ * es_, std::byte{0x5A});
     libcomm::reduce_scatter(send_.data(), reference_.data(), counts_, type_, op_, comm_, ReduceScatterAlgo::Native,
                             opts_);
@@ -143,8 +144,8 @@ class ReduceScatterOp : public Operation {
     const auto a = libcomm::reduce_scatter_algo_from_name(algo);
     // The block the library decides on: the largest of this size's layout, in bytes.
     const std::size_t largest = counts_.empty() ? 0 : *std::max_element(counts_.begin(), counts_.end());
-    const auto c = libcomm::choose_reduce_scatter(a, largest * es_, comm_, opts_);
-    return c.algo == a ? "" : c.reason;
+    const auto c = libcomm::choose_reduce_scatter(a, largest, comm_, opts_);
+    return c.algo == a ? "" : c.reason();
   }
 
   long long check(const std::string& algo) override {

@@ -215,14 +215,14 @@ void DistributedFft::prepare_overlap(int k_chunks, unsigned flags) {
     // s's planes, which land at their x in the [x][y_l][z_l] output.
     std::vector<std::int64_t> sc(pr), sdis(pr), rc(pr), rdis(pr);
     for (int d = 0; d < pr; ++d) {
-      sc[d] = static_cast<std::int64_t>(ch.pack.piece_len[d] * xr.n);
-      sdis[d] = static_cast<std::int64_t>(ch.offset + ch.pack.block_offset[d]);
+      constexpr std::size_t bytes = sizeof(cplx);  // libcomm counts bytes
+      sc[d] = static_cast<std::int64_t>(ch.pack.piece_len[d] * xr.n * bytes);
+      sdis[d] = static_cast<std::int64_t>((ch.offset + ch.pack.block_offset[d]) * bytes);
       const Range xs = split(nx, pr, d), part = split(xs.n, k_chunks, k);
-      rc[d] = static_cast<std::int64_t>(part.n * out_plane);
-      rdis[d] = static_cast<std::int64_t>((xs.lo + part.lo) * out_plane);
+      rc[d] = static_cast<std::int64_t>(part.n * out_plane * bytes);
+      rdis[d] = static_cast<std::int64_t>((xs.lo + part.lo) * out_plane * bytes);
     }
-    ch.exchange = libcomm::plan_alltoallv(*col_, sc, sdis, rc, rdis, sizeof(cplx), libcomm::AlltoallvAlgo::Direct,
-                                          post_all);
+    ch.exchange = libcomm::plan_alltoallv(*col_, sc, sdis, rc, rdis, libcomm::AlltoallvAlgo::Direct, post_all);
     chunks_.push_back(std::move(ch));
   }
 }

@@ -204,7 +204,7 @@ int run(int argc, char** argv) {
               << "  validation\n";
   double native_comm = 0;
   std::vector<std::byte> send(data.size()), recv;
-  std::vector<std::int64_t> sc(p), sd(p), rc(p), rd(p);
+  std::vector<std::int64_t> sc(p), sd(p), rc(p), rd(p), scb(p), sdb(p), rcb(p), rdb(p);
   for (auto algo : list) {
     Timing t;
     std::string problem, ran_name;
@@ -230,8 +230,12 @@ int run(int argc, char** argv) {
       libcomm::AlltoallvOptions o;
       o.mode = mode;
       o.check_args = rep == 0;
-      const auto ran =
-          libcomm::alltoallv(send.data(), sc, sd, recv.data(), rc, rd, rec, comm, algo, o);
+      const auto bytes = [&](const std::vector<std::int64_t>& records, std::vector<std::int64_t>& out) {
+        for (int j = 0; j < p; ++j) out[j] = records[j] * static_cast<std::int64_t>(rec);
+        return std::span<const std::int64_t>(out);
+      };  // libcomm counts bytes
+      const auto ran = libcomm::alltoallv(send.data(), bytes(sc, scb), bytes(sd, sdb), recv.data(), bytes(rc, rcb),
+                                          bytes(rd, rdb), comm, algo, o);
       ran_name = std::string(libcomm::alltoallv_algo_name(ran));
       double t2 = MPI_Wtime();
       // decompose

@@ -35,11 +35,9 @@ namespace {
 
 constexpr const char* kBadArguments = "invalid count, datatype or operation: MPI reports it";
 
-// The reason shown in verbose mode: the choice's own reason plus any staging done.
 // Why a call took its route, for the verbose log (LIBCOMM_VERBOSE) only, so that a call
-// without the log builds no strings: the notes of the staging steps, and the reason of the
-// choice, asked for after the call from the same Comm-based choice libcomm made (tuning
-// table included), so the log names what ran and why.
+// without the log builds no strings: the reason libcomm's call returned (the rule, the
+// tuning-table line or the fallback) and the notes of the staging steps done around it.
 class Explanation {
  public:
   explicit Explanation(std::string_view requested)
@@ -47,11 +45,9 @@ class Explanation {
   void note(const char* what) {
     if (on_) notes_ += std::string("; ") + what;
   }
-  template <class Reason>
-  std::string text(Reason reason) const {
+  std::string text(const std::string& reason) const {
     if (!on_) return {};
-    const std::string r = reason();
-    return (r == "requested" ? "requested " + std::string(requested_) : r) + notes_;
+    return (reason == "requested" ? "requested " + std::string(requested_) : reason) + notes_;
   }
 
  private:
@@ -219,11 +215,10 @@ int reduce_scatter_common(const Call& call, const Pmpi& pmpi, const void* sendbu
     send = copy;
     why.note("MPI_IN_PLACE: input copied first");
   }
-  const auto ran = libcomm::reduce_scatter(send, recvbuf, counts, *type, *rop, c, requested, opts);
-  call.route(libcomm::reduce_scatter_algo_name(ran), why.text([&] {
-    const std::size_t largest = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
-    return libcomm::choose_reduce_scatter(requested, largest * esize, c, opts).reason;
-  }));
+  std::vector<std::size_t> count_bytes(counts);
+  for (auto& n : count_bytes) n *= esize;
+  const auto ran = libcomm::reduce_scatter(send, recvbuf, count_bytes, *type, *rop, c, requested, opts);
+  call.route(libcomm::reduce_scatter_algo_name(ran), why.text(ran.reason()));
   return MPI_SUCCESS;
 }
 
@@ -246,9 +241,7 @@ extern "C" int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sen
     Explanation why(libcomm::alltoall_algo_name(requested));
     x.stage(c.size(), c.size(), 0, why);
     const auto ran = libcomm::alltoall(x.send, x.recv, x.block, c, requested, opts);
-    call.route(libcomm::alltoall_algo_name(ran), why.text([&] {
-      return libcomm::choose_alltoall(requested, x.block, c, opts).reason;
-    }));
+    call.route(libcomm::alltoall_algo_name(ran), why.text(ran.reason()));
     x.finish();
     return MPI_SUCCESS;
   });
@@ -291,14 +284,8 @@ extern "C" int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const 
     const auto recv = describe_side(recvbuf, recvcounts, rdispls, *rl, p, false, 1);
     if (recv.staged) why.note("receive side unpacked (non-contiguous type or negative displacements)");
     const auto ran = libcomm::alltoallv(send.base, send.counts, send.displs, recv.base,
-                                        recv.counts, recv.displs, 1, c, requested, opts);
-    call.route(libcomm::alltoallv_algo_name(ran), why.text([&]() -> std::string {
-      if (requested != libcomm::AlltoallvAlgo::Auto) return "requested";
-      // With a table Auto decided on the whole call's count statistics (a collective,
-      // not repeated for the log).
-      if (libcomm::active_tuning_table()) return "auto: tuning table (LIBCOMM_TUNING)";
-      return "auto: " + std::string(libcomm::alltoallv_algo_name(ran)) + " for P = " + std::to_string(p);
-    }));
+                                        recv.counts, recv.displs, c, requested, opts);
+    call.route(libcomm::alltoallv_algo_name(ran), why.text(ran.reason()));
     if (recv.staged) unpack_side(recv, recvbuf, recvcounts, rdispls, recvtype, *rl);
     return MPI_SUCCESS;
   });
@@ -322,9 +309,7 @@ extern "C" int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype se
     Explanation why(libcomm::allgather_algo_name(requested));
     x.stage(c.size(), 1, c.rank(), why);  // in place: this rank's block is in recvbuf
     const auto ran = libcomm::allgather(x.send, x.recv, x.block, c, requested, opts);
-    call.route(libcomm::allgather_algo_name(ran), why.text([&] {
-      return libcomm::choose_allgather(requested, x.block, c, opts).reason;
-    }));
+    call.route(libcomm::allgather_algo_name(ran), why.text(ran.reason()));
     x.finish();
     return MPI_SUCCESS;
   });
@@ -385,10 +370,7 @@ extern "C" int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype s
     }
     const std::vector<std::size_t> counts(recv.counts.begin(), recv.counts.end());
     const auto ran = libcomm::allgatherv(send, mine, recv.base, counts, c, requested, opts);
-    call.route(libcomm::allgather_algo_name(ran), why.text([&] {
-      const std::size_t largest = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
-      return libcomm::choose_allgather(requested, largest, c, opts).reason;
-    }));
+    call.route(libcomm::allgather_algo_name(ran), why.text(ran.reason()));
     if (recv.staged) unpack_side(recv, recvbuf, recvcounts, displs, recvtype, *rl);
     return MPI_SUCCESS;
   });

@@ -79,11 +79,13 @@ void run_case(AlltoallvAlgo algo, AlltoallvMode mode, const kernels::TrafficSpec
   libcomm::AlltoallvOptions opts;
   opts.mode = mode;
   opts.stats = &stats;
-  const auto ran = libcomm::alltoallv(l.send.data(), l.sc, l.sd, got.data(), l.rc, l.rd, esize,
-                                      comm, algo, opts);
+  using mpitest::in_bytes;
+  const auto sc = in_bytes(l.sc, esize), sd = in_bytes(l.sd, esize), rc = in_bytes(l.rc, esize),
+             rd = in_bytes(l.rd, esize);
+  const auto ran = libcomm::alltoallv(l.send.data(), sc, sd, got.data(), rc, rd, comm, algo, opts);
   EXPECT_EQ(ran, libcomm::choose_alltoallv(algo, p)) << what;
-  libcomm::alltoallv(l.send.data(), l.sc, l.sd, ref.data(), l.rc, l.rd, esize, comm,
-                     AlltoallvAlgo::Native);
+  EXPECT_FALSE(ran.reason().empty()) << what;
+  libcomm::alltoallv(l.send.data(), sc, sd, ref.data(), rc, rd, comm, AlltoallvAlgo::Native);
   EXPECT_TRUE(got == ref) << what << ": differs from MPI_Alltoallv on rank " << me;
   for (int i = 0; i < p; ++i) {
     const auto at = kernels::check_elements(got.data() + static_cast<std::size_t>(l.rd[i]) * esize,
@@ -159,7 +161,7 @@ TEST_F(MpiTest, MeshFallsBackToFourStageOrRefusesOnNonSquareP) {
   strict.allow_fallback = false;
   std::vector<std::int64_t> zero(p, 0);
   const auto o = mpitest::run_catching([&] {
-    libcomm::alltoallv(nullptr, zero, zero, nullptr, zero, zero, 8, comm, AlltoallvAlgo::Mesh, strict);
+    libcomm::alltoallv(nullptr, zero, zero, nullptr, zero, zero, comm, AlltoallvAlgo::Mesh, strict);
   });
   if (is_square(p)) {
     EXPECT_FALSE(o.threw) << o.message;
@@ -174,12 +176,12 @@ TEST_F(MpiTest, MeshFallsBackToFourStageOrRefusesOnNonSquareP) {
 TEST_F(MpiTest, MismatchedCountsGiveEveryRankAnError) {
   const auto& comm = mpitest::world();
   const int p = comm.size(), me = comm.rank();
-  std::vector<std::int64_t> sc(p, 2), sd(p), rc(p, 2), rd(p);
-  for (int k = 0; k < p; ++k) sd[k] = rd[k] = 2 * k;
-  if (me == p - 1) rc[0] = 3;  // expects one element more than rank 0 sends
+  std::vector<std::int64_t> sc(p, 8), sd(p), rc(p, 8), rd(p);
+  for (int k = 0; k < p; ++k) sd[k] = rd[k] = 8 * k;
+  if (me == p - 1) rc[0] = 12;  // expects 4 bytes more than rank 0 sends
   std::vector<std::byte> send(2 * p * 4), recv(3 * p * 4);
   const auto o = mpitest::run_catching([&] {
-    libcomm::alltoallv(send.data(), sc, sd, recv.data(), rc, rd, 4, comm, AlltoallvAlgo::FourStage);
+    libcomm::alltoallv(send.data(), sc, sd, recv.data(), rc, rd, comm, AlltoallvAlgo::FourStage);
   });
   EXPECT_TRUE(o.threw) << "rank " << me;
   EXPECT_NE(o.message.find("rank " + std::to_string(me)), std::string::npos) << o.message;
@@ -192,13 +194,13 @@ TEST_F(MpiTest, MismatchedCountsGiveEveryRankAnError) {
 TEST_F(MpiTest, NegativeCountAndDifferingModesAreErrors) {
   const auto& comm = mpitest::world();
   const int p = comm.size(), me = comm.rank();
-  std::vector<std::int64_t> c(p, 1), d(p);
-  for (int k = 0; k < p; ++k) d[k] = k;
+  std::vector<std::int64_t> c(p, 8), d(p);
+  for (int k = 0; k < p; ++k) d[k] = 8 * k;
   std::vector<std::byte> send(p * 8), recv(p * 8);
   auto bad = c;
   if (me == 0) bad[p - 1] = -1;
   auto o = mpitest::run_catching([&] {
-    libcomm::alltoallv(send.data(), bad, d, recv.data(), c, d, 8, comm, AlltoallvAlgo::Direct);
+    libcomm::alltoallv(send.data(), bad, d, recv.data(), c, d, comm, AlltoallvAlgo::Direct);
   });
   EXPECT_TRUE(o.threw);
   if (me == 0) {
@@ -208,8 +210,7 @@ TEST_F(MpiTest, NegativeCountAndDifferingModesAreErrors) {
     libcomm::AlltoallvOptions opts;
     opts.mode = me == 0 ? AlltoallvMode::NonblockingDual : AlltoallvMode::Blocking;
     o = mpitest::run_catching([&] {
-      libcomm::alltoallv(send.data(), c, d, recv.data(), c, d, 8, comm, AlltoallvAlgo::TwoStage,
-                         opts);
+      libcomm::alltoallv(send.data(), c, d, recv.data(), c, d, comm, AlltoallvAlgo::TwoStage, opts);
     });
     EXPECT_TRUE(o.threw);
     EXPECT_NE(o.message.find("modes"), std::string::npos) << o.message;

@@ -98,7 +98,7 @@ void alltoallv_large(double scale) {
     std::memset(recv.get(), 0xA5, static_cast<std::size_t>(rtotal));
     timed("alltoallv " + std::string(libcomm::alltoallv_algo_name(algo)),
           [&] {
-            libcomm::alltoallv(send.get(), sc, sd, recv.get(), rc, rd, 1, comm, algo);
+            libcomm::alltoallv(send.get(), sc, sd, recv.get(), rc, rd, comm, algo);
           },
           [&] {
             long long bad = 0;
@@ -121,6 +121,8 @@ void allgatherv_large(double scale) {
   std::vector<std::size_t> counts;
   std::size_t total = 0;
   for (int i = 0; i < p; ++i) counts.push_back(block(i)), total += block(i);
+  std::vector<std::size_t> count_bytes(counts);  // libcomm counts bytes
+  for (auto& c : count_bytes) c *= sizeof(float);
   if (me == 0) std::printf("allgatherv: %zu bytes gathered on every rank\n", total);
   Bytes send = allocate(block(me), me);
   Bytes recv = allocate(total, me);
@@ -152,6 +154,8 @@ void reduce_scatter_large(double scale) {
   std::vector<std::size_t> counts;
   std::size_t total = 0;
   for (int i = 0; i < p; ++i) counts.push_back(block(i)), total += block(i);
+  std::vector<std::size_t> count_bytes(counts);  // libcomm counts bytes
+  for (auto& c : count_bytes) c *= sizeof(float);
   if (me == 0)
     std::printf("reduce_scatter: %zu floats (%zu B) in each send buffer\n", total,
                 total * sizeof(float));
@@ -171,7 +175,7 @@ void reduce_scatter_large(double scale) {
     std::memset(recv, 0, block(me) * sizeof(float));
     timed("reduce_scatter " + std::string(libcomm::reduce_scatter_algo_name(algo)),
           [&] {
-            libcomm::reduce_scatter(send, recv, counts, libcomm::ElemType::Float,
+            libcomm::reduce_scatter(send, recv, count_bytes, libcomm::ElemType::Float,
                                     libcomm::ReduceOp::Sum, comm, algo);
           },
           [&] {

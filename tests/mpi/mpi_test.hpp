@@ -11,7 +11,9 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "libcomm/comm.hpp"
 #include "libcomm/error.hpp"
@@ -50,6 +52,13 @@ Outcome run_catching(F&& fn) {
     o.message = e.what();
   }
   return o;
+}
+
+// Element counts or displacements as the bytes the untyped calls take.
+inline std::vector<std::int64_t> in_bytes(const std::vector<std::int64_t>& elements, std::size_t element_bytes) {
+  std::vector<std::int64_t> b(elements);
+  for (auto& x : b) x *= static_cast<std::int64_t>(element_bytes);
+  return b;
 }
 
 // True on every rank when the condition holds on every rank.

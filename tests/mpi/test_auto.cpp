@@ -88,11 +88,11 @@ TEST_F(AutoTable, AlltoallFollowsTheSizeRanges) {
   EXPECT_EQ(alltoall_auto(101), AlltoallAlgo::Linear);
   EXPECT_EQ(alltoall_auto(10000), AlltoallAlgo::Linear);
   const auto c = choose_alltoall(AlltoallAlgo::Auto, 500, world());
-  EXPECT_TRUE(contains(c.reason, "test.tune line 2")) << c.reason;
+  EXPECT_TRUE(contains(c.reason(), "test.tune line 2")) << c.reason();
   // Beyond the table: the built-in size rule, and the reason says so.
   const auto rule = choose_alltoall(AlltoallAlgo::Auto, 20000, world());
   EXPECT_EQ(rule.algo, AlltoallAlgo::Ring);
-  EXPECT_TRUE(contains(rule.reason, "no tuning table row")) << rule.reason;
+  EXPECT_TRUE(contains(rule.reason(), "no tuning table row")) << rule.reason();
   EXPECT_EQ(alltoall_auto(20000), AlltoallAlgo::Ring);
 }
 
@@ -102,8 +102,8 @@ TEST_F(AutoTable, AlltoallRowThatCannotRunHere) {
     ScopedTable table({"alltoall 0 inf pairwise"});
     const auto c = choose_alltoall(AlltoallAlgo::Auto, 64, world());
     EXPECT_EQ(c.algo, power_of_two(world().size()) ? AlltoallAlgo::Pairwise : AlltoallAlgo::RingSendrecv)
-        << c.reason;
-    EXPECT_TRUE(contains(c.reason, "auto: pairwise from tuning table test.tune line 1")) << c.reason;
+        << c.reason();
+    EXPECT_TRUE(contains(c.reason(), "auto: pairwise from tuning table test.tune line 1")) << c.reason();
     alltoall_auto(64);
   }
   {
@@ -111,8 +111,8 @@ TEST_F(AutoTable, AlltoallRowThatCannotRunHere) {
     // (or one rank per node), so the rule runs, and no recursion happens.
     ScopedTable table({"alltoall 0 inf send_aggregate"});
     const auto c = choose_alltoall(AlltoallAlgo::Auto, 64, world());
-    EXPECT_EQ(c.algo, AlltoallAlgo::Bruck) << c.reason;
-    EXPECT_TRUE(contains(c.reason, "needs several nodes")) << c.reason;
+    EXPECT_EQ(c.algo, AlltoallAlgo::Bruck) << c.reason();
+    EXPECT_TRUE(contains(c.reason(), "needs several nodes")) << c.reason();
     EXPECT_EQ(alltoall_auto(64), AlltoallAlgo::Bruck);
   }
 }
@@ -156,7 +156,7 @@ TEST_F(AutoTable, AlltoallvUsesCountStatistics) {
     for (std::int64_t k = 0; k < sc[j]; ++k)
       send[static_cast<std::size_t>(sd[j] + k)] =
           (static_cast<std::uint64_t>(me) << 32) | static_cast<std::uint64_t>(j * 16 + k);
-  const auto stats = alltoallv_count_stats(sc, 8, comm);
+  const auto stats = alltoallv_count_stats(mpitest::in_bytes(sc, 8), comm);
   EXPECT_EQ(stats.max_bytes, p == 1 ? 8u : 24u);  // counts 1..3 (only 1 at P = 1)
   double total = 0;  // over every rank's counts: one MPI_Allreduce gives max and sum
   for (int i = 0; i < p; ++i)
@@ -176,7 +176,7 @@ TEST_F(AutoTable, AlltoallvUsesCountStatistics) {
     const AlltoallvAlgo want = stats.max_bytes <= 8 ? AlltoallvAlgo::TwoStage
                                : root * root == p    ? AlltoallvAlgo::Mesh
                                                      : choose_alltoallv(AlltoallvAlgo::Auto, p);
-    EXPECT_EQ(ran, want) << choose_alltoallv(AlltoallvAlgo::Auto, stats, comm).reason;
+    EXPECT_EQ(ran, want) << choose_alltoallv(AlltoallvAlgo::Auto, stats, comm).reason();
   }
   alltoallv<std::uint64_t>(send, sc, sd, ref, rc, rd, comm, AlltoallvAlgo::Native);
   EXPECT_EQ(recv, ref);
@@ -273,11 +273,74 @@ TEST_F(MpiTest, AutoEnvTableIsLoaded) {
   ASSERT_NE(table, nullptr);
   EXPECT_EQ(table->source(), path);
   const auto c = choose_alltoall(AlltoallAlgo::Auto, 1000, world());
-  EXPECT_EQ(c.algo, AlltoallAlgo::Factor) << c.reason;
+  EXPECT_EQ(c.algo, AlltoallAlgo::Factor) << c.reason();
   // Line 3 is the one-rank-per-node shape, line 4 the shared-node one.
   const bool one_per_node = tuning_query("", world(), 0).ppn == 1;
-  EXPECT_TRUE(contains(c.reason, one_per_node ? "line 3" : "line 4")) << c.reason;
+  EXPECT_TRUE(contains(c.reason(), one_per_node ? "line 3" : "line 4")) << c.reason();
   EXPECT_EQ(alltoall_auto(1000), AlltoallAlgo::Factor);
+}
+
+}  // namespace
+
+namespace {
+
+// Every blocking call of the four operations returns what ran and why (the Choice): the
+// rule or table row for Auto, the same reason again when the decision is reused from the
+// Comm's memo, "requested" for a request that runs as asked, and the fallback taken.
+TEST_F(MpiTest, EveryBlockingCallReturnsWhatRanAndWhy) {
+  const Comm comm(MPI_COMM_WORLD);
+  const int p = comm.size();
+  const auto up = static_cast<std::size_t>(p);
+  std::vector<std::byte> send(64 * up), recv(64 * up);
+  {  // alltoall
+    const auto first = alltoall(send.data(), recv.data(), 8, comm, AlltoallAlgo::Auto);
+    EXPECT_TRUE(contains(first.reason(), "auto")) << first.reason();
+    const auto again = alltoall(send.data(), recv.data(), 8, comm, AlltoallAlgo::Auto);
+    EXPECT_EQ(again.algo, first.algo);
+    EXPECT_EQ(again.reason(), first.reason()) << "the memo keeps the reason";
+    EXPECT_EQ(alltoall(send.data(), recv.data(), 8, comm, AlltoallAlgo::Ring).reason(), "requested");
+    const auto pw = alltoall(send.data(), recv.data(), 8, comm, AlltoallAlgo::Pairwise);
+    if (power_of_two(p)) {
+      EXPECT_EQ(pw.reason(), "requested");
+    } else {
+      EXPECT_EQ(pw.algo, AlltoallAlgo::RingSendrecv);
+      EXPECT_TRUE(contains(pw.reason(), "ran ring_sendrecv instead")) << pw.reason();
+    }
+  }
+  {  // alltoallv: 8 bytes to every rank
+    std::vector<std::int64_t> c(up, 8), d(up);
+    for (std::size_t k = 0; k < up; ++k) d[k] = static_cast<std::int64_t>(8 * k);
+    const auto a = alltoallv(send.data(), c, d, recv.data(), c, d, comm, AlltoallvAlgo::Auto);
+    EXPECT_TRUE(contains(a.reason(), "auto")) << a.reason();
+    EXPECT_EQ(alltoallv(send.data(), c, d, recv.data(), c, d, comm, AlltoallvAlgo::Auto).reason(), a.reason());
+    const auto mesh = alltoallv(send.data(), c, d, recv.data(), c, d, comm, AlltoallvAlgo::Mesh);
+    int q = 1;
+    while (q * q < p) ++q;
+    if (q * q == p) {
+      EXPECT_EQ(mesh.reason(), "requested");
+    } else {
+      EXPECT_EQ(mesh.algo, AlltoallvAlgo::FourStage);
+      EXPECT_TRUE(contains(mesh.reason(), "ran four_stage instead")) << mesh.reason();
+    }
+  }
+  {  // allgather
+    const auto a = allgather(send.data(), recv.data(), 16, comm, AllgatherAlgo::Auto);
+    EXPECT_TRUE(contains(a.reason(), "auto")) << a.reason();
+    EXPECT_EQ(allgather(send.data(), recv.data(), 16, comm, AllgatherAlgo::Auto).reason(), a.reason());
+    const auto dc = allgather(send.data(), recv.data(), 16, comm, AllgatherAlgo::DCycles);
+    EXPECT_EQ(dc.algo, power_of_two(p) ? AllgatherAlgo::DCycles : AllgatherAlgo::Ring);
+    EXPECT_TRUE(contains(dc.reason(), power_of_two(p) ? "requested" : "ran ring instead")) << dc.reason();
+  }
+  {  // reduce_scatter: two doubles per rank (16 bytes)
+    std::vector<double> in(2 * up, 1.0), out(2);
+    const std::vector<std::size_t> bytes(up, 16);
+    const auto a = reduce_scatter(in.data(), out.data(), bytes, ElemType::Double, ReduceOp::Sum, comm);
+    EXPECT_TRUE(contains(a.reason(), "auto")) << a.reason();
+    EXPECT_EQ(out[0], static_cast<double>(p));
+    const auto dc = reduce_scatter(in.data(), out.data(), bytes, ElemType::Double, ReduceOp::Sum, comm,
+                                   ReduceScatterAlgo::DCycles);
+    EXPECT_TRUE(contains(dc.reason(), power_of_two(p) ? "requested" : "ran ring instead")) << dc.reason();
+  }
 }
 
 }  // namespace

@@ -49,7 +49,7 @@ TEST_F(MpiTest, CheckModeFollowsTheEnvironmentAndIsOffByDefault) {
   EXPECT_EQ(libcomm::check_mode(), CheckMode::env_says_on());
 }
 
-// counts[i][j]: elements rank i sends to rank j (varied, some zero).
+// counts[i][j]: ints rank i sends to rank j (varied, some zero; the calls take bytes).
 std::int64_t count_of(int i, int j) { return (i * 7 + j * 3) % 5; }
 
 struct V {
@@ -76,8 +76,9 @@ V consistent_alltoallv(int p, int me) {
 void run_alltoallv(V& v, const Comm& comm, bool check_args) {
   libcomm::AlltoallvOptions o;
   o.check_args = check_args;
-  libcomm::alltoallv(v.send.data(), v.sc, v.sd, v.recv.data(), v.rc, v.rd, sizeof(int), comm,
-                     libcomm::AlltoallvAlgo::Direct, o);
+  using mpitest::in_bytes;  // libcomm counts bytes
+  libcomm::alltoallv(v.send.data(), in_bytes(v.sc, sizeof(int)), in_bytes(v.sd, sizeof(int)), v.recv.data(),
+                     in_bytes(v.rc, sizeof(int)), in_bytes(v.rd, sizeof(int)), comm, libcomm::AlltoallvAlgo::Direct, o);
 }
 
 void expect_alltoallv_still_works(const Comm& comm) {
@@ -98,10 +99,10 @@ TEST_F(CheckMode, AlltoallvSendCountTooBigNamesBothRanks) {
     const auto o = run_catching([&] { run_alltoallv(v, comm, false); });
     const std::int64_t c = count_of(sender, receiver);
     expect_error_everywhere(
-        o, "alltoallv: rank " + std::to_string(sender) + " sends " + std::to_string(c + 1) +
-               " elements to rank " + std::to_string(receiver) + " (its sendcounts[" +
+        o, "alltoallv: rank " + std::to_string(sender) + " sends " + std::to_string(4 * (c + 1)) +
+               " bytes to rank " + std::to_string(receiver) + " (its sendcounts[" +
                std::to_string(receiver) + "]) but rank " + std::to_string(receiver) +
-               " expects " + std::to_string(c) + " (its recvcounts[" + std::to_string(sender) +
+               " expects " + std::to_string(4 * c) + " (its recvcounts[" + std::to_string(sender) +
                "])");
     expect_alltoallv_still_works(comm);
   }
@@ -118,27 +119,10 @@ TEST_F(CheckMode, AlltoallvRecvCountTooBigNamesBothRanks) {
   if (me == receiver) v.rc[sender] = c + 1;
   const auto o = run_catching([&] { run_alltoallv(v, comm, true); });
   expect_error_everywhere(
-      o, "alltoallv: rank 0 sends " + std::to_string(c) + " elements to rank " +
+      o, "alltoallv: rank 0 sends " + std::to_string(4 * c) + " bytes to rank " +
              std::to_string(receiver) + " (its sendcounts[" + std::to_string(receiver) +
-             "]) but rank " + std::to_string(receiver) + " expects " + std::to_string(c + 1) +
+             "]) but rank " + std::to_string(receiver) + " expects " + std::to_string(4 * (c + 1)) +
              " (its recvcounts[0])");
-}
-
-TEST_F(CheckMode, AlltoallvElementSizeDisagreement) {
-  const Comm& comm = mpitest::world();
-  const int p = comm.size(), me = comm.rank();
-  if (p == 1) GTEST_SKIP() << "one rank cannot disagree with itself";
-  V v = consistent_alltoallv(p, me);
-  const std::size_t esize = me == p - 1 ? 2 : 4;
-  libcomm::AlltoallvOptions opts;
-  opts.check_args = false;
-  const auto o = run_catching([&] {
-    libcomm::alltoallv(v.send.data(), v.sc, v.sd, v.recv.data(), v.rc, v.rd, esize, comm,
-                       libcomm::AlltoallvAlgo::Direct, opts);
-  });
-  expect_error_everywhere(o, "alltoallv: ranks 0 and " + std::to_string(p - 1) +
-                                 " disagree on element_bytes: rank 0 passed 4, rank " +
-                                 std::to_string(p - 1) + " passed 2");
 }
 
 TEST_F(CheckMode, AlltoallBlockBytesDisagreement) {
@@ -200,18 +184,18 @@ TEST_F(CheckMode, ReduceScatterCountsAndOperationDisagreement) {
   libcomm::ReduceScatterOptions opts;
   opts.check_args = false;
   {
-    std::vector<std::size_t> counts(static_cast<std::size_t>(p), 3);
-    if (me == 1) counts[p - 1] = 4;
+    std::vector<std::size_t> counts(static_cast<std::size_t>(p), 24);  // bytes: 3 doubles
+    if (me == 1) counts[p - 1] = 32;
     std::vector<double> send(4 * p, 1.0), recv(4);
     const auto o = run_catching([&] {
       libcomm::reduce_scatter(send.data(), recv.data(), counts, libcomm::ElemType::Double,
                               libcomm::ReduceOp::Sum, comm, libcomm::ReduceScatterAlgo::Ring, opts);
     });
     expect_error_everywhere(o, "reduce_scatter: ranks 0 and 1 disagree on counts[" +
-                                   std::to_string(p - 1) + "]: rank 0 passed 3, rank 1 passed 4");
+                                   std::to_string(p - 1) + "]: rank 0 passed 24, rank 1 passed 32");
   }
   {
-    const std::vector<std::size_t> counts(static_cast<std::size_t>(p), 2);
+    const std::vector<std::size_t> counts(static_cast<std::size_t>(p), 16);
     std::vector<double> send(2 * p, 1.0), recv(2);
     const auto op = me == p - 1 ? libcomm::ReduceOp::Max : libcomm::ReduceOp::Sum;
     const auto o = run_catching([&] {

@@ -318,8 +318,10 @@ void reduce_scatter_matches_mpi(const Comm& comm, ReduceScatterAlgo algo, Reduce
   }
   std::vector<T> recv1(counts[me], T(-99)), recv2(counts[me], T(-98)), ref(counts[me]);
   const ElemType et = libcomm::elem_type_of<T>();
-  auto first = libcomm::ireduce_scatter(send1.data(), recv1.data(), counts, et, op, comm, algo, opts);
-  auto second = libcomm::ireduce_scatter(send2.data(), recv2.data(), counts, et, op, comm, algo, opts);
+  std::vector<std::size_t> bytes(counts);  // libcomm counts bytes
+  for (auto& b : bytes) b *= sizeof(T);
+  auto first = libcomm::ireduce_scatter(send1.data(), recv1.data(), bytes, et, op, comm, algo, opts);
+  auto second = libcomm::ireduce_scatter(send2.data(), recv2.data(), bytes, et, op, comm, algo, opts);
   while (!first.test()) {
   }
   second.wait();
@@ -352,11 +354,11 @@ TEST_F(MpiTest, IreduceScatterEveryAlgorithmMatchesMpiReduceScatter) {
 TEST_F(MpiTest, PersistentReduceScatterPlansRunManyTimes) {
   const Comm comm(MPI_COMM_WORLD);
   const int p = comm.size(), me = comm.rank();
-  const std::vector<std::size_t> counts(static_cast<std::size_t>(p), 6);
+  const std::vector<std::size_t> counts(static_cast<std::size_t>(p), 6), bytes(static_cast<std::size_t>(p), 48);
   for (const auto& info : libcomm::reduce_scatter_algorithms()) {
     libcomm::ReduceScatterOptions opts;
     opts.allow_fallback = true;
-    auto plan = libcomm::plan_reduce_scatter(comm, counts, ElemType::Double, ReduceOp::Sum, info.algo, opts);
+    auto plan = libcomm::plan_reduce_scatter(comm, bytes, ElemType::Double, ReduceOp::Sum, info.algo, opts);
     for (int run = 0; run < 3; ++run) {
       std::vector<double> send(6 * p), recv(6, -1.0), ref(6);
       for (std::size_t k = 0; k < send.size(); ++k) send[k] = me + 0.5 * k + run;
@@ -438,8 +440,11 @@ TEST_F(MpiTest, IalltoallvEveryAlgorithmMatchesMpiAlltoallv) {
         std::vector<int> recv1(static_cast<std::size_t>(l.recv_n), -1), recv2(recv1), ref(recv1);
         libcomm::AlltoallvOptions opts;
         opts.mode = mode;
-        auto first = libcomm::ialltoallv(send.data(), l.sc, l.sd, recv1.data(), l.rc, l.rd, sizeof(int), comm, a, opts);
-        auto plan = libcomm::plan_alltoallv(comm, l.sc, l.sd, l.rc, l.rd, sizeof(int), a, opts);
+        using mpitest::in_bytes;  // libcomm counts bytes
+        const auto sc_b = in_bytes(l.sc, sizeof(int)), sd_b = in_bytes(l.sd, sizeof(int)),
+                   rc_b = in_bytes(l.rc, sizeof(int)), rd_b = in_bytes(l.rd, sizeof(int));
+        auto first = libcomm::ialltoallv(send.data(), sc_b, sd_b, recv1.data(), rc_b, rd_b, comm, a, opts);
+        auto plan = libcomm::plan_alltoallv(comm, sc_b, sd_b, rc_b, rd_b, a, opts);
         plan.start(send.data(), recv2.data());
         while (!plan.test()) {
         }
@@ -452,7 +457,9 @@ TEST_F(MpiTest, IalltoallvEveryAlgorithmMatchesMpiAlltoallv) {
                                  std::string(libcomm::alltoallv_mode_name(mode)) + " salt " + std::to_string(salt);
         EXPECT_TRUE(recv1 == ref) << what << ": rank " << me << " (ialltoallv)";
         EXPECT_TRUE(recv2 == ref) << what << ": rank " << me << " (plan)";
-        if (a == AlltoallvAlgo::Auto) EXPECT_NE(first.reason().find("auto"), std::string::npos) << first.reason();
+        if (a == AlltoallvAlgo::Auto) {
+          EXPECT_NE(first.reason().find("auto"), std::string::npos) << first.reason();
+        }
       }
 }
 

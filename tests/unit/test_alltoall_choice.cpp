@@ -28,11 +28,11 @@ TEST(AlltoallChoice, AutoBySize) {
       const auto c = choose_alltoall(AlltoallAlgo::Auto, b, p);
       EXPECT_EQ(c.algo, pow2 ? AlltoallAlgo::Pairwise : AlltoallAlgo::RingSendrecv)
           << "P = " << p << ", " << b << " B";
-      EXPECT_FALSE(c.reason.empty());
+      EXPECT_FALSE(c.reason().empty());
     }
   }
-  EXPECT_TRUE(contains(choose_alltoall(AlltoallAlgo::Auto, 8, 4).reason, "bruck"));
-  EXPECT_TRUE(contains(choose_alltoall(AlltoallAlgo::Auto, 1 << 20, 6).reason, "power of two"));
+  EXPECT_TRUE(contains(choose_alltoall(AlltoallAlgo::Auto, 8, 4).reason(), "bruck"));
+  EXPECT_TRUE(contains(choose_alltoall(AlltoallAlgo::Auto, 1 << 20, 6).reason(), "power of two"));
 }
 
 TEST(AlltoallChoice, PairwiseFallsBackOnlyWhenAllowed) {
@@ -40,7 +40,7 @@ TEST(AlltoallChoice, PairwiseFallsBackOnlyWhenAllowed) {
   strict.allow_fallback = false;
   const auto c = choose_alltoall(AlltoallAlgo::Pairwise, 1024, 6, fallback);
   EXPECT_EQ(c.algo, AlltoallAlgo::RingSendrecv);
-  EXPECT_TRUE(contains(c.reason, "power")) << c.reason;
+  EXPECT_TRUE(contains(c.reason(), "power")) << c.reason();
   const std::string msg = error_of([&] { choose_alltoall(AlltoallAlgo::Pairwise, 1024, 6, strict); });
   EXPECT_TRUE(contains(msg, "power")) << "'" << msg << "'";
   EXPECT_TRUE(contains(msg, "P = 6")) << msg;

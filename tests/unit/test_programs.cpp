@@ -304,8 +304,10 @@ VerifyResult verify_reduce_scatter(ReduceScatterAlgo a, const std::vector<std::s
                                    const ReduceScatterOptions& o) {
   const int p = static_cast<int>(counts.size());
   const std::size_t es = elem_size(t);
+  std::vector<std::size_t> count_bytes(counts);  // the programs take bytes
+  for (auto& c : count_bytes) c *= es;
   std::vector<StepProgram> progs;
-  for (int r = 0; r < p; ++r) progs.push_back(reduce_scatter_program(a, counts, t, ReduceOp::Sum, r, o));
+  for (int r = 0; r < p; ++r) progs.push_back(reduce_scatter_program(a, count_bytes, t, ReduceOp::Sum, r, o));
   std::vector<std::size_t> displ(counts.size() + 1, 0);
   for (std::size_t r = 0; r < counts.size(); ++r) displ[r + 1] = displ[r] + counts[r];
   // Result byte k of rank r: byte displ[r] * es + k of every rank's vector, reduced.
@@ -322,10 +324,10 @@ TEST(StepPrograms, EveryReduceScatterAlgorithmCombinesEveryContributionOnceForPU
       if (!pow2 && info.algo == ReduceScatterAlgo::DCycles) {
         ReduceScatterOptions strict;
         strict.allow_fallback = false;
-        EXPECT_THROW(reduce_scatter_program(info.algo, std::vector<std::size_t>(p, 1), ElemType::Int,
+        EXPECT_THROW(reduce_scatter_program(info.algo, std::vector<std::size_t>(p, 4), ElemType::Int,
                                             ReduceOp::Sum, 0, strict),
                      Error);
-        EXPECT_EQ(reduce_scatter_program(info.algo, std::vector<std::size_t>(p, 1), ElemType::Int, ReduceOp::Sum, 0)
+        EXPECT_EQ(reduce_scatter_program(info.algo, std::vector<std::size_t>(p, 4), ElemType::Int, ReduceOp::Sum, 0)
                       .algorithm,
                   "ring");
         continue;
@@ -344,6 +346,22 @@ TEST(StepPrograms, EveryReduceScatterAlgorithmCombinesEveryContributionOnceForPU
   }
 }
 
+TEST(StepPrograms, ReduceScatterCountsMustBeWholeElements) {
+  // Counts are bytes in every operation; a reduction refuses a partial element, naming it.
+  std::vector<std::size_t> counts(4, 8);
+  counts[2] = 6;
+  try {
+    reduce_scatter_program(ReduceScatterAlgo::Ring, counts, ElemType::Int, ReduceOp::Sum, 1);
+    ADD_FAILURE() << "6 bytes of int accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 1: counts[2] = 6 bytes is not a whole number of int"),
+              std::string::npos)
+        << e.what();
+  }
+  counts[2] = 12;
+  EXPECT_EQ(reduce_scatter_program(ReduceScatterAlgo::Ring, counts, ElemType::Int, ReduceOp::Sum, 1).algorithm, "ring");
+}
+
 TEST(StepPrograms, ProgramsMoveWhatThePaperSays) {
   // Paper 004, Table 2: one cycle moves (P - 1) blocks in P - 1 steps; d cycles move the
   // same data in 2^d - 1 steps of d subblocks each; send-and-spread moves it twice.
@@ -360,8 +378,8 @@ TEST(StepPrograms, ProgramsMoveWhatThePaperSays) {
   std::size_t spread = 0;
   for (int r = 0; r < p; ++r) spread += allgather_program(AllgatherAlgo::SendSpread, counts, r).bytes_sent();
   EXPECT_EQ(spread, 7u * 24 + 7u * p * 24) << "gather, then a binomial broadcast of the whole vector";
-  const std::vector<std::size_t> elems(p, 6);
-  const auto rs = reduce_scatter_program(ReduceScatterAlgo::DCycles, elems, ElemType::Float, ReduceOp::Sum, 3);
+  const std::vector<std::size_t> six_floats(p, 24);  // bytes
+  const auto rs = reduce_scatter_program(ReduceScatterAlgo::DCycles, six_floats, ElemType::Float, ReduceOp::Sum, 3);
   EXPECT_EQ(rs.bytes_sent(), 7u * 24);
   EXPECT_EQ(rs.stages, 8u) << "2^d - 1 exchange steps and the final combine";
 }
@@ -433,6 +451,12 @@ TEST(StepPrograms, AlltoallvProgramsDeliverEveryElementForRandomCounts) {
         }
         recv_bytes[i] = static_cast<std::size_t>(r_at) * es;
       }
+      // The programs take bytes (3-byte elements: byte k of a block is not its element k).
+      const auto in_bytes = [&](std::vector<std::int64_t> v) {
+        for (auto& x : v) x *= static_cast<std::int64_t>(es);
+        return v;
+      };
+      const auto mb = in_bytes(m);
       for (AlltoallvAlgo a : {AlltoallvAlgo::Direct, AlltoallvAlgo::TwoStage, AlltoallvAlgo::Mesh, AlltoallvAlgo::FourStage})
         for (AlltoallvMode mode : {AlltoallvMode::Blocking, AlltoallvMode::NonblockingSingle}) {
           int q = 1;
@@ -440,8 +464,8 @@ TEST(StepPrograms, AlltoallvProgramsDeliverEveryElementForRandomCounts) {
           if (a == AlltoallvAlgo::Mesh && q * q != p) continue;
           std::vector<StepProgram> progs;
           for (int r = 0; r < p; ++r)
-            progs.push_back(alltoallv_program(a, p, r, m, sd[static_cast<std::size_t>(r)],
-                                              rd[static_cast<std::size_t>(r)], es, mode));
+            progs.push_back(alltoallv_program(a, p, r, mb, in_bytes(sd[static_cast<std::size_t>(r)]),
+                                              in_bytes(rd[static_cast<std::size_t>(r)]), mode));
           const auto res = verify_programs(
               progs, [&](int r) { return recv_bytes[static_cast<std::size_t>(r)]; },
               [&](int r, std::size_t k) {

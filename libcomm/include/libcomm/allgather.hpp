@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "libcomm/choice.hpp"
 #include "libcomm/comm.hpp"
 #include "libcomm/error.hpp"
 #include "libcomm/plan.hpp"
@@ -69,10 +70,7 @@ struct AllgatherOptions {
   std::size_t element_bytes = 1;
 };
 
-struct AllgatherChoice {
-  AllgatherAlgo algo = AllgatherAlgo::Native;
-  std::string reason;
-};
+using AllgatherChoice = Choice<AllgatherAlgo>;
 // Resolves Auto and fallbacks; throws Error when the algorithm cannot run on P ranks and
 // fallback is off (d_cycles needs a power of two, order gray needs a power of two).
 AllgatherChoice choose_allgather(AllgatherAlgo requested, int nprocs, const AllgatherOptions& opts = {});
@@ -84,14 +82,14 @@ AllgatherChoice choose_allgather(AllgatherAlgo requested, std::size_t block_byte
 
 // Allgatherv: rank r contributes counts[r] bytes (send_bytes must equal counts[rank]);
 // recv receives all blocks packed in rank order (displacement of block r = sum of
-// counts[0..r-1]). counts must be the same on every rank. Returns the algorithm that ran.
-AllgatherAlgo allgatherv(const void* send, std::size_t send_bytes, void* recv,
+// counts[0..r-1]). counts must be the same on every rank. Returns what ran and why.
+AllgatherChoice allgatherv(const void* send, std::size_t send_bytes, void* recv,
                          std::span<const std::size_t> counts, const Comm& comm,
                          AllgatherAlgo algo = AllgatherAlgo::Auto, const AllgatherOptions& opts = {});
 
 // Regular form: every rank contributes block_bytes; recv holds P * block_bytes.
-AllgatherAlgo allgather(const void* send, void* recv, std::size_t block_bytes, const Comm& comm,
-                        AllgatherAlgo algo = AllgatherAlgo::Auto, const AllgatherOptions& opts = {});
+AllgatherChoice allgather(const void* send, void* recv, std::size_t block_bytes, const Comm& comm,
+                          AllgatherAlgo algo = AllgatherAlgo::Auto, const AllgatherOptions& opts = {});
 
 // Non-blocking forms (libcomm/plan.hpp): the request progresses on test() / wait(); the
 // buffers must stay untouched until it completes. No collective argument check (MPI's
@@ -112,7 +110,7 @@ StepProgram allgather_program(AllgatherAlgo algo, std::span<const std::size_t> c
                               const AllgatherOptions& opts = {});
 
 template <class T>
-AllgatherAlgo allgather(std::span<const T> send, std::span<T> recv, const Comm& comm,
+AllgatherChoice allgather(std::span<const T> send, std::span<T> recv, const Comm& comm,
                         AllgatherAlgo algo = AllgatherAlgo::Auto, AllgatherOptions opts = {}) {
   require(recv.size() == send.size() * static_cast<std::size_t>(comm.size()),
           "allgather: rank " + std::to_string(comm.rank()) + ": recv holds " +
@@ -124,7 +122,7 @@ AllgatherAlgo allgather(std::span<const T> send, std::span<T> recv, const Comm& 
 
 // Typed allgatherv: counts in elements of T.
 template <class T>
-AllgatherAlgo allgatherv(std::span<const T> send, std::span<T> recv,
+AllgatherChoice allgatherv(std::span<const T> send, std::span<T> recv,
                          std::span<const std::size_t> counts, const Comm& comm,
                          AllgatherAlgo algo = AllgatherAlgo::Auto, AllgatherOptions opts = {}) {
   std::vector<std::size_t> bytes(counts.size());

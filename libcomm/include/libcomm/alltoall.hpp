@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "libcomm/choice.hpp"
 #include "libcomm/comm.hpp"
 #include "libcomm/error.hpp"
 #include "libcomm/plan.hpp"
@@ -69,10 +70,7 @@ bool is_hierarchical(AlltoallAlgo a);
 
 // What will run for a request: resolves Auto and fallbacks. `reason` explains the choice
 // ("bruck: 8 B <= 256 B", "pairwise needs a power of two, P = 6: ring_sendrecv").
-struct AlltoallChoice {
-  AlltoallAlgo algo = AlltoallAlgo::Native;
-  std::string reason;
-};
+using AlltoallChoice = Choice<AlltoallAlgo>;
 // The built-in rule: the size rule below for Auto, the fallbacks for the others.
 AlltoallChoice choose_alltoall(AlltoallAlgo requested, std::size_t block_bytes, int nprocs,
                                const AlltoallOptions& opts = {});
@@ -112,11 +110,11 @@ Plan plan_alltoall(const Comm& comm, std::size_t block_bytes, AlltoallAlgo algo 
                    const AlltoallOptions& opts = {});
 
 // Runs the all-to-all. `send` and `recv` hold at least size() * block_bytes bytes and must
-// not overlap. Returns the algorithm that actually ran. Collective over comm.
-AlltoallAlgo alltoall(const void* send, void* recv, std::size_t block_bytes, const Comm& comm,
-                      AlltoallAlgo algo = AlltoallAlgo::Auto, const AlltoallOptions& opts = {});
+// not overlap. Returns what actually ran and why. Collective over comm.
+AlltoallChoice alltoall(const void* send, void* recv, std::size_t block_bytes, const Comm& comm,
+                        AlltoallAlgo algo = AlltoallAlgo::Auto, const AlltoallOptions& opts = {});
 
-inline AlltoallAlgo alltoall(std::span<const std::byte> send, std::span<std::byte> recv,
+inline AlltoallChoice alltoall(std::span<const std::byte> send, std::span<std::byte> recv,
                              std::size_t block_bytes, const Comm& comm,
                              AlltoallAlgo algo = AlltoallAlgo::Auto,
                              const AlltoallOptions& opts = {}) {
@@ -130,7 +128,7 @@ inline AlltoallAlgo alltoall(std::span<const std::byte> send, std::span<std::byt
 
 // Typed form: send and recv hold P equal blocks of T; the block length is size() / P.
 template <class T>
-AlltoallAlgo alltoall(std::span<const T> send, std::span<T> recv, const Comm& comm,
+AlltoallChoice alltoall(std::span<const T> send, std::span<T> recv, const Comm& comm,
                       AlltoallAlgo algo = AlltoallAlgo::Auto, const AlltoallOptions& opts = {}) {
   const auto p = static_cast<std::size_t>(comm.size());
   require(send.size() % p == 0 && recv.size() == send.size(),

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "libcomm/choice.hpp"
 #include "libcomm/comm.hpp"
 #include "libcomm/plan.hpp"
 #include "libcomm/program.hpp"
@@ -110,18 +111,13 @@ struct AlltoallvCountStats {
   double mean_bytes = 0;
   double spread() const { return mean_bytes > 0 ? static_cast<double>(max_bytes) / mean_bytes : 1.0; }
 };
-// From the whole count matrix (counts[i * P + j] elements from i to j), no MPI.
-AlltoallvCountStats alltoallv_count_stats(std::span<const std::int64_t> counts, int nprocs,
-                                          std::size_t element_bytes);
-// From every rank's sendcounts: one MPI_Allreduce over comm (a user operation taking the
-// max and the sum at once). Collective.
-AlltoallvCountStats alltoallv_count_stats(std::span<const std::int64_t> sendcounts,
-                                          std::size_t element_bytes, const Comm& comm);
+// From the whole count matrix (counts[i * P + j]: bytes from i to j), no MPI.
+AlltoallvCountStats alltoallv_count_stats(std::span<const std::int64_t> counts, int nprocs);
+// From every rank's sendcounts (bytes): one MPI_Allreduce over comm (a user operation
+// taking the max and the sum at once). Collective.
+AlltoallvCountStats alltoallv_count_stats(std::span<const std::int64_t> sendcounts, const Comm& comm);
 
-struct AlltoallvChoice {
-  AlltoallvAlgo algo = AlltoallvAlgo::Native;
-  std::string reason;
-};
+using AlltoallvChoice = Choice<AlltoallvAlgo>;
 // What alltoallv() runs: Auto asks the active tuning table (libcomm/tuning.hpp) with P,
 // ranks per node, the longest message as the size and the spread; without a row (or when
 // the row's algorithm cannot run on P, e.g. mesh on a non-square) the built-in rule.
@@ -134,45 +130,44 @@ AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, const AlltoallvCountSt
 // four_stage, or an Error naming P when opts.allow_fallback is false), and why.
 AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, int nprocs, const AlltoallvOptions& opts);
 
-// Runs the irregular all-to-all; returns the algorithm that ran. Collective over comm.
-// Spans hold comm.size() entries; counts and displacements are in elements.
-AlltoallvAlgo alltoallv(const void* send, std::span<const std::int64_t> sendcounts,
-                        std::span<const std::int64_t> sdispls, void* recv,
-                        std::span<const std::int64_t> recvcounts,
-                        std::span<const std::int64_t> rdispls, std::size_t element_bytes,
-                        const Comm& comm, AlltoallvAlgo algo = AlltoallvAlgo::Auto,
-                        const AlltoallvOptions& opts = {});
+// Runs the irregular all-to-all; returns what ran and why. Collective over comm.
+// Spans hold comm.size() entries; counts and displacements are bytes, as in every
+// operation's untyped form (signed 64-bit, like MPI_Count, so that MPI's int counts pass
+// unchanged and a negative one is reported, not wrapped); the typed form below counts
+// elements of T.
+AlltoallvChoice alltoallv(const void* send, std::span<const std::int64_t> sendcounts,
+                          std::span<const std::int64_t> sdispls, void* recv, std::span<const std::int64_t> recvcounts,
+                          std::span<const std::int64_t> rdispls, const Comm& comm,
+                          AlltoallvAlgo algo = AlltoallvAlgo::Auto, const AlltoallvOptions& opts = {});
 
 // Non-blocking and persistent forms (libcomm/plan.hpp) of every algorithm. The staged
 // A2-A4 run as step programs routed ahead of time, from the whole count matrix:
 // plan_alltoallv gathers it when the plan is made (MPI_Allgather), ialltoallv at start
 // (MPI_Iallgather, progressed by test / wait, the program built when it completes).
-// Auto picks direct, which needs no gather. ialltoallv runs no collective check (native takes MPI_Ialltoallw only
-// when this rank's counts exceed int: pass such counts through plan_alltoallv, whose
-// check decides for all ranks); plan_alltoallv checks once, when the plan is made.
+// Auto picks direct, which needs no gather. ialltoallv runs no collective check (native
+// takes MPI_Ialltoallw only when this rank's counts exceed int: pass such counts through
+// plan_alltoallv, whose check decides for all ranks); plan_alltoallv checks once, when
+// the plan is made.
 Request ialltoallv(const void* send, std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
                    void* recv, std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
-                   std::size_t element_bytes, const Comm& comm, AlltoallvAlgo algo = AlltoallvAlgo::Auto,
-                   const AlltoallvOptions& opts = {});
+                   const Comm& comm, AlltoallvAlgo algo = AlltoallvAlgo::Auto, const AlltoallvOptions& opts = {});
 // Rank `rank`'s step program of direct or a staged algorithm for the count matrix m
-// (m[i * P + j]: elements from rank i to rank j) and this rank's displacements (no MPI).
+// (m[i * P + j]: bytes from rank i to rank j) and this rank's displacements (no MPI).
 StepProgram alltoallv_program(AlltoallvAlgo algo, int nprocs, int rank, std::span<const std::int64_t> m,
                               std::span<const std::int64_t> sdispls, std::span<const std::int64_t> rdispls,
-                              std::size_t element_bytes, AlltoallvMode mode = AlltoallvMode::NonblockingSingle);
+                              AlltoallvMode mode = AlltoallvMode::NonblockingSingle);
 Plan plan_alltoallv(const Comm& comm, std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
                     std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
-                    std::size_t element_bytes, AlltoallvAlgo algo = AlltoallvAlgo::Auto,
-                    const AlltoallvOptions& opts = {});
+                    AlltoallvAlgo algo = AlltoallvAlgo::Auto, const AlltoallvOptions& opts = {});
 
+// Typed form: counts and displacements in elements of T.
 template <class T>
-AlltoallvAlgo alltoallv(std::span<const T> send, std::span<const std::int64_t> sendcounts,
-                        std::span<const std::int64_t> sdispls, std::span<T> recv,
-                        std::span<const std::int64_t> recvcounts,
-                        std::span<const std::int64_t> rdispls, const Comm& comm,
-                        AlltoallvAlgo algo = AlltoallvAlgo::Auto,
-                        const AlltoallvOptions& opts = {}) {
-  const auto fits = [](std::span<const std::int64_t> c, std::span<const std::int64_t> d,
-                       std::size_t n) {
+AlltoallvChoice alltoallv(std::span<const T> send, std::span<const std::int64_t> sendcounts,
+                          std::span<const std::int64_t> sdispls, std::span<T> recv,
+                          std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
+                          const Comm& comm, AlltoallvAlgo algo = AlltoallvAlgo::Auto,
+                          const AlltoallvOptions& opts = {}) {
+  const auto fits = [](std::span<const std::int64_t> c, std::span<const std::int64_t> d, std::size_t n) {
     for (std::size_t k = 0; k < c.size() && k < d.size(); ++k)
       if (c[k] > 0 && (d[k] < 0 || static_cast<std::size_t>(d[k] + c[k]) > n)) return false;
     return true;
@@ -180,7 +175,12 @@ AlltoallvAlgo alltoallv(std::span<const T> send, std::span<const std::int64_t> s
   require(fits(sendcounts, sdispls, send.size()) && fits(recvcounts, rdispls, recv.size()),
           "alltoallv: rank " + std::to_string(comm.rank()) +
               ": a count + displacement reaches beyond the send or recv span");
-  return alltoallv(send.data(), sendcounts, sdispls, recv.data(), recvcounts, rdispls, sizeof(T),
+  const auto bytes = [](std::span<const std::int64_t> v) {
+    std::vector<std::int64_t> b(v.begin(), v.end());
+    for (auto& x : b) x *= static_cast<std::int64_t>(sizeof(T));
+    return b;
+  };
+  return alltoallv(send.data(), bytes(sendcounts), bytes(sdispls), recv.data(), bytes(recvcounts), bytes(rdispls),
                    comm, algo, opts);
 }
 

@@ -4,9 +4,7 @@
 #include <mpi.h>
 
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +18,7 @@ namespace libcomm {
 
 namespace detail {
 struct PlanState;
+struct CommCache;
 }
 
 // What one Auto decision depends on besides the communicator: the operation, the size
@@ -60,7 +59,8 @@ class Comm {
   const NodeMap& nodes() const { return nodes_; }
 
   // The plans the blocking calls keep (libcomm/plan.hpp), so that a repeated call runs
-  // the step program built by the first. At most kMaxPlans are kept; attach() drops them.
+  // the step program built by the first. At most kMaxPlans are kept; attaching a switch
+  // tree drops them.
   std::shared_ptr<detail::PlanState> cached_plan(const PlanKey& key) const;
   void store_plan(const PlanKey& key, std::shared_ptr<detail::PlanState> plan) const;
   static constexpr std::size_t kMaxPlans = 32;
@@ -75,19 +75,23 @@ class Comm {
   // reused buffers, 890 us with fresh ones).
   std::byte* scratch(int slot, std::size_t bytes) const;
 
-  // Any per-communicator state an algorithm builds once (sub-communicators of the
-  // hierarchical schemes), keyed by name; freed with the last copy of this Comm. attach()
-  // forgets the remembered decisions below, as an attachment (a switch tree) can change them.
-  std::shared_ptr<const void> attachment(const std::string& key) const;
-  void attach(const std::string& key, std::shared_ptr<const void> value) const;
-
-  // Auto's decisions on this communicator (an algorithm number per key), so that repeated
-  // calls with one operation and size cost a lookup instead of a table search. `epoch`
-  // names the state of everything global the decisions depend on (the tuning table):
-  // entries stored under another epoch are dropped. At most kMaxDecisions are kept.
-  std::optional<int> remembered_decision(const DecisionKey& key, std::uint64_t epoch) const;
-  void remember_decision(const DecisionKey& key, std::uint64_t epoch, int algo) const;
+  // Auto's decisions on this communicator (the algorithm and its reason per key), so that
+  // repeated calls with one operation and size cost a lookup instead of a table search.
+  // `epoch` names the state of everything global the decisions depend on (the tuning
+  // table): entries stored under another epoch are dropped. At most kMaxDecisions are kept.
+  struct Decision {
+    int algo = 0;
+    std::shared_ptr<const std::string> reason;
+  };
+  std::optional<Decision> remembered_decision(const DecisionKey& key, std::uint64_t epoch) const;
+  void remember_decision(const DecisionKey& key, std::uint64_t epoch, Decision decision) const;
   static constexpr std::size_t kMaxDecisions = 64;
+
+  // Internal (core/comm_cache.hpp): everything above that the library keeps per
+  // communicator, typed, plus what the algorithms build once (the hierarchical schemes'
+  // sub-communicators, the staged alltoallv engine's routing and buffers). Shared by
+  // every copy of this Comm, freed with the last.
+  detail::CommCache& cache() const { return *cache_; }
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
@@ -95,19 +99,8 @@ class Comm {
   int rank_ = 0;
   int size_ = 1;
   NodeMap nodes_;
-  mutable std::shared_ptr<std::mutex> cache_mutex_ = std::make_shared<std::mutex>();
-  mutable std::shared_ptr<std::vector<std::pair<PlanKey, std::shared_ptr<detail::PlanState>>>> plans_ =
-      std::make_shared<std::vector<std::pair<PlanKey, std::shared_ptr<detail::PlanState>>>>();
   std::shared_ptr<std::uint64_t> sequence_ = std::make_shared<std::uint64_t>(0);
-  mutable std::shared_ptr<std::map<std::string, std::shared_ptr<const void>>> attachments_ =
-      std::make_shared<std::map<std::string, std::shared_ptr<const void>>>();
-  mutable std::shared_ptr<std::vector<ByteBuffer>> scratch_ =
-      std::make_shared<std::vector<ByteBuffer>>();
-  struct Decisions {
-    std::uint64_t epoch = 0;
-    std::vector<std::pair<DecisionKey, int>> entries;
-  };
-  mutable std::shared_ptr<Decisions> decisions_ = std::make_shared<Decisions>();
+  std::shared_ptr<detail::CommCache> cache_;
 };
 
 // NodeMap of the ranks of `comm` that share memory (MPI_Comm_split_type). Collective.

@@ -6,6 +6,7 @@
 #include "libcomm/alltoallv.hpp"
 #include "libcomm/buffer.hpp"
 #include "libcomm/check.hpp"
+#include "libcomm/choice.hpp"
 #include "libcomm/comm.hpp"
 #include "libcomm/cost_model.hpp"
 #include "libcomm/error.hpp"

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "libcomm/allgather.hpp"
+#include "libcomm/choice.hpp"
 #include "libcomm/comm.hpp"
 #include "libcomm/error.hpp"
 #include "libcomm/plan.hpp"
@@ -70,10 +71,7 @@ struct ReduceScatterOptions {
   NodeOrder order = NodeOrder::Binary;  // ring only (see allgather.hpp)
 };
 
-struct ReduceScatterChoice {
-  ReduceScatterAlgo algo = ReduceScatterAlgo::Native;
-  std::string reason;
-};
+using ReduceScatterChoice = Choice<ReduceScatterAlgo>;
 ReduceScatterChoice choose_reduce_scatter(ReduceScatterAlgo requested, int nprocs,
                                           const ReduceScatterOptions& opts = {});
 // What reduce_scatter() runs on comm: Auto asks the active tuning table
@@ -82,12 +80,14 @@ ReduceScatterChoice choose_reduce_scatter(ReduceScatterAlgo requested, int nproc
 ReduceScatterChoice choose_reduce_scatter(ReduceScatterAlgo requested, std::size_t block_bytes,
                                           const Comm& comm, const ReduceScatterOptions& opts = {});
 
-// send holds sum(counts) elements of `type`, recv at least counts[rank]. counts (elements
-// per destination rank) must agree on every rank. Returns the algorithm that ran.
-ReduceScatterAlgo reduce_scatter(const void* send, void* recv, std::span<const std::size_t> counts,
-                                 ElemType type, ReduceOp op, const Comm& comm,
-                                 ReduceScatterAlgo algo = ReduceScatterAlgo::Auto,
-                                 const ReduceScatterOptions& opts = {});
+// counts[r]: the bytes of rank r's block (whole elements of `type`), the same on every
+// rank; send holds sum(counts) bytes, recv at least counts[rank]. Bytes, as in every
+// operation's untyped form; the typed forms below count elements of T. Returns what ran
+// and why.
+ReduceScatterChoice reduce_scatter(const void* send, void* recv, std::span<const std::size_t> counts,
+                                   ElemType type, ReduceOp op, const Comm& comm,
+                                   ReduceScatterAlgo algo = ReduceScatterAlgo::Auto,
+                                   const ReduceScatterOptions& opts = {});
 
 // Non-blocking form (libcomm/plan.hpp): progresses on test() / wait(); no collective
 // argument check (check mode still compares counts, type and operation).
@@ -98,18 +98,23 @@ Request ireduce_scatter(const void* send, void* recv, std::span<const std::size_
 // runs here; then plan.start(send, recv) and plan.wait() as often as needed.
 Plan plan_reduce_scatter(const Comm& comm, std::span<const std::size_t> counts, ElemType type, ReduceOp op,
                          ReduceScatterAlgo algo = ReduceScatterAlgo::Auto, const ReduceScatterOptions& opts = {});
-// Rank `rank`'s step program for counts.size() ranks (no MPI; Auto and fallbacks resolved
+// Rank `rank`'s step program for counts.size() ranks, counts in bytes (no MPI; Auto and fallbacks resolved
 // as choose_reduce_scatter(requested, P) does; not for native).
 StepProgram reduce_scatter_program(ReduceScatterAlgo algo, std::span<const std::size_t> counts, ElemType type,
                                    ReduceOp op, int rank, const ReduceScatterOptions& opts = {});
 
+// Typed form: counts in elements of T.
 template <class T>
-ReduceScatterAlgo reduce_scatter(std::span<const T> send, std::span<T> recv,
-                                 std::span<const std::size_t> counts, ReduceOp op, const Comm& comm,
-                                 ReduceScatterAlgo algo = ReduceScatterAlgo::Auto,
-                                 const ReduceScatterOptions& opts = {}) {
+ReduceScatterChoice reduce_scatter(std::span<const T> send, std::span<T> recv,
+                                   std::span<const std::size_t> counts, ReduceOp op, const Comm& comm,
+                                   ReduceScatterAlgo algo = ReduceScatterAlgo::Auto,
+                                   const ReduceScatterOptions& opts = {}) {
   std::size_t total = 0;
-  for (auto c : counts) total += c;
+  std::vector<std::size_t> bytes(counts.size());
+  for (std::size_t k = 0; k < counts.size(); ++k) {
+    total += counts[k];
+    bytes[k] = counts[k] * sizeof(T);
+  }
   const auto me = static_cast<std::size_t>(comm.rank());
   require(counts.size() == static_cast<std::size_t>(comm.size()),
           "reduce_scatter: rank " + std::to_string(me) + ": counts has " +
@@ -118,12 +123,12 @@ ReduceScatterAlgo reduce_scatter(std::span<const T> send, std::span<T> recv,
           "reduce_scatter: rank " + std::to_string(me) + ": send holds " +
               std::to_string(send.size()) + " (need " + std::to_string(total) + "), recv " +
               std::to_string(recv.size()) + " (need " + std::to_string(counts[me]) + ") elements");
-  return reduce_scatter(send.data(), recv.data(), counts, elem_type_of<T>(), op, comm, algo, opts);
+  return reduce_scatter(send.data(), recv.data(), bytes, elem_type_of<T>(), op, comm, algo, opts);
 }
 
 // Equal blocks (MPI_Reduce_scatter_block): send holds P * recv.size() elements.
 template <class T>
-ReduceScatterAlgo reduce_scatter_block(std::span<const T> send, std::span<T> recv, ReduceOp op,
+ReduceScatterChoice reduce_scatter_block(std::span<const T> send, std::span<T> recv, ReduceOp op,
                                        const Comm& comm, ReduceScatterAlgo algo = ReduceScatterAlgo::Auto,
                                        const ReduceScatterOptions& opts = {}) {
   const std::vector<std::size_t> counts(static_cast<std::size_t>(comm.size()), recv.size());

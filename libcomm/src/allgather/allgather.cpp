@@ -51,7 +51,7 @@ NodeOrder node_order_from_name(std::string_view name) {
 AllgatherChoice choose_allgather(AllgatherAlgo requested, int p, const AllgatherOptions& opts) {
   const std::string ps = std::to_string(p);
   const bool pow2 = cube::log2_exact(p) >= 0;
-  AllgatherChoice c{requested, "requested"};
+  AllgatherChoice c = AllgatherChoice::requested(requested);
   switch (requested) {
     case AllgatherAlgo::Auto:
       if (pow2 && p >= 4) c = {AllgatherAlgo::DCycles, "auto: d_cycles, P = " + ps + " is a power of two"};
@@ -180,12 +180,7 @@ void check_allgather_agreement(std::size_t send_bytes, std::span<const std::size
 AllgatherChoice resolve(AllgatherAlgo algo, std::size_t largest, const Comm& comm, const AllgatherOptions& opts) {
   const DecisionKey key{"allgather", largest, 1.0,
                         static_cast<std::uint64_t>(opts.order) * 2 + opts.allow_fallback};
-  AllgatherChoice c;
-  c.algo = detail::decided_algorithm(algo, comm, key, [&] {
-    c = choose_allgather(algo, largest, comm, opts);
-    return c;
-  });
-  return c;  // reason empty when Auto's earlier decision was reused
+  return detail::decided_choice(algo, comm, key, [&] { return choose_allgather(algo, largest, comm, opts); });
 }
 
 void require_p_counts(std::span<const std::size_t> counts, const Comm& comm) {
@@ -202,7 +197,7 @@ std::size_t largest_of(std::span<const std::size_t> counts) {
 std::shared_ptr<detail::PlanState> allgather_state(const AllgatherChoice& c, const detail::Blocks& b,
                                                    const Comm& comm, const AllgatherOptions& opts, bool own_scratch) {
   return detail::choice_state(
-      comm, c.reason, c.algo == AllgatherAlgo::Native, [&] { return detail::native_iallgatherv(b, comm.mpi()); },
+      comm, c.reason(), c.algo == AllgatherAlgo::Native, [&] { return detail::native_iallgatherv(b, comm.mpi()); },
       [&] { return detail::build_allgather_program(c.algo, b, comm.rank(), opts); }, own_scratch);
 }
 
@@ -238,7 +233,7 @@ namespace {
 
 // One blocking call. `counts` empty: the regular form, P blocks of `block` bytes, which
 // then builds no vector of counts unless a check or a new plan needs one.
-AllgatherAlgo run_allgather(const void* send, std::size_t send_bytes, void* recv, std::span<const std::size_t> counts,
+AllgatherChoice run_allgather(const void* send, std::size_t send_bytes, void* recv, std::span<const std::size_t> counts,
                             std::size_t block, const Comm& comm, AllgatherAlgo algo, const AllgatherOptions& opts) {
   const bool regular = counts.empty();
   std::vector<std::size_t> equal_counts;
@@ -266,9 +261,9 @@ AllgatherAlgo run_allgather(const void* send, std::size_t send_bytes, void* recv
   if (c.algo == AllgatherAlgo::Native) {
     if (equal) detail::native_allgather(s, r, block, comm.mpi());
     else detail::native_allgatherv(s, r, detail::Blocks(counts), comm.mpi());
-    return c.algo;
+    return c;
   }
-  if (total == 0) return c.algo;
+  if (total == 0) return c;
   // Plans of equal blocks are kept by block size; unequal counts are keyed by their hash
   // and the plan kept only when its counts are these.
   const std::uint64_t options = static_cast<std::uint64_t>(opts.element_bytes) * 16 +
@@ -277,20 +272,20 @@ AllgatherAlgo run_allgather(const void* send, std::size_t send_bytes, void* recv
   const PlanKey key{"allgather", static_cast<int>(c.algo), equal ? block : detail::hash_sizes(counts), options};
   detail::run_cached(comm, key, equal ? std::span<const std::size_t>() : counts, send, recv,
                      [&] { return allgather_state(c, detail::Blocks(all_counts()), comm, opts, false); });
-  return c.algo;
+  return c;
 }
 
 }  // namespace
 
-AllgatherAlgo allgatherv(const void* send, std::size_t send_bytes, void* recv,
+AllgatherChoice allgatherv(const void* send, std::size_t send_bytes, void* recv,
                          std::span<const std::size_t> counts, const Comm& comm, AllgatherAlgo algo,
                          const AllgatherOptions& opts) {
   require_p_counts(counts, comm);  // (an empty span is not the regular form here)
   return run_allgather(send, send_bytes, recv, counts, 0, comm, algo, opts);
 }
 
-AllgatherAlgo allgather(const void* send, void* recv, std::size_t block_bytes, const Comm& comm,
-                        AllgatherAlgo algo, const AllgatherOptions& opts) {
+AllgatherChoice allgather(const void* send, void* recv, std::size_t block_bytes, const Comm& comm,
+                          AllgatherAlgo algo, const AllgatherOptions& opts) {
   return run_allgather(send, block_bytes, recv, {}, block_bytes, comm, algo, opts);
 }
 

@@ -73,19 +73,19 @@ AlltoallChoice choose_alltoall(AlltoallAlgo requested, std::size_t block_bytes, 
       return {AlltoallAlgo::RingSendrecv,
               "auto: ring_sendrecv for blocks > 32 KiB (P = " + ps + " is not a power of two)"};
     case AlltoallAlgo::Pairwise:
-      if (is_power_of_two(p)) return {requested, "requested"};
+      if (is_power_of_two(p)) return AlltoallChoice::requested(requested);
       require(opts.allow_fallback, "pairwise: needs a power-of-two number of ranks, P = " + ps +
                                        " (fallback disabled)");
       return {AlltoallAlgo::RingSendrecv,
               "pairwise needs a power of two, P = " + ps + ": ran ring_sendrecv instead"};
     case AlltoallAlgo::FactorGrouped:
-      if (p % 2 == 0) return {requested, "requested"};
+      if (p % 2 == 0) return AlltoallChoice::requested(requested);
       require(opts.allow_fallback, "factor_grouped: self-loops can be grouped only for even P, P = " +
                                        ps + " (fallback disabled)");
       return {AlltoallAlgo::Factor,
               "factor_grouped needs an even P, P = " + ps + ": ran factor instead"};
     default:
-      return {requested, "requested"};
+      return AlltoallChoice::requested(requested);
   }
 }
 
@@ -93,28 +93,23 @@ AlltoallChoice choose_alltoall(AlltoallAlgo requested, std::size_t block_bytes, 
                                const AlltoallOptions& opts) {
   if (requested != AlltoallAlgo::Auto) return choose_alltoall(requested, block_bytes, comm.size(), opts);
   const auto pick = tuned_choice(tuning_query("alltoall", comm, block_bytes));
-  if (!pick) {
-    auto rule = choose_alltoall(requested, block_bytes, comm.size(), opts);
-    rule.reason += " (no tuning table row)";
-    return rule;
-  }
+  if (!pick) return choose_alltoall(requested, block_bytes, comm.size(), opts).note(" (no tuning table row)");
   const AlltoallAlgo tuned = alltoall_algo_from_name(pick->algo);
   // A hierarchical scheme runs its inter-node step (Auto by default) on a communicator of
   // one rank per node; taking a hierarchical row there would recurse, so such rows apply
   // only where a node holds several ranks and there are several nodes.
   const bool multi_rank_nodes = comm.nodes().num_nodes() > 1 && comm.nodes().num_nodes() < comm.size();
   if (is_hierarchical(tuned) && (is_hierarchical(opts.inter_node) || !multi_rank_nodes)) {
-    auto rule = choose_alltoall(requested, block_bytes, comm.size(), opts);
-    rule.reason += " (the table's " + pick->algo + " needs several nodes of several ranks and a "
-                   "regular inter-node algorithm)";
-    return rule;
+    return choose_alltoall(requested, block_bytes, comm.size(), opts)
+        .note(" (the table's " + pick->algo + " needs several nodes of several ranks and a regular inter-node "
+              "algorithm)");
   }
   // The table may come from another rank count: its algorithm's own fallback then applies.
   AlltoallOptions o = opts;
   o.allow_fallback = true;
   const AlltoallChoice c = choose_alltoall(tuned, block_bytes, comm.size(), o);
   return {c.algo, "auto: " + pick->algo + " from " + pick->reason +
-                      (c.algo == tuned ? "" : "; " + c.reason)};
+                      (c.algo == tuned ? "" : "; " + c.reason())};
 }
 
 bool is_hierarchical(AlltoallAlgo a) {
@@ -203,7 +198,7 @@ std::shared_ptr<detail::PlanState> alltoall_state(const AlltoallChoice& c, std::
                                                   const AlltoallOptions& opts, bool blocking) {
   if (c.algo == AlltoallAlgo::Leader || c.algo == AlltoallAlgo::SendAggregate ||
       c.algo == AlltoallAlgo::RecvDistribute)
-    return detail::hierarchical_plan(c.algo, comm, b, opts, detail::reason_or_reused(c.reason), blocking);
+    return detail::hierarchical_plan(c.algo, comm, b, opts, c.reason(), blocking);
   const MPI_Comm mc = comm.mpi();
   const auto native_start = [b, mc] {
     return [b, mc](const void* s, void* r, MPI_Request* q) {
@@ -213,7 +208,7 @@ std::shared_ptr<detail::PlanState> alltoall_state(const AlltoallChoice& c, std::
     };
   };
   return detail::choice_state(
-      comm, c.reason, c.algo == AlltoallAlgo::Native, native_start,
+      comm, c.reason(), c.algo == AlltoallAlgo::Native, native_start,
       [&] {
         const auto topo = attached_topology(comm);
         return detail::build_alltoall_program(c.algo, comm.size(), comm.rank(), b, &comm.nodes(), topo.get());
@@ -229,11 +224,8 @@ AlltoallChoice resolve(AlltoallAlgo algo, std::size_t block_bytes, const Comm& c
   // Auto's choice depends on the size, the inter-node algorithm and the fallback switch.
   const DecisionKey key{"alltoall", block_bytes, 1.0,
                         static_cast<std::uint64_t>(opts.inter_node) * 2 + opts.allow_fallback};
-  AlltoallChoice c;
-  c.algo = detail::decided_algorithm(algo, comm, key, [&] {
-    c = choose_alltoall(algo, block_bytes, comm, opts);
-    return c;
-  });
+  const AlltoallChoice c =
+      detail::decided_choice(algo, comm, key, [&] { return choose_alltoall(algo, block_bytes, comm, opts); });
   const bool scheme = c.algo == AlltoallAlgo::Leader || c.algo == AlltoallAlgo::SendAggregate ||
                       c.algo == AlltoallAlgo::RecvDistribute;
   require(!scheme || !is_hierarchical(opts.inter_node), [&] {
@@ -241,7 +233,7 @@ AlltoallChoice resolve(AlltoallAlgo algo, std::size_t block_bytes, const Comm& c
            std::string(alltoall_algo_name(c.algo)) + " must be a regular one, not " +
            std::string(alltoall_algo_name(opts.inter_node));
   });
-  return c;  // reason empty when Auto's earlier decision was reused (no string on the hot path)
+  return c;
 }
 
 }  // namespace
@@ -293,8 +285,8 @@ StepProgram hierarchical_alltoall_program(AlltoallAlgo scheme, const NodeMap& no
   return detail::hierarchical_program(scheme, nodes, rank, block_bytes, inner, library_collectives);
 }
 
-AlltoallAlgo alltoall(const void* send, void* recv, std::size_t block_bytes, const Comm& comm,
-                      AlltoallAlgo algo, const AlltoallOptions& opts) {
+AlltoallChoice alltoall(const void* send, void* recv, std::size_t block_bytes, const Comm& comm,
+                        AlltoallAlgo algo, const AlltoallOptions& opts) {
   const AlltoallChoice c = [&] {
     if (opts.check_args) check_alltoall_args(send, recv, block_bytes, comm, algo, opts.inter_node);
     return resolve(algo, block_bytes, comm, opts);
@@ -304,14 +296,14 @@ AlltoallAlgo alltoall(const void* send, void* recv, std::size_t block_bytes, con
   auto* r = static_cast<std::byte*>(recv);
   if (ran == AlltoallAlgo::Native) {
     detail::native_alltoall(s, r, block_bytes, comm.mpi());
-    return ran;
+    return c;
   }
-  if (block_bytes == 0) return ran;
+  if (block_bytes == 0) return c;
   // The hierarchical schemes' inner choice depends on the inter-node algorithm too.
   const PlanKey key{"alltoall", static_cast<int>(ran), block_bytes,
                     is_hierarchical(ran) ? static_cast<std::uint64_t>(opts.inter_node) : 0};
   detail::run_cached(comm, key, {}, s, r, [&] { return alltoall_state(c, block_bytes, comm, opts, true); });
-  return ran;
+  return c;
 }
 
 Plan plan_alltoall(const Comm& comm, std::size_t block_bytes, AlltoallAlgo algo, const AlltoallOptions& opts) {

@@ -37,13 +37,12 @@
 #include <vector>
 
 #include "../core/mpi_bytes.hpp"
+#include "../core/comm_cache.hpp"
 #include "../core/plan_state.hpp"
 #include "alltoall_internal.hpp"
 #include "libcomm/alltoall.hpp"
 
 namespace libcomm::detail {
-
-namespace {
 
 // A communicator split off the user's, freed with the hierarchy.
 struct OwnedComm {
@@ -68,8 +67,12 @@ struct Hierarchy {
   std::vector<Comm> column_comms;
 };
 
+namespace {
+
+// Made by the first hierarchical call on comm (collective, like every call) and kept.
 std::shared_ptr<const Hierarchy> hierarchy_of(const Comm& comm) {
-  if (auto h = comm.attachment("hierarchy")) return std::static_pointer_cast<const Hierarchy>(h);
+  CommCache& cache = comm.cache();
+  if (cache.hierarchy) return cache.hierarchy;
   auto h = std::make_shared<Hierarchy>();
   const NodeMap& nm = comm.nodes();
   const int node = nm.node_of(comm.rank()), local = nm.local_index(comm.rank()), size = nm.node_size(node);
@@ -87,7 +90,7 @@ std::shared_ptr<const Hierarchy> hierarchy_of(const Comm& comm) {
       h->columns.push_back(std::move(raw));
     }
   }
-  comm.attach("hierarchy", h);
+  cache.hierarchy = h;
   return h;
 }
 

@@ -107,19 +107,19 @@ AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, int p, const Alltoallv
     return {AlltoallvAlgo::FourStage, "mesh needs a perfect-square P, P = " + std::to_string(p) +
                                           ": ran four_stage instead (A4 runs on any P)"};
   }
-  return {choose_alltoallv(requested, p), requested == AlltoallvAlgo::Auto ? "auto: the start-up rule" : "requested"};
+  if (requested != AlltoallvAlgo::Auto) return AlltoallvChoice::requested(requested);
+  return {choose_alltoallv(requested, p), "auto: the start-up rule"};
 }
 
-AlltoallvCountStats alltoallv_count_stats(std::span<const std::int64_t> counts, int p,
-                                          std::size_t esize) {
+AlltoallvCountStats alltoallv_count_stats(std::span<const std::int64_t> counts, int p) {
   require(counts.size() == static_cast<std::size_t>(p) * static_cast<std::size_t>(p),
           "alltoallv_count_stats: the count matrix has " + std::to_string(counts.size()) +
               " entries, P x P = " + std::to_string(static_cast<long long>(p) * p));
   AlltoallvCountStats st;
   double total = 0;
   for (auto c : counts) {
-    st.max_bytes = std::max<std::uint64_t>(st.max_bytes, static_cast<std::uint64_t>(c) * esize);
-    total += static_cast<double>(c) * static_cast<double>(esize);
+    st.max_bytes = std::max<std::uint64_t>(st.max_bytes, static_cast<std::uint64_t>(c));
+    total += static_cast<double>(c);
   }
   st.mean_bytes = counts.empty() ? 0 : total / static_cast<double>(counts.size());
   return st;
@@ -137,13 +137,12 @@ void combine_max_and_sum(void* in, void* inout, int* len, MPI_Datatype*) {
 }
 }  // namespace
 
-AlltoallvCountStats alltoallv_count_stats(std::span<const std::int64_t> sendcounts,
-                                          std::size_t esize, const Comm& comm) {
+AlltoallvCountStats alltoallv_count_stats(std::span<const std::int64_t> sendcounts, const Comm& comm) {
   // [longest message, total bytes] over all ranks; doubles keep the sum exact enough
   // for a ratio and cannot overflow.
   std::array<double, 2> v = {0, 0};
   for (auto c : sendcounts) {
-    const double bytes = static_cast<double>(c) * static_cast<double>(esize);
+    const auto bytes = static_cast<double>(c);
     v[0] = std::max(v[0], bytes);
     v[1] += bytes;
   }
@@ -166,7 +165,7 @@ AlltoallvCountStats alltoallv_count_stats(std::span<const std::int64_t> sendcoun
 AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, const AlltoallvCountStats& counts,
                                  const Comm& comm) {
   const int p = comm.size();
-  if (requested != AlltoallvAlgo::Auto) return {requested, "requested"};
+  if (requested != AlltoallvAlgo::Auto) return AlltoallvChoice::requested(requested);
   auto rule = [&](const std::string& why) {
     const AlltoallvAlgo a = choose_alltoallv(requested, p);
     return AlltoallvChoice{a, "auto: " + std::string(alltoallv_algo_name(a)) + ": 4 ceil(sqrt P) + 2 = " +
@@ -186,6 +185,8 @@ AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, const AlltoallvCountSt
 namespace {
 // DecisionKey options of the question "is there one answer for any counts?".
 constexpr std::uint64_t kAnyCounts = 1;
+// DecisionKey options of Auto's built-in start-up rule (no tuning table).
+constexpr std::uint64_t kStartupRule = 3;
 
 // Auto's choice when the table makes it without the counts (see lookup_any_size), else
 // Auto: the counts decide.
@@ -207,18 +208,17 @@ bool spread_matters(const Comm& comm) {
   constexpr std::uint64_t kSpreadMatters = 2;
   const DecisionKey key{"alltoallv", 0, 0.0, kSpreadMatters};
   const std::uint64_t epoch = tuning_table_epoch();
-  if (const auto hit = comm.remembered_decision(key, epoch)) return *hit != 0;
+  if (const auto hit = comm.remembered_decision(key, epoch)) return hit->algo != 0;
   const auto table = active_tuning_table();
   const bool matters = table && table->spread_matters(tuning_query("alltoallv", comm, 0));
-  comm.remember_decision(key, epoch, matters ? 1 : 0);
+  comm.remember_decision(key, epoch, {matters ? 1 : 0, nullptr});
   return matters;
 }
 
 // The longest message over all ranks (one MPI_MAX), with the spread left at 1.
-AlltoallvCountStats longest_message_stats(std::span<const std::int64_t> sendcounts, std::size_t esize,
-                                          const Comm& comm) {
+AlltoallvCountStats longest_message_stats(std::span<const std::int64_t> sendcounts, const Comm& comm) {
   std::uint64_t mine = 0, longest = 0;
-  for (auto c : sendcounts) mine = std::max<std::uint64_t>(mine, static_cast<std::uint64_t>(c) * esize);
+  for (auto c : sendcounts) mine = std::max<std::uint64_t>(mine, static_cast<std::uint64_t>(c));
   detail::check_mpi(MPI_Allreduce(&mine, &longest, 1, MPI_UINT64_T, MPI_MAX, comm.internal()), "MPI_Allreduce");
   return {longest, 0.0};
 }
@@ -287,7 +287,7 @@ namespace {
 bool check_alltoallv_args(const void* send, std::span<const std::int64_t> sc,
                           std::span<const std::int64_t> sd, void* recv,
                           std::span<const std::int64_t> rc, std::span<const std::int64_t> rd,
-                          std::size_t esize, const Comm& comm, AlltoallvAlgo algo,
+                          const Comm& comm, AlltoallvAlgo algo,
                           AlltoallvMode mode, bool allow_fallback, bool have_buffers = true) {
   const int p = comm.size(), me = comm.rank();
   const auto up = static_cast<std::size_t>(p);
@@ -302,15 +302,13 @@ bool check_alltoallv_args(const void* send, std::span<const std::int64_t> sc,
         local = std::string(dn) + "[" + std::to_string(k) + "] = " + std::to_string(d[k]) +
                 " is negative";
       else {
-        const auto lim =
-            static_cast<std::uint64_t>(std::numeric_limits<std::ptrdiff_t>::max()) / esize;
+        const auto lim = static_cast<std::uint64_t>(std::numeric_limits<std::ptrdiff_t>::max());
         const auto end = static_cast<std::uint64_t>(c[k]) + static_cast<std::uint64_t>(d[k]);
         if (end > lim)
-          local = std::string(cn) + "[" + std::to_string(k) + "] + " + dn + "[" +
-                  std::to_string(k) + "] elements of " + std::to_string(esize) +
-                  " B overflow the address space";
+          local = std::string(cn) + "[" + std::to_string(k) + "] + " + dn + "[" + std::to_string(k) +
+                  "] bytes overflow the address space";
         else if (c[k] > 0)
-          ext = std::max<std::uint64_t>(ext, end * esize);
+          ext = std::max<std::uint64_t>(ext, end);
       }
     }
   };
@@ -321,8 +319,6 @@ bool check_alltoallv_args(const void* send, std::span<const std::int64_t> sc,
             std::to_string(sd.size()) + "/" + std::to_string(rc.size()) + "/" +
             std::to_string(rd.size()) + " entries, need P = " + std::to_string(p);
     spans_ok = false;
-  } else if (esize == 0 || esize > static_cast<std::size_t>(INT_MAX)) {
-    local = "element_bytes = " + std::to_string(esize) + " (must be 1 .. INT_MAX)";
   } else {
     extent(sc, sd, "sendcounts", "sdispls", sext);
     extent(rc, rd, "recvcounts", "rdispls", rext);
@@ -347,20 +343,15 @@ bool check_alltoallv_args(const void* send, std::span<const std::int64_t> sc,
       if (theirs[k] != rc[k]) {
         local = "recvcounts[" + std::to_string(k) + "] = " + std::to_string(rc[k]) + " but rank " +
                 std::to_string(k) + " sends " + std::to_string(theirs[k]) +
-                " elements (its sendcounts[" + std::to_string(me) + "])";
+                " bytes (its sendcounts[" + std::to_string(me) + "])";
         break;
       }
   const bool fits = spans_ok && detail::native_fits_int(sc, sd, rc, rd);
   using u64 = unsigned long long;
   const u64 am = (static_cast<u64>(algo) * 16 + static_cast<u64>(mode)) * 2 + (allow_fallback ? 1 : 0);
-  std::array<u64, 6> v = {local.empty() ? 0ULL : static_cast<u64>(p - me),
-                          esize,
-                          ~u64{esize},
-                          am,
-                          ~am,
-                          fits ? 0ULL : 1ULL};
+  std::array<u64, 4> v = {local.empty() ? 0ULL : static_cast<u64>(p - me), am, ~am, fits ? 0ULL : 1ULL};
   detail::check_mpi(
-      MPI_Allreduce(MPI_IN_PLACE, v.data(), 6, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm.internal()),
+      MPI_Allreduce(MPI_IN_PLACE, v.data(), 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm.internal()),
       "MPI_Allreduce");
   const std::string where = "alltoallv: rank " + std::to_string(me) + ": ";
   if (!local.empty()) throw Error(where + local);
@@ -368,49 +359,45 @@ bool check_alltoallv_args(const void* send, std::span<const std::int64_t> sc,
     throw Error(where + "rank " + std::to_string(p - static_cast<int>(v[0])) +
                 " reported an invalid argument (see its message)");
   if (v[1] != ~v[2])
-    throw Error(where + "element_bytes differ across ranks (min " + std::to_string(~v[2]) +
-                ", max " + std::to_string(v[1]) + "); this rank passed " + std::to_string(esize));
-  if (v[3] != ~v[4])
     throw Error(where + "ranks asked for different algorithms, modes or fallback switches (this rank: " +
                 std::string(alltoallv_algo_name(algo)) + ", " +
                 std::string(alltoallv_mode_name(mode)) + ")");
-  return v[5] != 0;
+  return v[3] != 0;
+}
+
+// What a blocking call runs. Auto with a tuning table needs the count statistics of the
+// whole call (an MPI_Allreduce), so that every rank makes the same choice, unless the
+// table names one algorithm for every size and spread of this shape.
+AlltoallvChoice resolve(AlltoallvAlgo algo, std::span<const std::int64_t> sendcounts, const Comm& comm,
+                        const AlltoallvOptions& opts) {
+  const auto rule = [&] { return choose_alltoallv(algo, comm.size(), opts); };
+  if (algo != AlltoallvAlgo::Auto) return rule();
+  if (!active_tuning_table()) return detail::decided_choice(algo, comm, {"alltoallv", 0, 0.0, kStartupRule}, rule);
+  const AlltoallvChoice any = detail::decided_choice(algo, comm, {"alltoallv", 0, 0.0, kAnyCounts},
+                                                     [&] { return choose_alltoallv_any_counts(comm); });
+  if (any.algo != AlltoallvAlgo::Auto) return any;
+  // The spread only when the table measured several (the combined Allreduce costs as much
+  // as two plain ones at 2 ranks); else one MPI_MAX of the longest message.
+  const auto stats = spread_matters(comm) ? alltoallv_count_stats(sendcounts, comm)
+                                          : longest_message_stats(sendcounts, comm);
+  return detail::decided_choice(algo, comm, {"alltoallv", stats.max_bytes, stats.spread(), 0},
+                                [&] { return choose_alltoallv(algo, stats, comm); });
 }
 
 }  // namespace
 
-AlltoallvAlgo alltoallv(const void* send, std::span<const std::int64_t> sendcounts,
-                        std::span<const std::int64_t> sdispls, void* recv,
-                        std::span<const std::int64_t> recvcounts,
-                        std::span<const std::int64_t> rdispls, std::size_t esize, const Comm& comm,
-                        AlltoallvAlgo algo, const AlltoallvOptions& opts) {
+AlltoallvChoice alltoallv(const void* send, std::span<const std::int64_t> sendcounts,
+                          std::span<const std::int64_t> sdispls, void* recv, std::span<const std::int64_t> recvcounts,
+                          std::span<const std::int64_t> rdispls, const Comm& comm, AlltoallvAlgo algo,
+                          const AlltoallvOptions& opts) {
   bool large = false;
-  if (check_mode()) {
-    const detail::SameField fields[] = {{"element_bytes", esize}};
-    detail::check_same_on_all_ranks(comm, "alltoallv", fields);
-    detail::check_counts_match(comm, "alltoallv", "elements", sendcounts, {"sendcounts"},
-                               recvcounts, {"recvcounts"});
-  }
+  if (check_mode())
+    detail::check_counts_match(comm, "alltoallv", "bytes", sendcounts, {"sendcounts"}, recvcounts, {"recvcounts"});
   if (opts.check_args)
-    large = check_alltoallv_args(send, sendcounts, sdispls, recv, recvcounts, rdispls, esize, comm,
-                                 algo, opts.mode, opts.allow_fallback);
-  // Auto with a tuning table needs the count statistics of the whole call (an
-  // MPI_Allreduce), so that every rank makes the same choice, unless the table names one
-  // algorithm for every size and spread of this shape (Auto stays Auto when it does not).
-  AlltoallvAlgo ran = choose_alltoallv(algo, comm.size(), opts).algo;
-  if (algo == AlltoallvAlgo::Auto && active_tuning_table()) {
-    ran = detail::decided_algorithm(algo, comm, {"alltoallv", 0, 0.0, kAnyCounts}, [&] {
-      return choose_alltoallv_any_counts(comm);
-    });
-    if (ran == AlltoallvAlgo::Auto) {
-      // The spread only when the table measured several (the combined Allreduce costs as
-      // much as two plain ones at 2 ranks); else one MPI_MAX of the longest message.
-      const auto stats = spread_matters(comm) ? alltoallv_count_stats(sendcounts, esize, comm)
-                                              : longest_message_stats(sendcounts, esize, comm);
-      ran = detail::decided_algorithm(algo, comm, {"alltoallv", stats.max_bytes, stats.spread(), 0},
-                                      [&] { return choose_alltoallv(algo, stats, comm); });
-    }
-  }
+    large = check_alltoallv_args(send, sendcounts, sdispls, recv, recvcounts, rdispls, comm, algo, opts.mode,
+                                 opts.allow_fallback);
+  const AlltoallvChoice c = resolve(algo, sendcounts, comm, opts);
+  const AlltoallvAlgo ran = c.algo;
   const auto* s = static_cast<const std::byte*>(send);
   auto* r = static_cast<std::byte*>(recv);
   if (opts.stats != nullptr) {
@@ -420,34 +407,33 @@ AlltoallvAlgo alltoallv(const void* send, std::span<const std::int64_t> sendcoun
   }
   switch (ran) {
     case AlltoallvAlgo::Native:
-      detail::native_alltoallv(s, sendcounts, sdispls, r, recvcounts, rdispls, esize, comm.mpi(),
+      detail::native_alltoallv(s, sendcounts, sdispls, r, recvcounts, rdispls, comm.mpi(),
                                large);
       break;
     case AlltoallvAlgo::Direct: {
       if (opts.stats != nullptr)
-        opts.stats->stages = {detail::direct_stats(sendcounts, recvcounts, esize, comm.rank())};
+        opts.stats->stages = {detail::direct_stats(sendcounts, recvcounts, comm.rank())};
       // The plan is kept for these counts and displacements (hashed into the key, compared in full).
       thread_local std::vector<std::size_t> shape;  // (no allocation per call once grown)
       shape.clear();
       for (auto v : {sendcounts, sdispls, recvcounts, rdispls}) shape.insert(shape.end(), v.begin(), v.end());
-      shape.push_back(esize);
       const PlanKey key{"alltoallv", static_cast<int>(ran), detail::hash_sizes(shape),
                         static_cast<std::uint64_t>(opts.mode)};
       detail::run_cached(comm, key, shape, s, r, [&] {
         return detail::program_plan(comm,
                                     detail::direct_alltoallv_program(sendcounts, sdispls, recvcounts, rdispls,
-                                                                     esize, comm.rank(), opts.mode),
-                                    "requested", false);
+                                                                     comm.rank(), opts.mode),
+                                    c.reason(), false);
       });
       break;
     }
     case AlltoallvAlgo::Auto:
       throw Error("alltoallv: internal error, Auto was not resolved");
     default:
-      detail::run_staged(ran, s, sendcounts, sdispls, r, recvcounts, rdispls, esize, comm,
+      detail::run_staged(ran, s, sendcounts, sdispls, r, recvcounts, rdispls, comm,
                          opts.mode, opts.stats);
   }
-  return ran;
+  return c;
 }
 
 namespace {
@@ -459,9 +445,8 @@ namespace {
 std::shared_ptr<detail::PlanState> alltoallv_state(const Comm& comm, std::span<const std::int64_t> sendcounts,
                                                    std::span<const std::int64_t> sdispls,
                                                    std::span<const std::int64_t> recvcounts,
-                                                   std::span<const std::int64_t> rdispls, std::size_t esize,
-                                                   AlltoallvAlgo algo, const AlltoallvOptions& opts, bool large,
-                                                   bool deferred) {
+                                                   std::span<const std::int64_t> rdispls, AlltoallvAlgo algo,
+                                                   const AlltoallvOptions& opts, bool large, bool deferred) {
   require(sendcounts.size() == static_cast<std::size_t>(comm.size()) && sdispls.size() == sendcounts.size() &&
               recvcounts.size() == sendcounts.size() && rdispls.size() == sendcounts.size(),
           [&] {
@@ -470,18 +455,18 @@ std::shared_ptr<detail::PlanState> alltoallv_state(const Comm& comm, std::span<c
           });
   const AlltoallvChoice resolved = choose_alltoallv(algo, comm.size(), opts);
   AlltoallvAlgo ran = resolved.algo;
-  std::string reason = resolved.reason;
+  std::string reason = resolved.reason();
   if (algo == AlltoallvAlgo::Auto) {
     ran = AlltoallvAlgo::Direct;
     reason = "auto: direct (the staged algorithms first gather the count matrix; direct needs no collective)";
   }
   if (ran == AlltoallvAlgo::Native)
     return detail::native_plan(comm, "native", reason,
-                               detail::native_ialltoallv(sendcounts, sdispls, recvcounts, rdispls, esize,
+                               detail::native_ialltoallv(sendcounts, sdispls, recvcounts, rdispls,
                                                          comm.mpi(), large));
   if (ran == AlltoallvAlgo::Direct)
     return detail::program_plan(
-        comm, detail::direct_alltoallv_program(sendcounts, sdispls, recvcounts, rdispls, esize, comm.rank(), opts.mode),
+        comm, detail::direct_alltoallv_program(sendcounts, sdispls, recvcounts, rdispls, comm.rank(), opts.mode),
         reason, true);
   const int p = comm.size(), me = comm.rank();
   const auto up = static_cast<std::size_t>(p);
@@ -490,7 +475,7 @@ std::shared_ptr<detail::PlanState> alltoallv_state(const Comm& comm, std::span<c
     detail::check_mpi(MPI_Allgather(sendcounts.data(), p, MPI_INT64_T, matrix->data(), p, MPI_INT64_T, comm.internal()),
                       "MPI_Allgather");
     return detail::program_plan(
-        comm, detail::staged_alltoallv_program(ran, p, me, *matrix, sdispls, rdispls, esize, opts.mode), reason, true);
+        comm, detail::staged_alltoallv_program(ran, p, me, *matrix, sdispls, rdispls, opts.mode), reason, true);
   }
   // The request keeps its own copies of what it reads after this call returns.
   auto row = std::make_shared<const std::vector<std::int64_t>>(sendcounts.begin(), sendcounts.end());
@@ -504,26 +489,26 @@ std::shared_ptr<detail::PlanState> alltoallv_state(const Comm& comm, std::span<c
         detail::check_mpi(MPI_Iallgather(row->data(), p, MPI_INT64_T, matrix->data(), p, MPI_INT64_T, mc, q),
                           "MPI_Iallgather");
       },
-      [=] { return detail::staged_alltoallv_program(ran, p, me, *matrix, *sd, *rd, esize, mode); });
+      [=] { return detail::staged_alltoallv_program(ran, p, me, *matrix, *sd, *rd, mode); });
 }
 
 }  // namespace
 
 Plan plan_alltoallv(const Comm& comm, std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
                     std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
-                    std::size_t esize, AlltoallvAlgo algo, const AlltoallvOptions& opts) {
+                    AlltoallvAlgo algo, const AlltoallvOptions& opts) {
   // Collective like MPI_Alltoallv_init: the argument check runs once here, without buffers,
   // and decides native's large-count path on every rank alike.
   bool large = !detail::native_fits_int(sendcounts, sdispls, recvcounts, rdispls);
   if (opts.check_args)
-    large = check_alltoallv_args(nullptr, sendcounts, sdispls, nullptr, recvcounts, rdispls, esize, comm, algo,
+    large = check_alltoallv_args(nullptr, sendcounts, sdispls, nullptr, recvcounts, rdispls, comm, algo,
                                  opts.mode, opts.allow_fallback, false);
-  return Plan(alltoallv_state(comm, sendcounts, sdispls, recvcounts, rdispls, esize, algo, opts, large, false));
+  return Plan(alltoallv_state(comm, sendcounts, sdispls, recvcounts, rdispls, algo, opts, large, false));
 }
 
 StepProgram alltoallv_program(AlltoallvAlgo algo, int nprocs, int rank, std::span<const std::int64_t> m,
                               std::span<const std::int64_t> sdispls, std::span<const std::int64_t> rdispls,
-                              std::size_t element_bytes, AlltoallvMode mode) {
+                              AlltoallvMode mode) {
   const auto up = static_cast<std::size_t>(nprocs);
   require(nprocs > 0 && rank >= 0 && rank < nprocs && m.size() == up * up, [&] {
     return "alltoallv_program: rank " + std::to_string(rank) + " of P = " + std::to_string(nprocs) +
@@ -534,22 +519,22 @@ StepProgram alltoallv_program(AlltoallvAlgo algo, int nprocs, int rank, std::spa
   const AlltoallvAlgo a = choose_alltoallv(algo, nprocs, o).algo;
   require(a != AlltoallvAlgo::Native, "alltoallv_program: native has no step program");
   if (a != AlltoallvAlgo::Direct)
-    return detail::staged_alltoallv_program(a, nprocs, rank, m, sdispls, rdispls, element_bytes, mode);
+    return detail::staged_alltoallv_program(a, nprocs, rank, m, sdispls, rdispls, mode);
   std::vector<std::int64_t> sc(up), rc(up);
   for (std::size_t k = 0; k < up; ++k) {
     sc[k] = m[static_cast<std::size_t>(rank) * up + k];
     rc[k] = m[k * up + static_cast<std::size_t>(rank)];
   }
-  return detail::direct_alltoallv_program(sc, sdispls, rc, rdispls, element_bytes, rank, mode);
+  return detail::direct_alltoallv_program(sc, sdispls, rc, rdispls, rank, mode);
 }
 
 Request ialltoallv(const void* send, std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
                    void* recv, std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
-                   std::size_t esize, const Comm& comm, AlltoallvAlgo algo, const AlltoallvOptions& opts) {
+                   const Comm& comm, AlltoallvAlgo algo, const AlltoallvOptions& opts) {
   // No blocking collective inside a non-blocking call: no argument check, and the staged
   // algorithms gather their count matrix non-blocking.
   const bool large = !detail::native_fits_int(sendcounts, sdispls, recvcounts, rdispls);
-  Plan plan(alltoallv_state(comm, sendcounts, sdispls, recvcounts, rdispls, esize, algo, opts, large, true));
+  Plan plan(alltoallv_state(comm, sendcounts, sdispls, recvcounts, rdispls, algo, opts, large, true));
   plan.start(send, recv);
   return plan;
 }

@@ -135,32 +135,31 @@ void route_stage(StagedAlgorithm& alg, int s, std::vector<std::vector<Run>>& hel
 void run_staged(AlltoallvAlgo algo, const std::byte* send, std::span<const std::int64_t> sendcounts,
                 std::span<const std::int64_t> sdispls, std::byte* recv,
                 std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
-                std::size_t esize, const Comm& comm, AlltoallvMode mode, AlltoallvStats* stats);
+                const Comm& comm, AlltoallvMode mode, AlltoallvStats* stats);
 
 // A1 (direct.cpp): rank `me`'s step program (no run headers, sizes known from the counts):
 // Blocking = one exchange per step, the other modes post everything at once.
 StepProgram direct_alltoallv_program(std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
                                      std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
-                                     std::size_t esize, int me, AlltoallvMode mode);
+                                     int me, AlltoallvMode mode);
 // A2-A4 (staged_program.cpp): rank `me`'s step program, given the whole count matrix m
 // (m[i * P + j]: elements from i to j) and this rank's displacements.
 StepProgram staged_alltoallv_program(AlltoallvAlgo algo, int nprocs, int me, std::span<const std::int64_t> m,
                                      std::span<const std::int64_t> sdispls, std::span<const std::int64_t> rdispls,
-                                     std::size_t esize, AlltoallvMode mode);
+                                     AlltoallvMode mode);
 AlltoallvStageStats direct_stats(std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> recvcounts,
-                                 std::size_t esize, int me);
+                                 int me);
 // `large`: some count or displacement on some rank does not fit an int (decided
 // collectively by the caller); then MPI_Alltoallw with one 64-bit-addressed type per peer.
 void native_alltoallv(const std::byte* send, std::span<const std::int64_t> sendcounts,
                       std::span<const std::int64_t> sdispls, std::byte* recv,
                       std::span<const std::int64_t> recvcounts,
-                      std::span<const std::int64_t> rdispls, std::size_t esize, MPI_Comm comm,
+                      std::span<const std::int64_t> rdispls, MPI_Comm comm,
                       bool large);
 // The start of the same as MPI_Ialltoallv / MPI_Ialltoallw, for a plan (the arguments live in it).
 std::function<void(const void*, void*, MPI_Request*)> native_ialltoallv(
     std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
-    std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls, std::size_t esize,
-    MPI_Comm comm, bool large);
+    std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls, MPI_Comm comm, bool large);
 // True when this rank's counts and displacements fit MPI_Alltoallv's int arguments.
 bool native_fits_int(std::span<const std::int64_t> sendcounts,
                      std::span<const std::int64_t> sdispls,

@@ -44,12 +44,12 @@ StagedSchedule direct_schedule(int p) {
 
 StepProgram direct_alltoallv_program(std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
                                      std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
-                                     std::size_t esize, int me, AlltoallvMode mode) {
+                                     int me, AlltoallvMode mode) {
   const int p = static_cast<int>(sendcounts.size());
   ProgramBuilder pb("direct", me, p);
   const auto range = [&](Area area, std::span<const std::int64_t> c, std::span<const std::int64_t> d, int k) {
     const auto u = static_cast<std::size_t>(k);
-    return ByteRange{area, static_cast<std::size_t>(d[u]) * esize, static_cast<std::size_t>(c[u]) * esize};
+    return ByteRange{area, static_cast<std::size_t>(d[u]), static_cast<std::size_t>(c[u])};
   };
   std::size_t send_extent = 0, recv_extent = 0;
   for (int k = 0; k < p; ++k) {
@@ -84,10 +84,10 @@ StepProgram direct_alltoallv_program(std::span<const std::int64_t> sendcounts, s
 }
 
 AlltoallvStageStats direct_stats(std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> recvcounts,
-                                 std::size_t esize, int me) {
+                                 int me) {
   const int p = static_cast<int>(sendcounts.size());
   const auto sz = [&](std::span<const std::int64_t> c, int k) {
-    return static_cast<std::size_t>(c[static_cast<std::size_t>(k)]) * esize;
+    return static_cast<std::size_t>(c[static_cast<std::size_t>(k)]);
   };
   AlltoallvStageStats st;
   st.name = "1 direct";

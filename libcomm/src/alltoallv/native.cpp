@@ -1,6 +1,5 @@
 // The MPI library's own MPI_Alltoallv: the reference every test and benchmark compares with.
-// Counts and displacements are in elements of one contiguous type of `esize` bytes. When
-// some count or displacement on some rank exceeds INT_MAX (decided collectively by the
+// Counts and displacements are bytes. When some count or displacement on some rank exceeds INT_MAX (decided collectively by the
 // caller), the exchange runs as MPI_Alltoallw with, per peer, one datatype that carries the
 // 64-bit byte offset and length itself (count 1, displacement 0).
 #include <climits>
@@ -39,41 +38,35 @@ MPI_Datatype block_type(std::size_t offset, std::size_t bytes) {
 // freed with the object (a non-blocking call reads them until it completes).
 struct NativeAlltoallvArgs {
   std::vector<int> sc, sd, rc, rd;
-  MPI_Datatype elem = MPI_BYTE;
   std::vector<MPI_Datatype> st, rt;  // large: one type per peer
   bool large = false;
 
   NativeAlltoallvArgs(std::span<const std::int64_t> scount, std::span<const std::int64_t> sdispl,
                       std::span<const std::int64_t> rcount, std::span<const std::int64_t> rdispl,
-                      std::size_t esize, bool large_counts)
+                      bool large_counts)
       : large(large_counts) {
     const std::size_t p = scount.size();
     if (large) {
       sc.assign(p, 1);
       sd.assign(p, 0);
       for (std::size_t k = 0; k < p; ++k) {
-        st.push_back(block_type(static_cast<std::size_t>(sdispl[k]) * esize, static_cast<std::size_t>(scount[k]) * esize));
-        rt.push_back(block_type(static_cast<std::size_t>(rdispl[k]) * esize, static_cast<std::size_t>(rcount[k]) * esize));
+        st.push_back(block_type(static_cast<std::size_t>(sdispl[k]), static_cast<std::size_t>(scount[k])));
+        rt.push_back(block_type(static_cast<std::size_t>(rdispl[k]), static_cast<std::size_t>(rcount[k])));
       }
       return;
     }
     require(native_fits_int(scount, sdispl, rcount, rdispl),
-            "native alltoallv: a count or displacement exceeds INT_MAX elements; call with check_args on "
+            "native alltoallv: a count or displacement exceeds INT_MAX bytes; call with check_args on "
             "(or make a plan_alltoallv) so that every rank takes the large-count path");
     const auto ints = [](std::span<const std::int64_t> v) { return std::vector<int>(v.begin(), v.end()); };
     sc = ints(scount);
     sd = ints(sdispl);
     rc = ints(rcount);
     rd = ints(rdispl);
-    if (esize != 1) {
-      check_mpi(MPI_Type_contiguous(static_cast<int>(esize), MPI_BYTE, &elem), "MPI_Type_contiguous");
-      check_mpi(MPI_Type_commit(&elem), "MPI_Type_commit");
-    }
   }
   NativeAlltoallvArgs(const NativeAlltoallvArgs&) = delete;
   NativeAlltoallvArgs& operator=(const NativeAlltoallvArgs&) = delete;
   ~NativeAlltoallvArgs() {
-    if (elem != MPI_BYTE) MPI_Type_free(&elem);
     for (auto* v : {&st, &rt})
       for (auto& t : *v) MPI_Type_free(&t);
   }
@@ -87,8 +80,8 @@ struct NativeAlltoallvArgs {
                 req ? "MPI_Ialltoallw" : "MPI_Alltoallw");
       return;
     }
-    check_mpi(req ? MPI_Ialltoallv(send, sc.data(), sd.data(), elem, recv, rc.data(), rd.data(), elem, comm, req)
-                  : MPI_Alltoallv(send, sc.data(), sd.data(), elem, recv, rc.data(), rd.data(), elem, comm),
+    check_mpi(req ? MPI_Ialltoallv(send, sc.data(), sd.data(), MPI_BYTE, recv, rc.data(), rd.data(), MPI_BYTE, comm, req)
+                  : MPI_Alltoallv(send, sc.data(), sd.data(), MPI_BYTE, recv, rc.data(), rd.data(), MPI_BYTE, comm),
               req ? "MPI_Ialltoallv" : "MPI_Alltoallv");
   }
 };
@@ -96,14 +89,14 @@ struct NativeAlltoallvArgs {
 void native_alltoallv(const std::byte* send, std::span<const std::int64_t> sc,
                       std::span<const std::int64_t> sd, std::byte* recv,
                       std::span<const std::int64_t> rc, std::span<const std::int64_t> rd,
-                      std::size_t esize, MPI_Comm comm, bool large) {
-  NativeAlltoallvArgs(sc, sd, rc, rd, esize, large).run(send, recv, comm, nullptr);
+                      MPI_Comm comm, bool large) {
+  NativeAlltoallvArgs(sc, sd, rc, rd, large).run(send, recv, comm, nullptr);
 }
 
 std::function<void(const void*, void*, MPI_Request*)> native_ialltoallv(
     std::span<const std::int64_t> sc, std::span<const std::int64_t> sd, std::span<const std::int64_t> rc,
-    std::span<const std::int64_t> rd, std::size_t esize, MPI_Comm comm, bool large) {
-  auto args = std::make_shared<NativeAlltoallvArgs>(sc, sd, rc, rd, esize, large);
+    std::span<const std::int64_t> rd, MPI_Comm comm, bool large) {
+  auto args = std::make_shared<NativeAlltoallvArgs>(sc, sd, rc, rd, large);
   return [args, comm](const void* s, void* r, MPI_Request* q) { args->run(s, r, comm, q); };
 }
 

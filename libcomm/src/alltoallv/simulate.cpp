@@ -14,12 +14,12 @@ namespace {
 AlltoallvStats direct_stats(int p, int me, std::span<const std::int64_t> m, std::size_t esize) {
   std::vector<std::int64_t> sent(static_cast<std::size_t>(p)), received(static_cast<std::size_t>(p));
   for (int k = 0; k < p; ++k) {
-    sent[static_cast<std::size_t>(k)] = m[static_cast<std::size_t>(me) * p + k];
-    received[static_cast<std::size_t>(k)] = m[static_cast<std::size_t>(k) * p + me];
+    sent[static_cast<std::size_t>(k)] = m[static_cast<std::size_t>(me) * p + k] * static_cast<std::int64_t>(esize);
+    received[static_cast<std::size_t>(k)] = m[static_cast<std::size_t>(k) * p + me] * static_cast<std::int64_t>(esize);
   }
   AlltoallvStats s;
   s.algo = AlltoallvAlgo::Direct;
-  s.stages = {detail::direct_stats(sent, received, esize, me)};
+  s.stages = {detail::direct_stats(sent, received, me)};
   return s;
 }
 

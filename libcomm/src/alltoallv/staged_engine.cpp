@@ -16,10 +16,12 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <new>
 #include <string>
 
+#include "../core/comm_cache.hpp"
 #include "../core/mpi_bytes.hpp"
 #include "../core/tags.hpp"
 #include "libcomm/sim.hpp"
@@ -170,7 +172,7 @@ void write_header(std::byte* at, const Run& r) {
 
 class Engine {
  public:
-  Engine(Prepared& prep, Workspace& ws, const Comm& comm, std::size_t esize, AlltoallvMode mode,
+  Engine(Prepared& prep, Workspace& ws, const Comm& comm, AlltoallvMode mode,
          AlltoallvStats* stats)
       : prep_(prep),
         alg_(*prep.alg),
@@ -178,7 +180,6 @@ class Engine {
         comm_(comm),
         mc_(comm.internal()),
         me_(comm.rank()),
-        esize_(esize),
         mode_(mode),
         stats_(stats) {}
 
@@ -197,8 +198,8 @@ class Engine {
       if (n == 0) continue;
       ws_.held.push_back(
           {{me_, j, 0, n},
-           send + static_cast<std::size_t>(sd[static_cast<std::size_t>(j)]) * esize_});
-      user_bytes += static_cast<std::uint64_t>(n) * esize_;
+           send + static_cast<std::size_t>(sd[static_cast<std::size_t>(j)])});
+      user_bytes += static_cast<std::uint64_t>(n);
     }
     prev_rbuf_ = user_bytes;  // the paper keeps the initial data in rBUF
     inbox_used_ = 0;
@@ -276,12 +277,12 @@ class Engine {
         throw Error("alltoallv: internal error: rank " + std::to_string(me_) + " stage " +
                     std::to_string(s) + " routed a run to rank " + std::to_string(r.partner) +
                     ", which the schedule does not pair it with");
-      const std::size_t len = static_cast<std::size_t>(r.run.n) * esize_;
+      const std::size_t len = static_cast<std::size_t>(r.run.n);
       std::byte* at = set[static_cast<std::size_t>(idx)].grow(kRunHeaderBytes + len);
       write_header(at, r.run);
       if (len > 0)
         std::memcpy(at + kRunHeaderBytes,
-                    pc.data + static_cast<std::size_t>(r.run.first - pc.run.first) * esize_, len);
+                    pc.data + static_cast<std::size_t>(r.run.first - pc.run.first), len);
       // The composition of sBUF (paper 001's t_m per byte): charged in a simulation with a
       // copy model, so that n2's overlap of it with the exchange can show (sim.hpp).
       sim::charge_copy(static_cast<double>(kRunHeaderBytes + len));
@@ -308,9 +309,9 @@ class Engine {
                   ", outside its recvcounts (counts inconsistent across ranks?)");
     if (r.n > 0)
       std::memcpy(
-          recv_ + static_cast<std::size_t>(rd_[static_cast<std::size_t>(r.src)] + r.first) * esize_,
-          pc.data, static_cast<std::size_t>(r.n) * esize_);
-    sim::charge_copy(static_cast<double>(r.n) * static_cast<double>(esize_));
+          recv_ + static_cast<std::size_t>(rd_[static_cast<std::size_t>(r.src)] + r.first),
+          pc.data, static_cast<std::size_t>(r.n));
+    sim::charge_copy(static_cast<double>(r.n));
   }
 
   ByteBuf& take_inbox() {
@@ -347,7 +348,7 @@ class Engine {
       std::memcpy(&r.first, p + at + 8, 8);
       std::memcpy(&r.n, p + at + 16, 8);
       at += kRunHeaderBytes;
-      const std::size_t len = static_cast<std::size_t>(r.n) * esize_;
+      const std::size_t len = static_cast<std::size_t>(r.n);
       if (!(r.n >= 0 && buf.size() - at >= len))
         throw Error("alltoallv: internal error: truncated run");
       ws_.next_held.push_back({r, p + at});
@@ -445,7 +446,6 @@ class Engine {
   const Comm& comm_;
   MPI_Comm mc_;
   int me_;
-  std::size_t esize_;
   AlltoallvMode mode_;
   AlltoallvStats* stats_;
   AlltoallvStageStats scratch_stats_, *st_ = nullptr;
@@ -461,44 +461,49 @@ class Engine {
   std::uint64_t cur_payload_ = 0, next_payload_ = 0, rbuf_ = 0, prev_rbuf_ = 0;
 };
 
-std::shared_ptr<Prepared> prepared_for(AlltoallvAlgo algo, const Comm& comm) {
-  const std::string key = "alltoallv/" + std::string(alltoallv_algo_name(algo));
-  if (auto a = comm.attachment(key))
-    return std::const_pointer_cast<Prepared>(std::static_pointer_cast<const Prepared>(a));
-  auto prep = std::make_shared<Prepared>();
-  prep->alg = make_staged(algo, comm.size());
-  const auto& sched = prep->alg->schedule();
-  for (const Schedule& stage : sched.stages) {
-    prep->steps.push_back(rank_steps(stage, comm.rank()));
-    std::vector<int> bucket_of(static_cast<std::size_t>(comm.size()), -1);
-    int n = 0;
-    for (const StageStep& st : prep->steps.back())
-      if (st.send_to >= 0 && bucket_of[static_cast<std::size_t>(st.send_to)] < 0)
-        bucket_of[static_cast<std::size_t>(st.send_to)] = n++;
-    prep->bucket_of.push_back(std::move(bucket_of));
-    prep->buckets.push_back(n);
-  }
-  comm.attach(key, prep);
-  return prep;
+}  // namespace
+
+// What the blocking engine keeps per communicator: each algorithm's routing, and the
+// buffers whose capacity later calls reuse.
+struct StagedState {
+  std::map<AlltoallvAlgo, Prepared> prepared;
+  Workspace workspace;
+};
+
+namespace {
+
+StagedState& staged_state(const Comm& comm) {
+  CommCache& cache = comm.cache();
+  if (!cache.staged) cache.staged = std::make_shared<StagedState>();
+  return *cache.staged;
 }
 
-Workspace& workspace_for(const Comm& comm) {
-  const std::string key = "alltoallv/workspace";
-  if (auto a = comm.attachment(key))
-    return *std::const_pointer_cast<Workspace>(std::static_pointer_cast<const Workspace>(a));
-  auto ws = std::make_shared<Workspace>();
-  comm.attach(key, ws);
-  return *ws;
+Prepared& prepared_for(AlltoallvAlgo algo, const Comm& comm) {
+  auto& all = staged_state(comm).prepared;
+  if (auto it = all.find(algo); it != all.end()) return it->second;
+  Prepared& prep = all[algo];
+  prep.alg = make_staged(algo, comm.size());
+  const auto& sched = prep.alg->schedule();
+  for (const Schedule& stage : sched.stages) {
+    prep.steps.push_back(rank_steps(stage, comm.rank()));
+    std::vector<int> bucket_of(static_cast<std::size_t>(comm.size()), -1);
+    int n = 0;
+    for (const StageStep& st : prep.steps.back())
+      if (st.send_to >= 0 && bucket_of[static_cast<std::size_t>(st.send_to)] < 0)
+        bucket_of[static_cast<std::size_t>(st.send_to)] = n++;
+    prep.bucket_of.push_back(std::move(bucket_of));
+    prep.buckets.push_back(n);
+  }
+  return prep;
 }
 
 }  // namespace
 
 void run_staged(AlltoallvAlgo algo, const std::byte* send, std::span<const std::int64_t> sc,
                 std::span<const std::int64_t> sd, std::byte* recv, std::span<const std::int64_t> rc,
-                std::span<const std::int64_t> rd, std::size_t esize, const Comm& comm,
+                std::span<const std::int64_t> rd, const Comm& comm,
                 AlltoallvMode mode, AlltoallvStats* stats) {
-  auto prep = prepared_for(algo, comm);
-  Engine engine(*prep, workspace_for(comm), comm, esize, mode, stats);
+  Engine engine(prepared_for(algo, comm), staged_state(comm).workspace, comm, mode, stats);
   engine.run(send, sc, sd, recv, rc, rd);
 }
 

@@ -17,14 +17,14 @@ namespace libcomm::detail {
 
 StepProgram staged_alltoallv_program(AlltoallvAlgo algo, int p, int me, std::span<const std::int64_t> m,
                                      std::span<const std::int64_t> sdispls, std::span<const std::int64_t> rdispls,
-                                     std::size_t esize, AlltoallvMode mode) {
+                                     AlltoallvMode mode) {
   const auto up = static_cast<std::size_t>(p);
   require(m.size() == up * up && sdispls.size() == up && rdispls.size() == up,
           "staged_alltoallv_program: the count matrix needs P x P entries and the displacements P");
   auto alg = make_staged(algo, p);
   const StagedSchedule& sched = alg->schedule();
   ProgramBuilder pb(std::string(alltoallv_algo_name(algo)), me, p);
-  const auto bytes = [&](std::int64_t n) { return static_cast<std::size_t>(n) * esize; };
+  const auto bytes = [&](std::int64_t n) { return static_cast<std::size_t>(n); };
   std::size_t send_extent = 0, recv_extent = 0;
   for (std::size_t k = 0; k < up; ++k) {
     if (const auto n = m[static_cast<std::size_t>(me) * up + k]; n > 0)

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "libcomm/error.hpp"
+#include "comm_cache.hpp"
 #include "plan_state.hpp"
 
 namespace libcomm {
@@ -42,6 +43,7 @@ Comm::Comm(MPI_Comm comm, std::string_view node_spec) : comm_(comm) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
   internal_ = duplicate(comm_);
+  cache_ = std::make_shared<detail::CommCache>();
   nodes_ = (node_spec.empty() || node_spec == "shared") ? shared_memory_node_map(comm_)
                                                          : NodeMap::from_spec(node_spec, size_);
 }
@@ -55,57 +57,46 @@ Comm::Comm(MPI_Comm comm, NodeMap nodes) : comm_(comm), nodes_(std::move(nodes))
               std::to_string(nodes_.num_ranks()) + " ranks, communicator has " +
               std::to_string(size_));
   internal_ = duplicate(comm_);
+  cache_ = std::make_shared<detail::CommCache>();
 }
 
 std::shared_ptr<detail::PlanState> Comm::cached_plan(const PlanKey& key) const {
-  std::lock_guard lock(*cache_mutex_);
-  for (const auto& [k, plan] : *plans_)
+  std::lock_guard lock(cache_->mutex);
+  for (const auto& [k, plan] : cache_->plans)
     if (k == key) return plan;
   return nullptr;
 }
 
 void Comm::store_plan(const PlanKey& key, std::shared_ptr<detail::PlanState> plan) const {
-  std::lock_guard lock(*cache_mutex_);
-  if (plans_->size() >= kMaxPlans) plans_->clear();  // ever-changing sizes: start over
-  plans_->emplace_back(key, std::move(plan));
+  std::lock_guard lock(cache_->mutex);
+  if (cache_->plans.size() >= kMaxPlans) cache_->plans.clear();  // ever-changing sizes: start over
+  cache_->plans.emplace_back(key, std::move(plan));
 }
 
-std::shared_ptr<const void> Comm::attachment(const std::string& key) const {
-  std::lock_guard lock(*cache_mutex_);
-  auto it = attachments_->find(key);
-  return it == attachments_->end() ? nullptr : it->second;
-}
-
-void Comm::attach(const std::string& key, std::shared_ptr<const void> value) const {
-  std::lock_guard lock(*cache_mutex_);
-  (*attachments_)[key] = std::move(value);
-  decisions_->entries.clear();
-  plans_->clear();  // a plan may depend on the attachment (a switch tree)
-}
-
-std::optional<int> Comm::remembered_decision(const DecisionKey& key, std::uint64_t epoch) const {
-  std::lock_guard lock(*cache_mutex_);
-  if (decisions_->epoch != epoch) return std::nullopt;
-  for (const auto& [k, algo] : decisions_->entries)
-    if (k == key) return algo;
+std::optional<Comm::Decision> Comm::remembered_decision(const DecisionKey& key, std::uint64_t epoch) const {
+  std::lock_guard lock(cache_->mutex);
+  if (cache_->decisions_epoch != epoch) return std::nullopt;
+  for (const auto& [k, d] : cache_->decisions)
+    if (k == key) return d;
   return std::nullopt;
 }
 
-void Comm::remember_decision(const DecisionKey& key, std::uint64_t epoch, int algo) const {
-  std::lock_guard lock(*cache_mutex_);
-  if (decisions_->epoch != epoch) {
-    decisions_->entries.clear();
-    decisions_->epoch = epoch;
+void Comm::remember_decision(const DecisionKey& key, std::uint64_t epoch, Decision decision) const {
+  std::lock_guard lock(cache_->mutex);
+  if (cache_->decisions_epoch != epoch) {
+    cache_->decisions.clear();
+    cache_->decisions_epoch = epoch;
   }
   // Many distinct keys (alltoallv with ever-changing counts): start over rather than grow.
-  if (decisions_->entries.size() >= kMaxDecisions) decisions_->entries.clear();
-  decisions_->entries.emplace_back(key, algo);
+  if (cache_->decisions.size() >= kMaxDecisions) cache_->decisions.clear();
+  cache_->decisions.emplace_back(key, std::move(decision));
 }
 
 std::byte* Comm::scratch(int slot, std::size_t bytes) const {
-  std::lock_guard lock(*cache_mutex_);
-  if (scratch_->size() <= static_cast<std::size_t>(slot)) scratch_->resize(slot + 1);
-  auto& buf = (*scratch_)[slot];
+  std::lock_guard lock(cache_->mutex);
+  auto& slots = cache_->scratch;
+  if (slots.size() <= static_cast<std::size_t>(slot)) slots.resize(slot + 1);
+  auto& buf = slots[slot];
   if (buf.size() < bytes) buf.resize(bytes);
   return buf.data();
 }

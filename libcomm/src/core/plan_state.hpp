@@ -74,15 +74,9 @@ std::shared_ptr<PlanState> native_plan(const Comm& comm, std::string algorithm, 
 
 // The plan state of an operation's resolved choice: the MPI library's own collective
 // (`native_start()` gives its start) or the algorithm's step program (`build()`).
-// The reason a choice carries; empty when Auto's decision was reused from an earlier call.
-inline std::string reason_or_reused(std::string reason) {
-  return reason.empty() ? "auto (decided earlier on this communicator)" : reason;
-}
-
 template <class NativeStart, class Build>
 std::shared_ptr<PlanState> choice_state(const Comm& comm, std::string reason, bool native,
                                         NativeStart&& native_start, Build&& build, bool own_scratch) {
-  reason = reason_or_reused(std::move(reason));
   if (native) return native_plan(comm, "native", std::move(reason), native_start());
   return program_plan(comm, build(), std::move(reason), own_scratch);
 }

@@ -126,7 +126,7 @@ ReduceScatterChoice choose_reduce_scatter(ReduceScatterAlgo requested, int p,
                                           const ReduceScatterOptions& opts) {
   const std::string ps = std::to_string(p);
   const bool pow2 = cube::log2_exact(p) >= 0;
-  ReduceScatterChoice c{requested, "requested"};
+  ReduceScatterChoice c = ReduceScatterChoice::requested(requested);
   switch (requested) {
     case ReduceScatterAlgo::Auto:
       if (pow2 && p >= 4) c = {ReduceScatterAlgo::DCycles, "auto: d_cycles, P = " + ps + " is a power of two"};
@@ -157,9 +157,10 @@ ReduceScatterChoice choose_reduce_scatter(ReduceScatterAlgo requested, std::size
 
 namespace detail {
 
-ReduceBlocks::ReduceBlocks(std::span<const std::size_t> counts, ElemType t, ReduceOp o)
-    : count(counts.begin(), counts.end()), displ(counts.size()), type(t), op(o), es(elem_size(t)) {
+ReduceBlocks::ReduceBlocks(std::span<const std::size_t> count_bytes, ElemType t, ReduceOp o)
+    : count(count_bytes.begin(), count_bytes.end()), displ(count_bytes.size()), type(t), op(o), es(elem_size(t)) {
   for (std::size_t r = 0; r < count.size(); ++r) {
+    count[r] /= es;  // whole elements: resolve() refused any other count
     displ[r] = total;
     total += count[r];
     max = std::max(max, count[r]);
@@ -170,15 +171,26 @@ ReduceBlocks::ReduceBlocks(std::span<const std::size_t> counts, ElemType t, Redu
 
 namespace {
 
+// Counts are bytes (the unit of every operation, docs/architecture.md); a reduction needs
+// whole elements of its type.
+void require_whole_elements(std::span<const std::size_t> counts, ElemType type, int rank) {
+  const std::size_t es = elem_size(type);
+  for (std::size_t r = 0; r < counts.size(); ++r)
+    require(counts[r] % es == 0, [&] {
+      return "reduce_scatter: rank " + std::to_string(rank) + ": counts[" + std::to_string(r) + "] = " +
+             std::to_string(counts[r]) + " bytes is not a whole number of " + std::string(elem_type_name(type)) +
+             " elements (" + std::to_string(es) + " bytes each)";
+    });
+}
+
 void check_reduce_scatter_args(const void* send, void* recv, std::span<const std::size_t> counts,
                                ElemType type, ReduceOp op, const Comm& comm, ReduceScatterAlgo algo,
                                const ReduceScatterOptions& opts, bool have_buffers = true) {
   const int p = comm.size(), me = comm.rank();
   std::string local;
-  const std::size_t es = elem_size(type);
-  std::size_t total = 0;
+  std::size_t total = 0;  // bytes
   bool overflow = false;
-  const auto limit = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) / es;
+  const auto limit = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
   for (auto c : counts) {
     if (c > limit - total) overflow = true;
     else total += c;
@@ -186,7 +198,7 @@ void check_reduce_scatter_args(const void* send, void* recv, std::span<const std
   if (counts.size() != static_cast<std::size_t>(p)) {
     local = "counts has " + std::to_string(counts.size()) + " entries, P = " + std::to_string(p);
   } else if (overflow) {
-    local = "counts add up to more elements than the address space holds";
+    local = "counts add up to more bytes than the address space holds";
   } else if (!have_buffers) {
   } else if (total > 0 && send == nullptr) {
     local = "send buffer is null";
@@ -195,8 +207,8 @@ void check_reduce_scatter_args(const void* send, void* recv, std::span<const std
   } else if (counts[static_cast<std::size_t>(me)] > 0) {
     const auto* s = static_cast<const std::byte*>(send);
     const auto* r = static_cast<const std::byte*>(recv);
-    const std::size_t rn = counts[static_cast<std::size_t>(me)] * es;
-    if (s < r + rn && r < s + total * es) local = "send and recv buffers overlap";
+    const std::size_t rn = counts[static_cast<std::size_t>(me)];
+    if (s < r + rn && r < s + total) local = "send and recv buffers overlap";
   }
   if (local.empty() && type == ElemType::ComplexDouble && op != ReduceOp::Sum)
     local = std::string(reduce_op_name(op)) + " is not defined for complex numbers (no order); use sum";
@@ -241,24 +253,20 @@ ReduceScatterChoice resolve(ReduceScatterAlgo algo, std::span<const std::size_t>
   require(type != ElemType::ComplexDouble || op == ReduceOp::Sum, [&] {
     return "reduce_scatter: " + std::string(reduce_op_name(op)) + " is not defined for complex numbers";
   });
+  require_whole_elements(counts, type, comm.rank());
   const std::size_t largest = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
   // Auto's choice depends on the largest block, the fallback switch and the ring order.
-  const std::size_t largest_bytes = largest * elem_size(type);
-  const DecisionKey key{"reduce_scatter", largest_bytes, 1.0,
+  const DecisionKey key{"reduce_scatter", largest, 1.0,
                         static_cast<std::uint64_t>(opts.order) * 2 + opts.allow_fallback};
-  ReduceScatterChoice c;
-  c.algo = detail::decided_algorithm(algo, comm, key, [&] {
-    c = choose_reduce_scatter(algo, largest_bytes, comm, opts);
-    return c;
-  });
-  return c;  // reason empty when Auto's earlier decision was reused
+  return detail::decided_choice(algo, comm, key,
+                                [&] { return choose_reduce_scatter(algo, largest, comm, opts); });
 }
 
 std::shared_ptr<detail::PlanState> reduce_scatter_state(const ReduceScatterChoice& c, const detail::ReduceBlocks& b,
                                                         const Comm& comm, const ReduceScatterOptions& opts,
                                                         bool own_scratch) {
   return detail::choice_state(
-      comm, c.reason, c.algo == ReduceScatterAlgo::Native, [&] { return detail::native_ireduce_scatter(b, comm.mpi()); },
+      comm, c.reason(), c.algo == ReduceScatterAlgo::Native, [&] { return detail::native_ireduce_scatter(b, comm.mpi()); },
       [&] { return detail::build_reduce_scatter_program(c.algo, b, comm.rank(), opts); }, own_scratch);
 }
 
@@ -284,34 +292,35 @@ StepProgram reduce_scatter_program(ReduceScatterAlgo algo, std::span<const std::
   require(!counts.empty() && rank >= 0 && rank < static_cast<int>(counts.size()),
           "reduce_scatter_program: rank " + std::to_string(rank) + " of P = " + std::to_string(counts.size()) +
               " does not exist");
+  require_whole_elements(counts, type, rank);
   const ReduceScatterChoice c = choose_reduce_scatter(algo, static_cast<int>(counts.size()), opts);
   return detail::build_reduce_scatter_program(c.algo, detail::ReduceBlocks(counts, type, op), rank, opts);
 }
 
-ReduceScatterAlgo reduce_scatter(const void* send, void* recv, std::span<const std::size_t> counts,
-                                 ElemType type, ReduceOp op, const Comm& comm, ReduceScatterAlgo algo,
-                                 const ReduceScatterOptions& opts) {
+ReduceScatterChoice reduce_scatter(const void* send, void* recv, std::span<const std::size_t> counts,
+                                   ElemType type, ReduceOp op, const Comm& comm, ReduceScatterAlgo algo,
+                                   const ReduceScatterOptions& opts) {
   if (check_mode()) check_reduce_scatter_agreement(counts, type, op, comm);
   if (opts.check_args) check_reduce_scatter_args(send, recv, counts, type, op, comm, algo, opts);
   const ReduceScatterChoice c = resolve(algo, counts, type, op, comm, opts);
   if (c.algo == ReduceScatterAlgo::Native) {
     detail::native_reduce_scatter(static_cast<const std::byte*>(send), static_cast<std::byte*>(recv),
                                   detail::ReduceBlocks(counts, type, op), comm.mpi());
-    return c.algo;
+    return c;
   }
   bool equal = true, empty = true;
   for (auto n : counts) {
     equal = equal && n == counts[0];
     empty = empty && n == 0;
   }
-  if (empty) return c.algo;
+  if (empty) return c;
   const std::uint64_t options = (static_cast<std::uint64_t>(type) * 8 + static_cast<std::uint64_t>(op)) * 4 +
                                 static_cast<std::uint64_t>(opts.order) * 2 + (equal ? 1 : 0);
   const PlanKey key{"reduce_scatter", static_cast<int>(c.algo), equal ? counts[0] : detail::hash_sizes(counts),
                     options};
   detail::run_cached(comm, key, equal ? std::span<const std::size_t>() : counts, send, recv,
                      [&] { return reduce_scatter_state(c, detail::ReduceBlocks(counts, type, op), comm, opts, false); });
-  return c.algo;
+  return c;
 }
 
 Plan plan_reduce_scatter(const Comm& comm, std::span<const std::size_t> counts, ElemType type, ReduceOp op,

@@ -10,6 +10,7 @@
 
 #include "libcomm/comm.hpp"
 #include "libcomm/error.hpp"
+#include "../core/comm_cache.hpp"
 
 namespace libcomm {
 
@@ -431,11 +432,13 @@ void attach_topology(const Comm& comm, Topology topology) {
           "attach_topology: rank " + std::to_string(comm.rank()) + ": the topology has " +
               std::to_string(topology.num_machines()) + " machines but the communicator has " +
               std::to_string(comm.size()) + " ranks (one rank per machine)");
-  comm.attach("topology", std::make_shared<const Topology>(std::move(topology)));
+  comm.cache().set_topology(std::make_shared<const Topology>(std::move(topology)));
 }
 
 std::shared_ptr<const Topology> attached_topology(const Comm& comm) {
-  return std::static_pointer_cast<const Topology>(comm.attachment("topology"));
+  detail::CommCache& cache = comm.cache();
+  std::lock_guard lock(cache.mutex);
+  return cache.topology;
 }
 
 }  // namespace libcomm

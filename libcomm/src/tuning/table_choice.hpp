@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "libcomm/choice.hpp"
 #include "libcomm/comm.hpp"
 #include "libcomm/error.hpp"
 #include "libcomm/tuning.hpp"
@@ -21,37 +22,30 @@ auto choose_from_table(const char* op, Algo requested, std::size_t block_bytes, 
                        const Options& opts, FromName from_name, Rule rule) {
   if (requested != Algo::Auto) return rule(requested, opts);
   const auto pick = tuned_choice(tuning_query(op, comm, block_bytes));
-  if (!pick) {
-    auto built_in = rule(requested, opts);
-    built_in.reason += " (no tuning table row)";
-    return built_in;
-  }
+  if (!pick) return rule(requested, opts).note(" (no tuning table row)");
   // The row may come from another rank count: an algorithm that cannot run here (or not
   // with these options) gives way to the built-in rule.
   try {
     Options strict = opts;
     strict.allow_fallback = false;
-    auto tuned = rule(from_name(pick->algo), strict);
-    tuned.reason = "auto: " + pick->algo + " from " + pick->reason;
-    return tuned;
+    const auto tuned = rule(from_name(pick->algo), strict);
+    return decltype(tuned)(tuned.algo, "auto: " + pick->algo + " from " + pick->reason);
   } catch (const Error& e) {
-    auto built_in = rule(requested, opts);
-    built_in.reason += " (the table's " + pick->algo + " cannot run here: " + e.what() + ")";
-    return built_in;
+    return rule(requested, opts).note(" (the table's " + pick->algo + " cannot run here: " + e.what() + ")");
   }
 }
 
-// What a call runs, without the explanation: Auto's decision (made by `decide`, which
-// returns a choice with its reason) is remembered on comm under `key`, so repeated calls
-// with one operation, size and options cost a lookup; other requests go to `decide`.
+// What a call runs and why: Auto's decision (made by `decide`, which returns a Choice) is
+// remembered on comm under `key` with its reason, so repeated calls with one operation,
+// size and options cost a lookup and build no string; other requests go to `decide`.
 template <class Algo, class Decide>
-Algo decided_algorithm(Algo requested, const Comm& comm, const DecisionKey& key, Decide decide) {
-  if (requested != Algo::Auto) return decide().algo;
+Choice<Algo> decided_choice(Algo requested, const Comm& comm, const DecisionKey& key, Decide decide) {
+  if (requested != Algo::Auto) return decide();
   const std::uint64_t epoch = tuning_table_epoch();  // read first: a newer table misses
-  if (const auto hit = comm.remembered_decision(key, epoch)) return static_cast<Algo>(*hit);
-  const Algo algo = decide().algo;
-  comm.remember_decision(key, epoch, static_cast<int>(algo));
-  return algo;
+  if (const auto hit = comm.remembered_decision(key, epoch)) return {static_cast<Algo>(hit->algo), hit->reason};
+  Choice<Algo> c = decide();
+  comm.remember_decision(key, epoch, {static_cast<int>(c.algo), c.shared_reason()});
+  return c;
 }
 
 }  // namespace libcomm::detail
