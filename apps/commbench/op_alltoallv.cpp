@@ -182,8 +182,8 @@ class AlltoallvOp : public Operation {
     for (int k = 0; k < p; ++k) {
       const auto at = static_cast<std::size_t>(rd_[k]), len = static_cast<std::size_t>(rc_[k]);  // bytes
       const bool same = len == 0 || std::memcmp(recv_.data() + at, ref_.data() + at, len) == 0;
-      const bool content =
-          kernels::check_elements(recv_.data() + at, k, me, 0, rc_[k] / g_elem, g_elem) == rc_[k] / g_elem;
+      const auto elements = rc_[k] / static_cast<std::int64_t>(g_elem);
+      const bool content = kernels::check_elements(recv_.data() + at, k, me, 0, elements, g_elem) == elements;
       if (!same || !content) {
         if (bad == 0)
           std::cerr << "commbench: rank " << me << ": alltoallv " << algo << " data from rank " << k

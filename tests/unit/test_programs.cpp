@@ -120,8 +120,9 @@ TEST(StepPrograms, ScheduleProgramOfTheRingIsOneSendRecvPerRound) {
     EXPECT_EQ(prog.messages_sent(), static_cast<std::size_t>(p - 1));
     EXPECT_EQ(prog.bytes_sent(), static_cast<std::size_t>(4 * (p - 1)));
     for (const Step& st : prog.steps) {
-      if (st.kind == StepKind::Copy) {
-        EXPECT_EQ(st.stage, 0u);
+      if (st.kind == StepKind::Copy) {  // its own block, while round 1's messages travel
+        EXPECT_EQ(st.stage, p > 1 ? 1u : 0u);
+        EXPECT_TRUE(st.overlap);
         EXPECT_EQ(st.from.offset, static_cast<std::size_t>(me) * 4);
       } else {
         const int j = static_cast<int>(st.stage);
@@ -183,8 +184,12 @@ TEST(StepPrograms, VerifierCatchesMissingWrongAndDeadlockedSteps) {
   EXPECT_FALSE(res.ok);
   EXPECT_NE(res.summary().find("receives 1"), std::string::npos) << res.summary();
 
-  auto outside = progs;  // a step outside its area
-  outside[1].steps.front().from.offset = 1000;
+  auto outside = progs;  // a send outside its area
+  for (auto& st : outside[1].steps)
+    if (st.kind == StepKind::Send) {
+      st.from.offset = 1000;
+      break;
+    }
   res = verify_alltoall(outside, b);
   EXPECT_FALSE(res.ok);
   EXPECT_NE(res.summary().find("outside"), std::string::npos) << res.summary();
@@ -344,6 +349,24 @@ TEST(StepPrograms, EveryReduceScatterAlgorithmCombinesEveryContributionOnceForPU
       }
     }
   }
+}
+
+TEST(StepPrograms, ASendOfTheCopiedOwnBlockReadsTheSendBufferAndTheCopyOverlaps) {
+  // ProgramBuilder: the allgathers' first shift sends the own block the first copy put in
+  // place; it reads the send buffer instead, and the copy overlaps the messages.
+  const std::vector<std::size_t> counts(4, 64);
+  const StepProgram ring = allgather_program(AllgatherAlgo::Ring, counts, 1);
+  const Step& copy = ring.steps.front();
+  ASSERT_EQ(copy.kind, StepKind::Copy);
+  EXPECT_TRUE(copy.overlap) << ring.to_string();
+  for (const Step& st : ring.steps)
+    if (st.kind == StepKind::Send && st.stage == 0) {
+      EXPECT_EQ(st.from.area, Area::Send) << ring.to_string();
+    }
+  // Bruck reads its rotated copy back with another copy: that copy must stay first.
+  const StepProgram bruck = alltoall_program(AlltoallAlgo::Bruck, 2, 0, 8);
+  ASSERT_EQ(bruck.steps.front().kind, StepKind::Copy);
+  EXPECT_FALSE(bruck.steps.front().overlap) << bruck.to_string();
 }
 
 TEST(StepPrograms, ReduceScatterCountsMustBeWholeElements) {

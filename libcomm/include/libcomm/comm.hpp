@@ -29,7 +29,9 @@ struct DecisionKey {
   std::uint64_t bytes = 0;
   double spread = 1.0;
   std::uint64_t options = 0;
-  bool operator==(const DecisionKey&) const = default;
+  bool operator==(const DecisionKey& o) const {  // numbers first: the op text rarely decides
+    return bytes == o.bytes && options == o.options && spread == o.spread && op == o.op;
+  }
 };
 
 // What a plan kept by the blocking calls was built for: the operation, the algorithm that
@@ -39,9 +41,14 @@ struct PlanKey {
   int algo = 0;
   std::uint64_t bytes = 0;
   std::uint64_t options = 0;
-  bool operator==(const PlanKey&) const = default;
+  bool operator==(const PlanKey& o) const {
+    return algo == o.algo && bytes == o.bytes && options == o.options && op == o.op;
+  }
 };
 
+// Used as its MPI communicator is: collectives on one communicator (through any copy of
+// its Comm) must not be started by two threads at once, as MPI requires; different
+// communicators may be used from different threads.
 class Comm {
  public:
   // Wraps `comm` (not owned). The node map comes from `node_spec` (see NodeMap); "shared"

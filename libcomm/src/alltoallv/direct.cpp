@@ -61,13 +61,14 @@ StepProgram direct_alltoallv_program(std::span<const std::int64_t> sendcounts, s
   const ByteRange self_from = range(Area::Send, sendcounts, sdispls, me),
                   self_to = range(Area::Recv, recvcounts, rdispls, me);
   if (mode == AlltoallvMode::Blocking) {
-    // Step k in stage k - 1; the message to itself (k = P) is the local copy of the last stage.
+    // Step k in stage k - 1; the message to itself (k = P) is a local copy, which runs
+    // while the first exchange travels (at 512 KiB on 2 ranks, after it cost 1.15x native).
     for (int k = 1; k < p; ++k) {
       const int to = (me + k) % p, from = (me - k + p) % p;
       pb.exchange(static_cast<std::uint32_t>(k - 1), to, range(Area::Send, sendcounts, sdispls, to), from,
                   range(Area::Recv, recvcounts, rdispls, from));
     }
-    pb.copy(static_cast<std::uint32_t>(p - 1), self_from, self_to);
+    pb.copy(0, self_from, self_to, true);
   } else {
     // Every receive and send posted at once; the local copy overlaps them.
     for (int k = 1; k < p; ++k) {

@@ -61,20 +61,17 @@ Comm::Comm(MPI_Comm comm, NodeMap nodes) : comm_(comm), nodes_(std::move(nodes))
 }
 
 std::shared_ptr<detail::PlanState> Comm::cached_plan(const PlanKey& key) const {
-  std::lock_guard lock(cache_->mutex);
   for (const auto& [k, plan] : cache_->plans)
     if (k == key) return plan;
   return nullptr;
 }
 
 void Comm::store_plan(const PlanKey& key, std::shared_ptr<detail::PlanState> plan) const {
-  std::lock_guard lock(cache_->mutex);
   if (cache_->plans.size() >= kMaxPlans) cache_->plans.clear();  // ever-changing sizes: start over
   cache_->plans.emplace_back(key, std::move(plan));
 }
 
 std::optional<Comm::Decision> Comm::remembered_decision(const DecisionKey& key, std::uint64_t epoch) const {
-  std::lock_guard lock(cache_->mutex);
   if (cache_->decisions_epoch != epoch) return std::nullopt;
   for (const auto& [k, d] : cache_->decisions)
     if (k == key) return d;
@@ -82,7 +79,6 @@ std::optional<Comm::Decision> Comm::remembered_decision(const DecisionKey& key, 
 }
 
 void Comm::remember_decision(const DecisionKey& key, std::uint64_t epoch, Decision decision) const {
-  std::lock_guard lock(cache_->mutex);
   if (cache_->decisions_epoch != epoch) {
     cache_->decisions.clear();
     cache_->decisions_epoch = epoch;
@@ -93,7 +89,6 @@ void Comm::remember_decision(const DecisionKey& key, std::uint64_t epoch, Decisi
 }
 
 std::byte* Comm::scratch(int slot, std::size_t bytes) const {
-  std::lock_guard lock(cache_->mutex);
   auto& slots = cache_->scratch;
   if (slots.size() <= static_cast<std::size_t>(slot)) slots.resize(slot + 1);
   auto& buf = slots[slot];

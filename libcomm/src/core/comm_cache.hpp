@@ -2,7 +2,6 @@
 // string keys, no casts). Shared by every copy of the Comm and freed with the last.
 #pragma once
 
-#include <mutex>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -19,10 +18,11 @@ namespace libcomm::detail {
 struct Hierarchy;    // alltoall/multicore.cpp: the node / leader / column sub-communicators
 struct StagedState;  // alltoallv/staged_engine.cpp: routing per algorithm, reused buffers
 
+// No lock: a Comm is used as its MPI communicator is, and MPI makes two collectives
+// started concurrently on one communicator erroneous (MPI-4.0 s. 6.14), so only one
+// thread at a time reaches the cache of a communicator (two communicators have two).
+// A lock here cost a third of a 1-rank call (perf, 8 B blocks).
 struct CommCache {
-  // Guards the plans, decisions, scratch slots and the switch tree (fields set once by a
-  // collective call, `hierarchy` and `staged`, are used by one blocking call at a time).
-  std::mutex mutex;
   std::vector<std::pair<PlanKey, std::shared_ptr<PlanState>>> plans;
   std::uint64_t decisions_epoch = 0;
   std::vector<std::pair<DecisionKey, Comm::Decision>> decisions;
@@ -33,7 +33,6 @@ struct CommCache {
 
   // A new switch tree changes what Auto picks and what tree_scheduled's plans hold.
   void set_topology(std::shared_ptr<const Topology> t) {
-    std::lock_guard lock(mutex);
     topology = std::move(t);
     plans.clear();
     decisions.clear();

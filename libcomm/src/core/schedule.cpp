@@ -1,8 +1,9 @@
 #include "libcomm/schedule.hpp"
 
-#include "libcomm/program.hpp"
-
+#include <optional>
 #include <sstream>
+
+#include "libcomm/program.hpp"
 
 namespace libcomm {
 
@@ -86,17 +87,28 @@ StepProgram schedule_program(const Schedule& s, int rank, std::size_t b, Schedul
   const std::size_t n = static_cast<std::size_t>(s.nprocs) * b;
   out.set_extents(n, n);
   const auto block = [&](Area a, int k) { return ByteRange{a, static_cast<std::size_t>(k) * b, b}; };
+  // The rank's block to itself is a local copy; it runs while the rank's first round of
+  // messages travels, whichever round the schedule lists it in (the order of the messages
+  // is the schedule's; at 1 MiB on 2 ranks a copy of its own cost pairwise 1.09x native).
+  std::optional<std::uint32_t> first_message_stage;
+  bool self = false;
   for (std::size_t r = 0; r < s.rounds.size(); ++r) {
     const auto stage = static_cast<std::uint32_t>(run == ScheduleRun::PerRound ? r : 0);
     for (const auto& t : s.rounds[r].transfers) {
-      if (t.src == rank && t.dst == rank)
-        out.copy(stage, block(Area::Send, t.dst), block(Area::Recv, t.src), run == ScheduleRun::AllAtOnce);
-      else if (t.src == rank)
+      if (t.src == rank && t.dst == rank) {
+        self = true;
+        continue;
+      }
+      if (t.src == rank)
         out.send(stage, t.dst, block(Area::Send, t.dst), stage);
       else if (t.dst == rank)
         out.recv(stage, t.src, block(Area::Recv, t.src), stage);
+      else
+        continue;
+      if (!first_message_stage) first_message_stage = stage;
     }
   }
+  if (self) out.copy(first_message_stage.value_or(0), block(Area::Send, rank), block(Area::Recv, rank), true);
   return std::move(out).program();
 }
 

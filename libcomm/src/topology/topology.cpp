@@ -436,9 +436,7 @@ void attach_topology(const Comm& comm, Topology topology) {
 }
 
 std::shared_ptr<const Topology> attached_topology(const Comm& comm) {
-  detail::CommCache& cache = comm.cache();
-  std::lock_guard lock(cache.mutex);
-  return cache.topology;
+  return comm.cache().topology;
 }
 
 }  // namespace libcomm
