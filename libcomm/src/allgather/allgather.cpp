@@ -49,13 +49,13 @@ NodeOrder node_order_from_name(std::string_view name) {
 }
 
 AllgatherChoice choose_allgather(AllgatherAlgo requested, int p, const AllgatherOptions& opts) {
-  const std::string ps = std::to_string(p);
+  const auto ps = [p] { return std::to_string(p); };  // only for the reasons that name P
   const bool pow2 = cube::log2_exact(p) >= 0;
   AllgatherChoice c = AllgatherChoice::requested(requested);
   switch (requested) {
     case AllgatherAlgo::Auto:
-      if (pow2 && p >= 4) c = {AllgatherAlgo::DCycles, "auto: d_cycles, P = " + ps + " is a power of two"};
-      else c = {AllgatherAlgo::Ring, "auto: ring (P = " + ps + (pow2 ? " < 4)" : " is not a power of two)")};
+      if (pow2 && p >= 4) c = {AllgatherAlgo::DCycles, "auto: d_cycles, P = " + ps() + " is a power of two"};
+      else c = {AllgatherAlgo::Ring, "auto: ring (P = " + ps() + (pow2 ? " < 4)" : " is not a power of two)")};
       break;
     case AllgatherAlgo::DCycles:
     case AllgatherAlgo::DCyclesIndexMotion:
@@ -64,9 +64,9 @@ AllgatherChoice choose_allgather(AllgatherAlgo requested, int p, const Allgather
       // every rank throws the same Error (no hang).
       require(opts.allow_fallback, "allgather: " + std::string(allgather_algo_name(requested)) +
                                        " needs a power-of-two number of ranks (a binary d-cube), P = " +
-                                       ps + "; use ring, butterfly or auto");
+                                       ps() + "; use ring, butterfly or auto");
       c = {AllgatherAlgo::Ring, std::string(allgather_algo_name(requested)) + " needs a power of two, P = " +
-                                    ps + ": ran ring instead (allow_fallback)"};
+                                    ps() + ": ran ring instead (allow_fallback)"};
       break;
     default:
       break;
@@ -74,7 +74,7 @@ AllgatherChoice choose_allgather(AllgatherAlgo requested, int p, const Allgather
   // The Gray-code path of s. 4.1 is a Hamiltonian cycle only on 2^d nodes.
   if (c.algo == AllgatherAlgo::Ring && opts.order == NodeOrder::Gray && !pow2)
     throw Error("allgather: ring with order gray needs a power-of-two number of ranks (the "
-                "binary-reflected Gray code is a cycle only on 2^d nodes), P = " + ps);
+                "binary-reflected Gray code is a cycle only on 2^d nodes), P = " + ps());
   return c;
 }
 

@@ -59,7 +59,7 @@ AlltoallAlgo alltoall_algo_from_env(AlltoallAlgo fallback) {
 
 AlltoallChoice choose_alltoall(AlltoallAlgo requested, std::size_t block_bytes, int p,
                                const AlltoallOptions& opts) {
-  const std::string ps = std::to_string(p);
+  const auto ps = [p] { return std::to_string(p); };  // only for the reasons that name P
   switch (requested) {
     case AlltoallAlgo::Auto:
       // Paper 002, section 2.4 / 6 (MVAPICH-PSM thresholds): Bruck up to 256 B, direct
@@ -69,21 +69,21 @@ AlltoallChoice choose_alltoall(AlltoallAlgo requested, std::size_t block_bytes, 
       if (block_bytes <= 32768)
         return {AlltoallAlgo::Ring, "auto: ring (isend/irecv) for 256 B < blocks <= 32 KiB"};
       if (is_power_of_two(p))
-        return {AlltoallAlgo::Pairwise, "auto: pairwise for blocks > 32 KiB, P = " + ps};
+        return {AlltoallAlgo::Pairwise, "auto: pairwise for blocks > 32 KiB, P = " + ps()};
       return {AlltoallAlgo::RingSendrecv,
-              "auto: ring_sendrecv for blocks > 32 KiB (P = " + ps + " is not a power of two)"};
+              "auto: ring_sendrecv for blocks > 32 KiB (P = " + ps() + " is not a power of two)"};
     case AlltoallAlgo::Pairwise:
       if (is_power_of_two(p)) return AlltoallChoice::requested(requested);
-      require(opts.allow_fallback, "pairwise: needs a power-of-two number of ranks, P = " + ps +
+      require(opts.allow_fallback, "pairwise: needs a power-of-two number of ranks, P = " + ps() +
                                        " (fallback disabled)");
       return {AlltoallAlgo::RingSendrecv,
-              "pairwise needs a power of two, P = " + ps + ": ran ring_sendrecv instead"};
+              "pairwise needs a power of two, P = " + ps() + ": ran ring_sendrecv instead"};
     case AlltoallAlgo::FactorGrouped:
       if (p % 2 == 0) return AlltoallChoice::requested(requested);
       require(opts.allow_fallback, "factor_grouped: self-loops can be grouped only for even P, P = " +
-                                       ps + " (fallback disabled)");
+                                       ps() + " (fallback disabled)");
       return {AlltoallAlgo::Factor,
-              "factor_grouped needs an even P, P = " + ps + ": ran factor instead"};
+              "factor_grouped needs an even P, P = " + ps() + ": ran factor instead"};
     default:
       return AlltoallChoice::requested(requested);
   }

@@ -124,25 +124,25 @@ ReduceScatterAlgo reduce_scatter_algo_from_env(ReduceScatterAlgo fallback) {
 
 ReduceScatterChoice choose_reduce_scatter(ReduceScatterAlgo requested, int p,
                                           const ReduceScatterOptions& opts) {
-  const std::string ps = std::to_string(p);
+  const auto ps = [p] { return std::to_string(p); };  // only for the reasons that name P
   const bool pow2 = cube::log2_exact(p) >= 0;
   ReduceScatterChoice c = ReduceScatterChoice::requested(requested);
   switch (requested) {
     case ReduceScatterAlgo::Auto:
-      if (pow2 && p >= 4) c = {ReduceScatterAlgo::DCycles, "auto: d_cycles, P = " + ps + " is a power of two"};
-      else c = {ReduceScatterAlgo::Ring, "auto: ring (P = " + ps + (pow2 ? " < 4)" : " is not a power of two)")};
+      if (pow2 && p >= 4) c = {ReduceScatterAlgo::DCycles, "auto: d_cycles, P = " + ps() + " is a power of two"};
+      else c = {ReduceScatterAlgo::Ring, "auto: ring (P = " + ps() + (pow2 ? " < 4)" : " is not a power of two)")};
       break;
     case ReduceScatterAlgo::DCycles:
       if (pow2) break;
       require(opts.allow_fallback, "reduce_scatter: d_cycles needs a power-of-two number of ranks "
-                                   "(a binary d-cube), P = " + ps + "; use ring, reduce_spread or auto");
-      c = {ReduceScatterAlgo::Ring, "d_cycles needs a power of two, P = " + ps + ": ran ring instead (allow_fallback)"};
+                                   "(a binary d-cube), P = " + ps() + "; use ring, reduce_spread or auto");
+      c = {ReduceScatterAlgo::Ring, "d_cycles needs a power of two, P = " + ps() + ": ran ring instead (allow_fallback)"};
       break;
     default:
       break;
   }
   if (c.algo == ReduceScatterAlgo::Ring && opts.order == NodeOrder::Gray && !pow2)
-    throw Error("reduce_scatter: ring with order gray needs a power-of-two number of ranks, P = " + ps);
+    throw Error("reduce_scatter: ring with order gray needs a power-of-two number of ranks, P = " + ps());
   return c;
 }
 
