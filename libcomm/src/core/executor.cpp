@@ -85,11 +85,6 @@ void post(PlanState& s, const Step& st) {
   }
 }
 
-// Local work of a stage from which posting the messages first and copying while they
-// travel beats one blocking MPI_Sendrecv followed by the copy (2 ranks, Open MPI 4.1:
-// allgather at 64 KiB, whose own-block copy is a third of the call).
-constexpr std::size_t kOverlapWorthBytes = 16384;
-
 // A blocking run's stage of one receive and / or one send due by its end, with nothing
 // else in flight: the one blocking call that does the same (MPI_Sendrecv, MPI_Recv,
 // MPI_Send) costs less than posting and waiting for two requests (measured: a
@@ -123,13 +118,11 @@ bool post_stage(PlanState& s, const StepProgram& p, bool blocking) {
   std::size_t end = first;
   const Step *recv = nullptr, *send = nullptr, *coll = nullptr;
   int recvs = 0, sends = 0, colls = 0;
-  std::size_t overlapped = 0;  // bytes of the local steps that can overlap the messages
   for (; end < p.steps.size() && p.steps[end].stage == s.stage; ++end) {
     const Step& st = p.steps[end];
     if (st.kind == StepKind::Recv) recv = &st, ++recvs;
     if (st.kind == StepKind::Send) send = &st, ++sends;
     if (st.kind == StepKind::Alltoall) coll = &st, ++colls;
-    if (st.overlap) overlapped += st.to.bytes;
   }
   s.next_step = end;
   const auto local = [](const Step& st) { return is_local(st.kind); };
@@ -142,8 +135,7 @@ bool post_stage(PlanState& s, const StepProgram& p, bool blocking) {
                            s.channels[coll->channel]),
               "MPI_Alltoall");
     exchanged = true;
-  } else if (blocking && colls == 0 && recvs <= 1 && sends <= 1 && recvs + sends > 0 &&
-             overlapped < kOverlapWorthBytes) {
+  } else if (blocking && colls == 0 && recvs <= 1 && sends <= 1 && recvs + sends > 0) {
     exchanged = run_exchange(s, recv, send);
   }
   if (!exchanged) {

@@ -87,9 +87,9 @@ StepProgram schedule_program(const Schedule& s, int rank, std::size_t b, Schedul
   const std::size_t n = static_cast<std::size_t>(s.nprocs) * b;
   out.set_extents(n, n);
   const auto block = [&](Area a, int k) { return ByteRange{a, static_cast<std::size_t>(k) * b, b}; };
-  // The rank's block to itself is a local copy; it runs while the rank's first round of
-  // messages travels, whichever round the schedule lists it in (the order of the messages
-  // is the schedule's; at 1 MiB on 2 ranks a copy of its own cost pairwise 1.09x native).
+  // The rank's block to itself is a local copy; it joins the rank's first round of
+  // messages, after they are posted, whichever round the schedule lists it in (the
+  // order of the messages is the schedule's): no stage of its own to wait through.
   std::optional<std::uint32_t> first_message_stage;
   bool self = false;
   for (std::size_t r = 0; r < s.rounds.size(); ++r) {
