@@ -10,6 +10,7 @@
 #include "../core/algorithm_table.hpp"
 #include "../core/check.hpp"
 #include "../core/mpi_bytes.hpp"
+#include "../core/comm_cache.hpp"
 #include "../core/plan_state.hpp"
 #include "../tuning/table_choice.hpp"
 #include "alltoallv_internal.hpp"
@@ -414,7 +415,9 @@ AlltoallvChoice alltoallv(const void* send, std::span<const std::int64_t> sendco
       if (opts.stats != nullptr)
         opts.stats->stages = {detail::direct_stats(sendcounts, recvcounts, comm.rank())};
       // The plan is kept for these counts and displacements (hashed into the key, compared in full).
-      thread_local std::vector<std::size_t> shape;  // (no allocation per call once grown)
+      // (The Comm's vector: no allocation per call once grown, and no thread_local, whose
+      // access from a shared library is a __tls_get_addr call.)
+      std::vector<std::size_t>& shape = comm.cache().shape;
       shape.clear();
       for (auto v : {sendcounts, sdispls, recvcounts, rdispls}) shape.insert(shape.end(), v.begin(), v.end());
       const PlanKey key{"alltoallv", static_cast<int>(ran), detail::hash_sizes(shape),

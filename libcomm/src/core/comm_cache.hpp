@@ -27,6 +27,7 @@ struct CommCache {
   std::uint64_t decisions_epoch = 0;
   std::vector<std::pair<DecisionKey, Comm::Decision>> decisions;
   std::vector<ByteBuffer> scratch;
+  std::vector<std::size_t> shape;  // direct alltoallv: the key of this call's counts, reused
   std::shared_ptr<const Topology> topology;
   std::shared_ptr<const Hierarchy> hierarchy;
   std::shared_ptr<StagedState> staged;
