@@ -4,12 +4,15 @@
 // asking again.
 #pragma once
 
-#include <memory>
 #include <string>
 #include <string_view>
-#include <utility>
 
 namespace libcomm {
+
+// The one copy of a reason text, kept for the life of the process (reasons come from a
+// bounded set: the rules, the tuning-table rows and the fallbacks, each naming P), so that
+// a Choice is two words and copying one, on every call, touches no reference count.
+const std::string* intern_reason(std::string_view text);
 
 template <class Algo>
 class Choice {
@@ -17,14 +20,12 @@ class Choice {
   Algo algo = Algo::Native;
 
   Choice() = default;
-  Choice(Algo a, std::string reason)
-      : algo(a), reason_(std::make_shared<const std::string>(std::move(reason))) {}
-  Choice(Algo a, std::shared_ptr<const std::string> reason) : algo(a), reason_(std::move(reason)) {}
-  Choice(Algo a, const char* reason) : Choice(a, std::string(reason)) {}
-  // The request ran as asked: reason "requested", shared, so the hot path allocates nothing.
+  Choice(Algo a, std::string_view reason) : algo(a), reason_(intern_reason(reason)) {}
+  Choice(Algo a, const std::string* interned) : algo(a), reason_(interned) {}
+  // The request ran as asked: reason "requested".
   static Choice requested(Algo a) {
-    static const std::string text = "requested";
-    return Choice(a, std::shared_ptr<const std::string>(std::shared_ptr<void>(), &text));
+    static const std::string* const text = intern_reason("requested");
+    return Choice(a, text);
   }
 
   // Why: "requested", the rule or tuning-table row Auto used, or the fallback taken.
@@ -32,18 +33,18 @@ class Choice {
     static const std::string none;
     return reason_ ? *reason_ : none;
   }
-  // The same text, shared (what the Comm's decision memo keeps).
-  const std::shared_ptr<const std::string>& shared_reason() const { return reason_; }
+  // The interned text (what the Comm's decision memo keeps).
+  const std::string* interned_reason() const { return reason_; }
   // Appends to the reason (a note on why a rule or table row did not apply).
   Choice& note(std::string_view more) {
-    reason_ = std::make_shared<const std::string>(reason() + std::string(more));
+    reason_ = intern_reason(reason() + std::string(more));
     return *this;
   }
   // A choice reads as the algorithm it names: `if (libcomm::alltoall(...) == ...)`.
   operator Algo() const { return algo; }
 
  private:
-  std::shared_ptr<const std::string> reason_;
+  const std::string* reason_ = nullptr;
 };
 
 }  // namespace libcomm

@@ -68,7 +68,9 @@ class Comm {
   // The plans the blocking calls keep (libcomm/plan.hpp), so that a repeated call runs
   // the step program built by the first. At most kMaxPlans are kept; attaching a switch
   // tree drops them.
-  std::shared_ptr<detail::PlanState> cached_plan(const PlanKey& key) const;
+  // (Borrowed: the plan stays in the cache until store_plan makes room or a switch tree is
+  // attached; no reference count changes hands on the hot path.)
+  detail::PlanState* cached_plan(const PlanKey& key) const;
   void store_plan(const PlanKey& key, std::shared_ptr<detail::PlanState> plan) const;
   static constexpr std::size_t kMaxPlans = 32;
   // The number of collectives started on this communicator, shared by every copy: step
@@ -88,7 +90,7 @@ class Comm {
   // table): entries stored under another epoch are dropped. At most kMaxDecisions are kept.
   struct Decision {
     int algo = 0;
-    std::shared_ptr<const std::string> reason;
+    const std::string* reason = nullptr;  // interned (libcomm/choice.hpp)
   };
   std::optional<Decision> remembered_decision(const DecisionKey& key, std::uint64_t epoch) const;
   void remember_decision(const DecisionKey& key, std::uint64_t epoch, Decision decision) const;

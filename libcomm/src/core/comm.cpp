@@ -60,9 +60,9 @@ Comm::Comm(MPI_Comm comm, NodeMap nodes) : comm_(comm), nodes_(std::move(nodes))
   cache_ = std::make_shared<detail::CommCache>();
 }
 
-std::shared_ptr<detail::PlanState> Comm::cached_plan(const PlanKey& key) const {
+detail::PlanState* Comm::cached_plan(const PlanKey& key) const {
   for (const auto& [k, plan] : cache_->plans)
-    if (k == key) return plan;
+    if (k == key) return plan.get();
   return nullptr;
 }
 

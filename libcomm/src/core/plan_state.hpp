@@ -102,16 +102,17 @@ inline std::uint64_t hash_sizes(std::span<const std::size_t> sizes) {
 template <class Build>
 void run_cached(const Comm& comm, const PlanKey& key, std::span<const std::size_t> shape, const void* send,
                 void* recv, Build&& build) {
-  auto plan = comm.cached_plan(key);
+  PlanState* plan = comm.cached_plan(key);
   if (plan && !std::equal(shape.begin(), shape.end(), plan->shape.begin(), plan->shape.end())) {
-    plan = build();  // a hash collision: run this one uncached
-    run_blocking(*plan, send, recv, comm);
+    const std::shared_ptr<PlanState> fresh = build();  // a hash collision: run this one uncached
+    run_blocking(*fresh, send, recv, comm);
     return;
   }
   if (!plan) {
-    plan = build();
-    plan->shape.assign(shape.begin(), shape.end());
-    comm.store_plan(key, plan);
+    std::shared_ptr<PlanState> fresh = build();
+    fresh->shape.assign(shape.begin(), shape.end());
+    plan = fresh.get();
+    comm.store_plan(key, std::move(fresh));  // (kept: store_plan drops only older plans)
   }
   run_blocking(*plan, send, recv, comm);
 }

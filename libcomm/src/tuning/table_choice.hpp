@@ -42,9 +42,9 @@ template <class Algo, class Decide>
 Choice<Algo> decided_choice(Algo requested, const Comm& comm, const DecisionKey& key, Decide decide) {
   if (requested != Algo::Auto) return decide();
   const std::uint64_t epoch = tuning_table_epoch();  // read first: a newer table misses
-  if (auto hit = comm.remembered_decision(key, epoch)) return {static_cast<Algo>(hit->algo), std::move(hit->reason)};
+  if (const auto hit = comm.remembered_decision(key, epoch)) return {static_cast<Algo>(hit->algo), hit->reason};
   Choice<Algo> c = decide();
-  comm.remember_decision(key, epoch, {static_cast<int>(c.algo), c.shared_reason()});
+  comm.remember_decision(key, epoch, {static_cast<int>(c.algo), c.interned_reason()});
   return c;
 }
 
