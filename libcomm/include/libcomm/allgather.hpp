@@ -45,11 +45,7 @@ enum class Reorder {
   Staged,  // receive in arrival order into a lounge, then a separate local reordering pass
 };
 
-struct AllgatherAlgoInfo {
-  AllgatherAlgo algo;
-  std::string_view name;
-  std::string_view summary;
-};
+using AllgatherAlgoInfo = AlgoInfo<AllgatherAlgo>;
 const std::vector<AllgatherAlgoInfo>& allgather_algorithms();
 std::string_view allgather_algo_name(AllgatherAlgo a);
 AllgatherAlgo allgather_algo_from_name(std::string_view name);  // Error lists valid names

@@ -39,11 +39,7 @@ enum class AlltoallAlgo {
   TreeScheduledBarrier,  // the same phases separated by a barrier each (paper 003, s. 5)
 };
 
-struct AlltoallAlgoInfo {
-  AlltoallAlgo algo;
-  std::string_view name;     // command-line / environment name
-  std::string_view summary;  // one line for --help and docs
-};
+using AlltoallAlgoInfo = AlgoInfo<AlltoallAlgo>;
 
 const std::vector<AlltoallAlgoInfo>& alltoall_algorithms();
 std::string_view alltoall_algo_name(AlltoallAlgo a);

@@ -42,11 +42,7 @@ enum class AlltoallvMode {
                       //       next stage's buckets as soon as it arrives
 };
 
-struct AlltoallvAlgoInfo {
-  AlltoallvAlgo algo;
-  std::string_view name;
-  std::string_view summary;
-};
+using AlltoallvAlgoInfo = AlgoInfo<AlltoallvAlgo>;
 const std::vector<AlltoallvAlgoInfo>& alltoallv_algorithms();
 std::string_view alltoallv_algo_name(AlltoallvAlgo a);
 // Throws Error naming the bad value and listing the valid names.

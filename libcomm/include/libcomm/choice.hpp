@@ -1,13 +1,21 @@
-// What an operation runs and why. The choose_* functions return one, and so does every
-// blocking call of the four operations (alltoall, alltoallv, allgather(v), reduce_scatter),
-// so an application or the drop-in library can log why a call took its route without
-// asking again.
+// An operation's algorithms as data (AlgoInfo), and what a call runs and why (Choice).
+// The choose_* functions return a Choice, and so does every blocking call of the four
+// operations (alltoall, alltoallv, allgather(v), reduce_scatter), so an application or the
+// drop-in library can log why a call took its route without asking again.
 #pragma once
 
 #include <string>
 #include <string_view>
 
 namespace libcomm {
+
+// One row of an operation's algorithm table (alltoall_algorithms(), ...).
+template <class Algo>
+struct AlgoInfo {
+  Algo algo;
+  std::string_view name;     // command-line / environment name
+  std::string_view summary;  // one line for --help and docs
+};
 
 // The one copy of a reason text, kept for the life of the process (reasons come from a
 // bounded set: the rules, the tuning-table rows and the fallbacks, each naming P), so that

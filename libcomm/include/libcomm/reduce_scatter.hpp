@@ -52,11 +52,7 @@ ElemType elem_type_from_name(std::string_view name);  // "double" | "float" | "c
 // Throws Error for max/min on complex double (no order).
 void reduce_local(const void* in, void* inout, std::size_t n, ElemType type, ReduceOp op);
 
-struct ReduceScatterAlgoInfo {
-  ReduceScatterAlgo algo;
-  std::string_view name;
-  std::string_view summary;
-};
+using ReduceScatterAlgoInfo = AlgoInfo<ReduceScatterAlgo>;
 const std::vector<ReduceScatterAlgoInfo>& reduce_scatter_algorithms();
 std::string_view reduce_scatter_algo_name(ReduceScatterAlgo a);
 ReduceScatterAlgo reduce_scatter_algo_from_name(std::string_view name);
