@@ -9,7 +9,7 @@
 //         median over N of the slowest rank.
 //
 // Not a test (a smoke run at 8 B keeps it working). Usage:
-//   mpirun -np P bench_call_overhead [BYTES [N]]        (default 8 B, 20000 calls)
+//   mpirun -np P build/tests/mpi/mpi_call_overhead [BYTES [N]]        (default 8 B, 20000 calls)
 #include <mpi.h>
 
 #include <algorithm>
