@@ -8,6 +8,12 @@
 #ifndef LIBCOMM_MPI_H
 #define LIBCOMM_MPI_H
 
+#if defined(__GNUC__)
+#define LIBCOMM_MPI_API __attribute__((visibility("default")))
+#else
+#define LIBCOMM_MPI_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -16,7 +22,14 @@ extern "C" {
  * ("factor", "bruck", "ring", ...) or "pmpi" when it fell back to the MPI library's own
  * collective. "" before the first call. The string stays valid until the thread's next
  * intercepted call. */
-const char* libcomm_mpi_last_route(void);
+LIBCOMM_MPI_API const char* libcomm_mpi_last_route(void);
+
+/* The library reads its environment (LIBCOMM_ALLTOALL, LIBCOMM_ALLTOALLV,
+ * LIBCOMM_ALLGATHER, LIBCOMM_REDUCE_SCATTER, LIBCOMM_VERBOSE, LIBCOMM_CHECK_ARGS,
+ * LIBCOMM_CHECK) once, at the first intercepted call. A program that changes those
+ * variables later and wants the change to count calls this, on every rank, between
+ * collectives (no intercepted call may run meanwhile on any thread). */
+LIBCOMM_MPI_API void libcomm_mpi_reload_environment(void);
 
 #ifdef __cplusplus
 }

@@ -206,7 +206,7 @@ int reduce_scatter_common(const Call& call, const Pmpi& pmpi, const void* sendbu
   libcomm::ReduceScatterOptions opts;
   opts.check_args = libcomm_mpi::check_args();
   opts.allow_fallback = true;
-  const auto requested = libcomm::reduce_scatter_algo_from_env();
+  const auto requested = libcomm_mpi::settings().reduce_scatter.get();
   Explanation why(libcomm::reduce_scatter_algo_name(requested));
   const void* send = sendbuf;
   if (sendbuf == MPI_IN_PLACE) {  // the input is in recvbuf, the result goes there too
@@ -237,7 +237,7 @@ extern "C" int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sen
     const libcomm::Comm& c = call.comm();
     libcomm::AlltoallOptions opts;
     opts.check_args = libcomm_mpi::check_args();
-    const auto requested = libcomm::alltoall_algo_from_env();
+    const auto requested = libcomm_mpi::settings().alltoall.get();
     Explanation why(libcomm::alltoall_algo_name(requested));
     x.stage(c.size(), c.size(), 0, why);
     const auto ran = libcomm::alltoall(x.send, x.recv, x.block, c, requested, opts);
@@ -268,7 +268,7 @@ extern "C" int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const 
     const libcomm::Comm& c = call.comm();
     libcomm::AlltoallvOptions opts;
     opts.check_args = libcomm_mpi::check_args();
-    const auto requested = libcomm::alltoallv_algo_from_env();
+    const auto requested = libcomm_mpi::settings().alltoallv.get();
     Explanation why(libcomm::alltoallv_algo_name(requested));
     // With MPI_IN_PLACE the data to send is the receive buffer's, described by the
     // receive arguments; it is copied out first because the exchange overwrites it.
@@ -305,7 +305,7 @@ extern "C" int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype se
     libcomm::AllgatherOptions opts;
     opts.check_args = libcomm_mpi::check_args();
     opts.allow_fallback = true;
-    const auto requested = libcomm::allgather_algo_from_env();
+    const auto requested = libcomm_mpi::settings().allgather.get();
     Explanation why(libcomm::allgather_algo_name(requested));
     x.stage(c.size(), 1, c.rank(), why);  // in place: this rank's block is in recvbuf
     const auto ran = libcomm::allgather(x.send, x.recv, x.block, c, requested, opts);
@@ -341,7 +341,7 @@ extern "C" int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype s
     libcomm::AllgatherOptions opts;
     opts.check_args = libcomm_mpi::check_args();
     opts.allow_fallback = true;
-    const auto requested = libcomm::allgather_algo_from_env();
+    const auto requested = libcomm_mpi::settings().allgather.get();
     Explanation why(libcomm::allgather_algo_name(requested));
 
     // libcomm places the blocks back to back in rank order: the user's buffer serves when

@@ -101,8 +101,38 @@ int& InsideWrapper::depth() {
   return d;
 }
 
-bool verbose() { return env_flag("LIBCOMM_VERBOSE", false); }
-bool check_args() { return env_flag("LIBCOMM_CHECK_ARGS", true); }
+namespace {
+
+template <class Algo, class FromEnv>
+EnvAlgorithm<Algo> env_algorithm(FromEnv from_env) {
+  EnvAlgorithm<Algo> a;
+  try {
+    a.algo = from_env(Algo::Auto);
+  } catch (const libcomm::Error& e) {
+    a.error = e.what();
+  }
+  return a;
+}
+
+}  // namespace
+
+Settings read_settings() {
+  Settings s;
+  s.verbose = env_flag("LIBCOMM_VERBOSE", false);
+  s.check_args = env_flag("LIBCOMM_CHECK_ARGS", false) || env_flag("LIBCOMM_CHECK", false);
+  s.alltoall = env_algorithm<libcomm::AlltoallAlgo>(libcomm::alltoall_algo_from_env);
+  s.alltoallv = env_algorithm<libcomm::AlltoallvAlgo>(libcomm::alltoallv_algo_from_env);
+  s.allgather = env_algorithm<libcomm::AllgatherAlgo>(libcomm::allgather_algo_from_env);
+  s.reduce_scatter = env_algorithm<libcomm::ReduceScatterAlgo>(libcomm::reduce_scatter_algo_from_env);
+  return s;
+}
+
+Settings& current_settings() {
+  static Settings s = read_settings();
+  return s;
+}
+
+const Settings& settings() { return current_settings(); }
 
 const char* comm_fallback_reason(MPI_Comm comm) {
   if (!mpi_usable()) return "MPI is not initialized or already finalized";
@@ -147,3 +177,7 @@ int Call::raise(int error_class, std::string_view what) const noexcept {
 }  // namespace libcomm_mpi
 
 extern "C" const char* libcomm_mpi_last_route(void) { return libcomm_mpi::last_route.c_str(); }
+
+extern "C" void libcomm_mpi_reload_environment(void) {
+  libcomm_mpi::current_settings() = libcomm_mpi::read_settings();
+}

@@ -10,7 +10,11 @@
 #include <string>
 #include <string_view>
 
+#include "libcomm/allgather.hpp"
+#include "libcomm/alltoall.hpp"
+#include "libcomm/alltoallv.hpp"
 #include "libcomm/comm.hpp"
+#include "libcomm/reduce_scatter.hpp"
 #include "libcomm/error.hpp"
 
 namespace libcomm_mpi {
@@ -30,11 +34,40 @@ class InsideWrapper {
   static int& depth();
 };
 
-// LIBCOMM_VERBOSE=1: log each route once per (operation, communicator size, route).
-bool verbose();
-// LIBCOMM_CHECK_ARGS=0 turns off libcomm's collective argument check (one small
-// allreduce per call); on by default so that ranks that disagree get an error, not a hang.
-bool check_args();
+// An algorithm named by the environment, or the error its name gave (reported by every
+// call of that operation, as MPI_ERR_ARG, instead of once).
+template <class Algo>
+struct EnvAlgorithm {
+  Algo algo = Algo::Auto;
+  std::string error;
+  Algo get() const {
+    if (!error.empty()) throw libcomm::Error(error);
+    return algo;
+  }
+};
+
+// The environment, read once, at the first intercepted call: what a call does never
+// depends on when the application changed a variable, and no call pays a getenv.
+struct Settings {
+  // LIBCOMM_VERBOSE=1: log each route once per (operation, communicator size, route).
+  bool verbose = false;
+  // libcomm's collective argument check (an extra small collective per call, so that ranks
+  // that disagree get an error, not a hang): off unless LIBCOMM_CHECK_ARGS=1, or
+  // LIBCOMM_CHECK=1 (check mode, which asks for every check). MPI itself makes mismatched
+  // arguments erroneous and checks nothing collectively; neither does this library by
+  // default.
+  bool check_args = false;
+  // LIBCOMM_ALLTOALL, LIBCOMM_ALLTOALLV, LIBCOMM_ALLGATHER, LIBCOMM_REDUCE_SCATTER.
+  EnvAlgorithm<libcomm::AlltoallAlgo> alltoall;
+  EnvAlgorithm<libcomm::AlltoallvAlgo> alltoallv;
+  EnvAlgorithm<libcomm::AllgatherAlgo> allgather;
+  EnvAlgorithm<libcomm::ReduceScatterAlgo> reduce_scatter;
+};
+const Settings& settings();
+Settings read_settings();
+Settings& current_settings();  // (libcomm_mpi_reload_environment replaces it)
+inline bool verbose() { return settings().verbose; }
+inline bool check_args() { return settings().check_args; }
 
 // One intercepted call: where it goes and why.
 class Call {

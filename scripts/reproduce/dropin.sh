@@ -2,20 +2,22 @@
 # Runs unmodified programs with and without the drop-in library (libcomm_mpi.so in
 # LD_PRELOAD) and compares their times: fft3d with --algo native (its transposes are
 # MPI_Alltoall calls, which the preloaded library runs with libcomm's `auto`) and the
-# `native` (MPI_Alltoall) row of commbench. The runs alternate ROUNDS times between plain
-# MPI, preloaded, and preloaded with LIBCOMM_CHECK_ARGS=0 (no collective argument check), and the table shows the median over rounds of each program's own median, so
-# machine noise hits both alike. The first preloaded run's LIBCOMM_VERBOSE=1 log is
-# printed as well.
+# `native` row of commbench for every operation (MPI_Alltoall, MPI_Allgather,
+# MPI_Reduce_scatter, MPI_Alltoallv), 8 B - 4 MiB. The runs alternate ROUNDS times between
+# plain MPI, preloaded with the defaults, and preloaded with LIBCOMM_CHECK_ARGS=1 (the
+# optional collective argument check), and the table shows the median over rounds of each
+# program's own median, so machine noise hits all alike. The first preloaded run's
+# LIBCOMM_VERBOSE=1 log is printed as well.
 #   scripts/reproduce/dropin.sh [--np N] [--rounds R] [--n GRID] [--out FILE]
 #     --np N       ranks (default 2)
-#     --rounds R   alternations (default 5)
+#     --rounds R   alternations (default 7)
 #     --n GRID     fft3d cube edge (default 64)
 #     --out FILE   where the report goes as well (default docs/results/dropin_preload.txt)
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
 cd "$LIBCOMM_ROOT"
 NP=2
-ROUNDS=5
+ROUNDS=7
 GRID=64
 OUT=docs/results/dropin_preload.txt
 while (($#)); do
@@ -24,7 +26,7 @@ while (($#)); do
     --rounds) ROUNDS="$2"; shift 2 ;;
     --n) GRID="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "dropin.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -36,7 +38,8 @@ for f in "$LIB" "$FFT" "$BENCH"; do
   [[ -e $f ]] || { echo "dropin.sh: $f missing; build the targets libcomm_mpi fft3d commbench" >&2; exit 2; }
 done
 FFT_ARGS=(--n "$GRID" --decomp slab,pencil --algo native --plan estimate --reps 5)
-BENCH_ARGS=(--op alltoall --algo native --sizes 64,4K,64K,1M --reps 11 --warmup 2)
+BENCH_OPS=(alltoall allgather reduce_scatter alltoallv)
+BENCH_ARGS=(--algo native --min 8 --max 4MiB --reps 11 --warmup 2)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -44,7 +47,7 @@ run() {  # run <tag> <round> <preload 0|1> <program> <args...>
   local tag=$1 round=$2 preload=$3; shift 3
   local envs=()
   ((preload)) && envs=(env "LD_PRELOAD=$PWD/$LIB" LIBCOMM_VERBOSE=1)
-  ((preload == 2)) && envs+=(LIBCOMM_CHECK_ARGS=0)
+  ((preload == 2)) && envs+=(LIBCOMM_CHECK_ARGS=1)
   mpiexec -n "$NP" "${envs[@]}" "$@" > "$tmp/$tag.$preload.$round" 2>&1
   grep -q "validation: PASS" "$tmp/$tag.$preload.$round" ||
     { cat "$tmp/$tag.$preload.$round"; echo "dropin.sh: $tag run failed validation" >&2; exit 1; }
@@ -53,22 +56,35 @@ LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((r = 0; r < ROUNDS; ++r)); do
   for preload in 0 1 2; do
     run fft3d "$r" "$preload" "$FFT" "${FFT_ARGS[@]}"
-    run commbench "$r" "$preload" "$BENCH" "${BENCH_ARGS[@]}"
+    for op in "${BENCH_OPS[@]}"; do
+      run "commbench_$op" "$r" "$preload" "$BENCH" --op "$op" "${BENCH_ARGS[@]}" \
+        --json "$tmp/commbench_$op.$preload.$r.json"
+    done
   done
 done
 
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
-# over_rounds <program> <config 0|1|2> <awk program printing one time>: median over rounds
+# over_rounds <program> <config 0|1|2> <awk program printing one time | json:BYTES>: median
+# over rounds (commbench: its JSON record's median, in us, to the nanosecond)
 over_rounds() {
-  for ((r = 0; r < ROUNDS; ++r)); do awk "$3" "$tmp/$1.$2.$r"; done | median
+  for ((r = 0; r < ROUNDS; ++r)); do
+    if [[ $3 == json:* ]]; then
+      python3 -c 'import json, sys
+for x in json.load(open(sys.argv[1]))["results"]:
+    if x["algo"] == "native" and x["block_bytes"] == int(sys.argv[2]): print(x["median_s"] * 1e6)' \
+        "$tmp/$1.$2.$r.json" "${3#json:}"
+    else
+      awk "$3" "$tmp/$1.$2.$r"
+    fi
+  done | median
 }
-# row <program> <case> <awk program>: one table line, plain / preloaded / preloaded without check
+# row <program> <case> <awk program>: one table line, plain / preloaded / preloaded with the check
 row() {
   local a b c
   a=$(over_rounds "$1" 0 "$3")
   b=$(over_rounds "$1" 1 "$3")
   c=$(over_rounds "$1" 2 "$3")
-  printf '%-10s %-22s %12.3f %12.3f %8.2f %12.3f %8.2f\n' "$1" "$2" "$a" "$b" \
+  printf '%-24s %-18s %12.4f %12.4f %8.3f %12.4f %8.3f\n' "$1" "$2" "$a" "$b" \
     "$(echo "$b / $a" | bc -l)" "$c" "$(echo "$c / $a" | bc -l)"
 }
 {
@@ -76,21 +92,24 @@ row() {
   echo "commands:"
   echo "  mpiexec -n $NP $FFT ${FFT_ARGS[*]}"
   echo "  mpiexec -n $NP env LD_PRELOAD=$LIB LIBCOMM_VERBOSE=1 $FFT ${FFT_ARGS[*]}"
-  echo "  mpiexec -n $NP [env LD_PRELOAD=...] $BENCH ${BENCH_ARGS[*]}"
+  echo "  mpiexec -n $NP [env LD_PRELOAD=...] $BENCH --op OP ${BENCH_ARGS[*]}   (OP: ${BENCH_OPS[*]})"
   echo
   echo "LIBCOMM_VERBOSE=1 log of the first preloaded fft3d and commbench runs:"
-  grep -h "^libcomm_mpi:" "$tmp/fft3d.1.0" "$tmp/commbench.1.0" | sort -u | sed 's/^/  /'
+  grep -h "^libcomm_mpi:" "$tmp/fft3d.1.0" "$tmp"/commbench_*.1.0 | sort -u | sed 's/^/  /'
   echo
-  printf '%-10s %-22s %12s %12s %8s %12s %8s\n' program case "plain MPI" preload ratio "no check" ratio
+  printf '%-24s %-18s %12s %12s %8s %12s %8s\n' program case "plain MPI" preload ratio "check on" ratio
   for decomp in slab pencil; do
     row fft3d "$decomp fwd_ms" "\$1 == \"$decomp\" && \$NF == \"PASS\" {print \$5}"
   done
-  for size in $(awk '$1 == "alltoall" && $2 == "native" {print $4 "_" $5}' "$tmp/commbench.0.0"); do
-    row commbench "MPI_Alltoall ${size/_/ } us" \
-      "\$1 == \"alltoall\" && \$2 == \"native\" && \$4 \"_\" \$5 == \"$size\" {print \$6}"
+  for op in "${BENCH_OPS[@]}"; do
+    for bytes in $(python3 -c 'import json, sys
+print(" ".join(str(x["block_bytes"]) for x in json.load(open(sys.argv[1]))["results"] if x["algo"] == "native"))' \
+        "$tmp/commbench_$op.0.0.json"); do
+      row "commbench_$op" "$bytes B us" "json:$bytes"
+    done
   done
-  echo "fft3d: forward transform ms; commbench: MPI_Alltoall us; medians over rounds of each run's median"
+  echo "fft3d: forward transform ms; commbench_OP: the MPI call's us; medians over rounds of each run's median"
   echo "ratio = preloaded / plain MPI (below 1: libcomm's choice was faster than the MPI library's collective)"
-  echo "no check = preloaded with LIBCOMM_CHECK_ARGS=0 (no argument-check allreduce per call)"
+  echo "check on = preloaded with LIBCOMM_CHECK_ARGS=1 (libcomm's argument-check collective per call; off by default)"
   echo "load average before: $LOAD_BEFORE, after: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$OUT"

@@ -67,7 +67,25 @@ std::vector<T> filled(std::size_t n) {
 // Values identified by (source rank, destination rank, index), exact in every type used.
 int value(int src, int dst, int k) { return src * 1000 + dst * 10 + k % 10; }
 
-void set_algo(const char* var, const std::string& name) { setenv(var, name.c_str(), 1); }
+// The library reads its environment once; a changed variable counts after this.
+void reload_environment() {
+  using ReloadFn = void (*)();
+  static const auto fn = reinterpret_cast<ReloadFn>(dlsym(RTLD_DEFAULT, "libcomm_mpi_reload_environment"));
+  check(fn != nullptr, "libcomm_mpi_reload_environment is exported");
+  if (fn != nullptr) fn();
+}
+
+void set_env(const char* var, const std::string& value) {
+  setenv(var, value.c_str(), 1);
+  reload_environment();
+}
+
+void unset_env(const char* var) {
+  unsetenv(var);
+  reload_environment();
+}
+
+void set_algo(const char* var, const std::string& name) { set_env(var, name); }
 
 // ---- MPI_Alltoall --------------------------------------------------------------------------
 
@@ -427,19 +445,32 @@ void error_cases(MPI_Comm world) {
   check(mine != MPI_SUCCESS && error_class(mine) == error_class(theirs),
         "negative count: error class " + std::to_string(error_class(mine)) + ", MPI gives " +
             std::to_string(error_class(theirs)));
-  // Ranks that disagree on the block size: every rank gets MPI_ERR_ARG instead of a hang.
+  // Ranks that disagree on the block size (erroneous in MPI, which checks nothing
+  // collectively; neither does the library by default): with LIBCOMM_CHECK_ARGS=1 every
+  // rank gets MPI_ERR_ARG instead of a hang.
   if (p > 1) {
+    set_env("LIBCOMM_CHECK_ARGS", "1");
     const int count = me == 0 ? 2 : 1;
     const int rc = MPI_Alltoall(a.data(), count, MPI_INT, b.data(), count, MPI_INT, comm);
     check(error_class(rc) == MPI_ERR_ARG, "block sizes that disagree across ranks: got error class " +
                                               std::to_string(error_class(rc)) + ", want MPI_ERR_ARG");
+    unset_env("LIBCOMM_CHECK_ARGS");
   }
+  // The environment is read once: a variable changed without the reload does not count.
+  setenv("LIBCOMM_ALLTOALL", "linear", 1);
+  MPI_Alltoall(a.data(), 3, MPI_INT, b.data(), 3, MPI_INT, comm);
+  check(last_route() != "linear", "LIBCOMM_ALLTOALL changed after the first call took effect without "
+                                  "libcomm_mpi_reload_environment (ran '" + last_route() + "')");
+  reload_environment();
+  MPI_Alltoall(a.data(), 3, MPI_INT, b.data(), 3, MPI_INT, comm);
+  check(last_route() == "linear", "LIBCOMM_ALLTOALL=linear after the reload ran '" + last_route() + "'");
+  unset_env("LIBCOMM_ALLTOALL");
   // An unknown algorithm name: MPI_ERR_ARG on every rank, the library keeps working.
   set_algo("LIBCOMM_ALLTOALL", "no_such_algorithm");
   const int rc = MPI_Alltoall(a.data(), 1, MPI_INT, b.data(), 1, MPI_INT, comm);
   check(error_class(rc) == MPI_ERR_ARG, "unknown LIBCOMM_ALLTOALL: got error class " +
                                             std::to_string(error_class(rc)) + ", want MPI_ERR_ARG");
-  unsetenv("LIBCOMM_ALLTOALL");
+  unset_env("LIBCOMM_ALLTOALL");
   check(MPI_Alltoall(a.data(), 1, MPI_INT, b.data(), 1, MPI_INT, comm) == MPI_SUCCESS,
         "a good call after the errors succeeds");
   MPI_Comm_free(&comm);
@@ -484,7 +515,7 @@ int main(int argc, char** argv) {
       set_algo(ops[k].first, a);
       cases[k](MPI_COMM_WORLD, a);
     }
-    unsetenv(ops[k].first);
+    unset_env(ops[k].first);
   }
   intercomm_case(MPI_COMM_WORLD);
   error_cases(MPI_COMM_WORLD);
