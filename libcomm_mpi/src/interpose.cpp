@@ -38,10 +38,18 @@ constexpr const char* kBadArguments = "invalid count, datatype or operation: MPI
 // Why a call took its route, for the verbose log (LIBCOMM_VERBOSE) only, so that a call
 // without the log builds no strings: the reason libcomm's call returned (the rule, the
 // tuning-table line or the fallback) and the notes of the staging steps done around it.
+std::string_view name_of(libcomm::AlltoallAlgo a) { return libcomm::alltoall_algo_name(a); }
+std::string_view name_of(libcomm::AlltoallvAlgo a) { return libcomm::alltoallv_algo_name(a); }
+std::string_view name_of(libcomm::AllgatherAlgo a) { return libcomm::allgather_algo_name(a); }
+std::string_view name_of(libcomm::ReduceScatterAlgo a) { return libcomm::reduce_scatter_algo_name(a); }
+
 class Explanation {
  public:
-  explicit Explanation(std::string_view requested)
-      : requested_(requested), on_(libcomm_mpi::verbose()) {}
+  // `requested`: the algorithm asked for, named only when the log is on.
+  template <class Algo>
+  explicit Explanation(Algo requested) : on_(libcomm_mpi::verbose()) {
+    if (on_) requested_ = name_of(requested);
+  }
   void note(const char* what) {
     if (on_) notes_ += std::string("; ") + what;
   }
@@ -207,7 +215,7 @@ int reduce_scatter_common(const Call& call, const Pmpi& pmpi, const void* sendbu
   opts.check_args = libcomm_mpi::check_args();
   opts.allow_fallback = true;
   const auto requested = libcomm_mpi::settings().reduce_scatter.get();
-  Explanation why(libcomm::reduce_scatter_algo_name(requested));
+  Explanation why(requested);
   const void* send = sendbuf;
   if (sendbuf == MPI_IN_PLACE) {  // the input is in recvbuf, the result goes there too
     auto* copy = libcomm_mpi::staging(0, total * esize);
@@ -238,7 +246,7 @@ extern "C" int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sen
     libcomm::AlltoallOptions opts;
     opts.check_args = libcomm_mpi::check_args();
     const auto requested = libcomm_mpi::settings().alltoall.get();
-    Explanation why(libcomm::alltoall_algo_name(requested));
+    Explanation why(requested);
     x.stage(c.size(), c.size(), 0, why);
     const auto ran = libcomm::alltoall(x.send, x.recv, x.block, c, requested, opts);
     call.route(libcomm::alltoall_algo_name(ran), why.text(ran.reason()));
@@ -269,7 +277,7 @@ extern "C" int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const 
     libcomm::AlltoallvOptions opts;
     opts.check_args = libcomm_mpi::check_args();
     const auto requested = libcomm_mpi::settings().alltoallv.get();
-    Explanation why(libcomm::alltoallv_algo_name(requested));
+    Explanation why(requested);
     // With MPI_IN_PLACE the data to send is the receive buffer's, described by the
     // receive arguments; it is copied out first because the exchange overwrites it.
     const void* sbuf = in_place ? recvbuf : sendbuf;
@@ -306,7 +314,7 @@ extern "C" int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype se
     opts.check_args = libcomm_mpi::check_args();
     opts.allow_fallback = true;
     const auto requested = libcomm_mpi::settings().allgather.get();
-    Explanation why(libcomm::allgather_algo_name(requested));
+    Explanation why(requested);
     x.stage(c.size(), 1, c.rank(), why);  // in place: this rank's block is in recvbuf
     const auto ran = libcomm::allgather(x.send, x.recv, x.block, c, requested, opts);
     call.route(libcomm::allgather_algo_name(ran), why.text(ran.reason()));
@@ -342,7 +350,7 @@ extern "C" int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype s
     opts.check_args = libcomm_mpi::check_args();
     opts.allow_fallback = true;
     const auto requested = libcomm_mpi::settings().allgather.get();
-    Explanation why(libcomm::allgather_algo_name(requested));
+    Explanation why(requested);
 
     // libcomm places the blocks back to back in rank order: the user's buffer serves when
     // the displacements say the same, otherwise a staging buffer is copied out after.

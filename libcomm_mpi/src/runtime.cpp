@@ -1,6 +1,10 @@
 #include "runtime.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -14,13 +18,25 @@ namespace libcomm_mpi {
 
 namespace {
 
-thread_local std::string last_route;
+// The last route of this thread, for libcomm_mpi_last_route (a fixed buffer: a
+// thread_local std::string cost a __tls_get_addr call and an assignment per call; the
+// initial-exec model is right for a library that is preloaded or linked, never dlopened).
+constexpr std::size_t kRouteChars = 64;
+__attribute__((tls_model("initial-exec"))) thread_local char last_route[kRouteChars] = "";
+
+// Set by the finalize hook below (MPI_COMM_SELF's attributes go first in MPI_Finalize).
+std::atomic<bool> finalizing{false};
 
 bool mpi_usable() {
-  int initialized = 0, finalized = 0;
-  PMPI_Initialized(&initialized);
-  PMPI_Finalized(&finalized);
-  return initialized && !finalized;
+  static std::atomic<bool> initialized{false};  // once true, true (until finalizing)
+  if (!initialized.load(std::memory_order_relaxed)) {
+    int flag = 0, finalized = 0;
+    PMPI_Initialized(&flag);
+    PMPI_Finalized(&finalized);
+    if (!flag || finalized) return false;
+    initialized.store(true, std::memory_order_relaxed);
+  }
+  return !finalizing.load(std::memory_order_relaxed);
 }
 
 bool env_flag(const char* name, bool fallback) {
@@ -44,7 +60,20 @@ CommCache& cache() {
   return c;
 }
 
+// Bumped whenever a cached Comm is deleted: the per-thread memo of the last communicator
+// below is then looked up again (a freed handle that MPI hands out again must not find the
+// old Comm).
+std::atomic<std::uint64_t> comm_generation{0};
+
+struct LastComm {
+  MPI_Comm comm = MPI_COMM_NULL;
+  const libcomm::Comm* libcomm = nullptr;
+  std::uint64_t generation = 0;
+};
+__attribute__((tls_model("initial-exec"))) thread_local LastComm last_comm;
+
 int delete_comm(MPI_Comm comm, int /*keyval*/, void* value, void* /*extra*/) {
+  comm_generation.fetch_add(1, std::memory_order_acq_rel);
   delete static_cast<libcomm::Comm*>(value);  // frees libcomm's private duplicate
   std::lock_guard lock(cache().mutex);
   cache().comms.erase(comm);
@@ -54,6 +83,7 @@ int delete_comm(MPI_Comm comm, int /*keyval*/, void* value, void* /*extra*/) {
 // Runs at the start of MPI_Finalize (attributes of MPI_COMM_SELF are deleted first, while
 // MPI is still fully usable): frees every cached Comm, MPI_COMM_WORLD's included.
 int release_all(MPI_Comm /*self*/, int /*keyval*/, void* /*value*/, void* /*extra*/) {
+  finalizing.store(true, std::memory_order_relaxed);
   std::vector<MPI_Comm> comms;
   int keyval = MPI_KEYVAL_INVALID;
   {
@@ -65,16 +95,19 @@ int release_all(MPI_Comm /*self*/, int /*keyval*/, void* /*value*/, void* /*extr
   return MPI_SUCCESS;
 }
 
+// Made at the first call (MPI is initialized by then); afterwards a plain read (a
+// function-local static: no lock per call).
 int comm_keyval() {
-  auto& c = cache();
-  std::lock_guard lock(c.mutex);
-  if (c.keyval == MPI_KEYVAL_INVALID) {
+  static const int keyval = [] {
+    auto& c = cache();
+    std::lock_guard lock(c.mutex);
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_comm, &c.keyval, nullptr);
     int finalize_hook = MPI_KEYVAL_INVALID;
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, release_all, &finalize_hook, nullptr);
     PMPI_Comm_set_attr(MPI_COMM_SELF, finalize_hook, nullptr);
-  }
-  return c.keyval;
+    return c.keyval;
+  }();
+  return keyval;
 }
 
 // Verbose log: once per (operation, communicator size, route, reason), rank 0 only.
@@ -97,7 +130,7 @@ void log_once(std::string_view op, MPI_Comm comm, std::string_view route, std::s
 }  // namespace
 
 int& InsideWrapper::depth() {
-  thread_local int d = 0;
+  __attribute__((tls_model("initial-exec"))) static thread_local int d = 0;
   return d;
 }
 
@@ -134,6 +167,20 @@ Settings& current_settings() {
 
 const Settings& settings() { return current_settings(); }
 
+const libcomm::Comm* known_comm(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL || !mpi_usable()) return nullptr;
+  // The same communicator as this thread's last call, none deleted since: no attribute
+  // lookup (a hash-table search in Open MPI, a tenth of an 8-byte call's overhead).
+  const std::uint64_t generation = comm_generation.load(std::memory_order_acquire);
+  if (last_comm.comm == comm && last_comm.generation == generation) return last_comm.libcomm;
+  void* value = nullptr;
+  int found = 0;
+  PMPI_Comm_get_attr(comm, comm_keyval(), &value, &found);
+  if (!found) return nullptr;
+  last_comm = {comm, static_cast<const libcomm::Comm*>(value), generation};
+  return last_comm.libcomm;
+}
+
 const char* comm_fallback_reason(MPI_Comm comm) {
   if (!mpi_usable()) return "MPI is not initialized or already finalized";
   if (comm == MPI_COMM_NULL) return "MPI_COMM_NULL: MPI reports the error";
@@ -144,6 +191,7 @@ const char* comm_fallback_reason(MPI_Comm comm) {
 }
 
 const libcomm::Comm& Call::comm() const {
+  if (known_) return *known_;
   const int keyval = comm_keyval();
   void* value = nullptr;
   int found = 0;
@@ -162,7 +210,9 @@ const libcomm::Comm& Call::comm() const {
 }
 
 void Call::route(std::string_view algorithm, std::string_view why) const {
-  last_route.assign(algorithm);
+  const std::size_t n = std::min(algorithm.size(), kRouteChars - 1);
+  std::memcpy(last_route, algorithm.data(), n);
+  last_route[n] = '\0';
   log_once(op_, comm_, algorithm, why);
 }
 
@@ -176,7 +226,7 @@ int Call::raise(int error_class, std::string_view what) const noexcept {
 
 }  // namespace libcomm_mpi
 
-extern "C" const char* libcomm_mpi_last_route(void) { return libcomm_mpi::last_route.c_str(); }
+extern "C" const char* libcomm_mpi_last_route(void) { return libcomm_mpi::last_route; }
 
 extern "C" void libcomm_mpi_reload_environment(void) {
   libcomm_mpi::current_settings() = libcomm_mpi::read_settings();

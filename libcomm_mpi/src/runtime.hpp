@@ -72,8 +72,10 @@ inline bool check_args() { return settings().check_args; }
 // One intercepted call: where it goes and why.
 class Call {
  public:
-  Call(std::string_view op, MPI_Comm comm) : op_(op), comm_(comm) {}
+  Call(std::string_view op, MPI_Comm comm, const libcomm::Comm* known = nullptr)
+      : op_(op), comm_(comm), known_(known) {}
   std::string_view op() const { return op_; }
+  bool known() const { return known_ != nullptr; }
   MPI_Comm mpi() const { return comm_; }
 
   // libcomm's Comm for the user's communicator: built on first use (collectively, like
@@ -96,7 +98,13 @@ class Call {
  private:
   std::string_view op_;
   MPI_Comm comm_;
+  const libcomm::Comm* known_;
 };
+
+// libcomm's Comm of `comm` when an earlier call made one (then comm is a usable
+// intra-communicator and MPI is initialized: the checks below are not needed again),
+// else null.
+const libcomm::Comm* known_comm(MPI_Comm comm);
 
 // Why a call on `comm` must go to the MPI library whatever its arguments (MPI not
 // initialized, MPI_COMM_NULL, an inter-communicator), or nullptr when libcomm may run it.
@@ -109,9 +117,9 @@ const char* comm_fallback_reason(MPI_Comm comm);
 // exception crosses the C interface.
 template <class Pmpi, class Body>
 int intercept(std::string_view op, MPI_Comm comm, const Pmpi& pmpi, const Body& body) noexcept {
-  const Call call(op, comm);
+  const Call call(op, comm, known_comm(comm));
   try {
-    if (const char* why = comm_fallback_reason(comm)) return call.fallback(pmpi, why);
+    if (const char* why = call.known() ? nullptr : comm_fallback_reason(comm)) return call.fallback(pmpi, why);
     return body(call);
   } catch (const libcomm::Error& e) {
     return call.raise(MPI_ERR_ARG, e.what());
