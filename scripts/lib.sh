@@ -4,7 +4,7 @@
 LIBCOMM_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 # Debian packages the Open MPI build, the apps and the tests need.
-LIBCOMM_PACKAGES=(build-essential cmake pkg-config python3 openmpi-bin libopenmpi-dev
+LIBCOMM_PACKAGES=(build-essential cmake pkg-config python3 gfortran openmpi-bin libopenmpi-dev
   libfftw3-dev libfftw3-mpi-dev libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev)
 

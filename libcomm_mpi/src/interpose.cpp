@@ -177,11 +177,22 @@ struct RegularExchange {
 };
 
 // The reductions libcomm implements; nullopt sends the call to PMPI.
+// The Fortran types (src/fortran.cpp passes them on) when they are the C ones in disguise.
+bool same_size(MPI_Datatype t, int bytes) {
+  int size = 0;
+  return PMPI_Type_size(t, &size) == MPI_SUCCESS && size == bytes;
+}
+
 std::optional<libcomm::ElemType> elem_type_of(MPI_Datatype t) {
   if (t == MPI_DOUBLE) return libcomm::ElemType::Double;
   if (t == MPI_FLOAT) return libcomm::ElemType::Float;
   if (t == MPI_INT) return libcomm::ElemType::Int;
   if (t == MPI_C_DOUBLE_COMPLEX || t == MPI_CXX_DOUBLE_COMPLEX) return libcomm::ElemType::ComplexDouble;
+  if ((t == MPI_DOUBLE_PRECISION || t == MPI_REAL8) && same_size(t, 8)) return libcomm::ElemType::Double;
+  if ((t == MPI_REAL || t == MPI_REAL4) && same_size(t, 4)) return libcomm::ElemType::Float;
+  if ((t == MPI_INTEGER || t == MPI_INTEGER4) && same_size(t, static_cast<int>(sizeof(int))))
+    return libcomm::ElemType::Int;
+  if (t == MPI_DOUBLE_COMPLEX && same_size(t, 16)) return libcomm::ElemType::ComplexDouble;
   return std::nullopt;
 }
 
