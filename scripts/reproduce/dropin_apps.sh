@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Unmodified applications from Debian with and without the drop-in library (libcomm_mpi.so
-# in LD_PRELOAD). So far Quantum ESPRESSO (Fortran: pw.x, the 2-atom silicon SCF of
-# inputs/dropin/qe_si.in with Debian's Si.pz-vbc.UPF): the runs alternate ROUNDS times
-# between plain MPI and preloaded at each rank count; the check is that the total energy
-# is the same to the last printed digit and that LIBCOMM_VERBOSE=1 shows its MPI_ALLTOALL(V)
-# calls reaching libcomm (Open MPI's Fortran layer calls PMPI_* directly: only the library's
-# Fortran entry points catch them). Times are pw.x's own WALL figure, medians over rounds.
+# in LD_PRELOAD); the runs alternate ROUNDS times between plain MPI and preloaded at each
+# rank count, and LIBCOMM_VERBOSE=1 must show the calls reaching libcomm:
+#  - Quantum ESPRESSO (Fortran; pw.x, the 2-atom silicon SCF of inputs/dropin/qe_si.in with
+#    Debian's Si.pz-vbc.UPF): the same total energy; time: pw.x's WALL;
+#  - LAMMPS (C++; Debian's peptide example, PPPM with `kspace_modify collective yes`, so
+#    its FFTs transpose with MPI_Alltoallv): the same energies at the last step; time: the
+#    loop time;
+#  - HPC Challenge (C; hpcc with inputs/dropin/hpccinf.txt): Success=1, no RandomAccess
+#    errors and the MPIFFT error below 1e-12 both ways; rate: MPIFFT Gflop/s (higher is
+#    better, so the ratio is plain / preloaded, like the times' preloaded / plain).
+# Medians over rounds.
 #   scripts/reproduce/dropin_apps.sh [--np "2 4"] [--rounds R] [--out FILE]
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
@@ -18,17 +23,22 @@ while (($#)); do
     --np) NPS="$2"; shift 2 ;;
     --rounds) ROUNDS="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
-    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "dropin_apps.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-ensure_packages quantum-espresso quantum-espresso-data
+ensure_packages quantum-espresso quantum-espresso-data lammps hpcc
 mpi_environment
 LIB=$PWD/build/libcomm_mpi/libcomm_mpi.so
 [[ -e $LIB ]] || { echo "dropin_apps.sh: $LIB missing; build the target libcomm_mpi" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cp inputs/dropin/qe_si.in "$tmp/"
+cp inputs/dropin/qe_si.in inputs/dropin/hpccinf.txt "$tmp/"
+cp /usr/share/lammps/examples/peptide/data.peptide "$tmp/"
+sed 's/^kspace_style\(.*\)$/kspace_style\1\nkspace_modify collective yes/' \
+  /usr/share/lammps/examples/peptide/in.peptide > "$tmp/in.peptide"
+grep -q "kspace_modify collective yes" "$tmp/in.peptide" ||
+  { echo "dropin_apps.sh: could not add kspace_modify to the peptide input" >&2; exit 1; }
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 energy() { awk '/^!    total energy/ {print $5}' "$1"; }
 wall() { awk '/PWSCF.*WALL/ {for (i = 1; i < NF; ++i) if ($(i + 1) == "WALL") {v = $i; sub("s$", "", v); print v}}' "$1" | tail -1; }
@@ -37,7 +47,7 @@ wall() { awk '/PWSCF.*WALL/ {for (i = 1; i < NF; ++i) if ($(i + 1) == "WALL") {v
   echo
   echo "\`scripts/reproduce/dropin_apps.sh --np \"$NPS\" --rounds $ROUNDS\`, $(date -u +%Y-%m-%d), $(nproc) cores (shared)."
   echo
-  echo "| application | ranks | plain: energy (Ry) | preloaded: energy (Ry) | same | plain WALL s | preloaded WALL s | ratio | reached libcomm |"
+  echo "| application | ranks | plain: result | preloaded: result | same | plain: time s (hpcc: Gflop/s) | preloaded | ratio (cost of preloading) | reached libcomm |"
   echo "|---|---:|---|---|---|---:|---:|---:|---|"
   for np in $NPS; do
     for ((r = 0; r < ROUNDS; ++r)); do
@@ -54,12 +64,48 @@ wall() { awk '/PWSCF.*WALL/ {for (i = 1; i < NF; ++i) if ($(i + 1) == "WALL") {v
     w0=$(for ((r = 0; r < ROUNDS; ++r)); do wall "$tmp/qe.plain.$np.$r"; done | median)
     w1=$(for ((r = 0; r < ROUNDS; ++r)); do wall "$tmp/qe.preload.$np.$r"; done | median)
     routes=$(grep -h "^libcomm_mpi:" "$tmp/qe.preload.$np.0" | sed 's/^libcomm_mpi: //; s/ (.*//' | sort -u | paste -sd';' -)
-    echo "| Quantum ESPRESSO pw.x (Fortran), Si 2 atoms | $np | $e0 | $e1 | $same | $w0 | $w1 | $(awk -v a="$w0" -v b="$w1" 'BEGIN {printf "%.3f", b / a}') | ${routes:-none} |"
+    echo "| Quantum ESPRESSO pw.x (Fortran), Si 2 atoms | $np | $e0 Ry | $e1 Ry | $same | $w0 | $w1 | $(awk -v a="$w0" -v b="$w1" 'BEGIN {printf "%.3f", b / a}') | ${routes:-none} |"
     [[ $same == yes && -n $routes ]] || { echo "dropin_apps.sh: QE at $np ranks: energies $e0 / $e1, routes '${routes}'" >&2; exit 1; }
   done
+  for np in $NPS; do  # LAMMPS and hpcc
+    for ((r = 0; r < ROUNDS; ++r)); do
+      for mode in plain preload; do
+        envs=()
+        [[ $mode == preload ]] && envs=(env "LD_PRELOAD=$LIB" LIBCOMM_VERBOSE=1)
+        (cd "$tmp" && mpiexec -n "$np" "${envs[@]}" lmp -in in.peptide -log "lmp.$mode.$np.$r.log" \
+          > "lmp.$mode.$np.$r" 2>&1) || { cat "$tmp/lmp.$mode.$np.$r"; echo "dropin_apps.sh: lmp failed" >&2; exit 1; }
+        (cd "$tmp" && rm -f hpccoutf.txt && mpiexec -n "$np" "${envs[@]}" hpcc > "hpcc.$mode.$np.$r" 2>&1 &&
+          mv hpccoutf.txt "hpccoutf.$mode.$np.$r") || { cat "$tmp/hpcc.$mode.$np.$r"; echo "dropin_apps.sh: hpcc failed" >&2; exit 1; }
+      done
+    done
+    last_step() { grep -A3 "Step *[0-9]* -----" "$1" | tail -3; }
+    same=no
+    last_step "$tmp/lmp.plain.$np.0.log" > "$tmp/e0"
+    last_step "$tmp/lmp.preload.$np.0.log" > "$tmp/e1"
+    [[ -s $tmp/e0 ]] && cmp -s "$tmp/e0" "$tmp/e1" && same=yes
+    etot=$(awk '/TotEng/ {print $3}' "$tmp/e0")
+    etot1=$(awk '/TotEng/ {print $3}' "$tmp/e1")
+    l0=$(for ((r = 0; r < ROUNDS; ++r)); do awk '/^Loop time/ {print $4}' "$tmp/lmp.plain.$np.$r.log"; done | median)
+    l1=$(for ((r = 0; r < ROUNDS; ++r)); do awk '/^Loop time/ {print $4}' "$tmp/lmp.preload.$np.$r.log"; done | median)
+    routes=$(grep -h "^libcomm_mpi:" "$tmp/lmp.preload.$np.0" | sed 's/^libcomm_mpi: //; s/ (.*//' | sort -u | paste -sd';' -)
+    echo "| LAMMPS peptide, PPPM collective (C++) | $np | TotEng $etot | TotEng $etot1 | $same (last step, all terms) | $l0 | $l1 | $(awk -v a="$l0" -v b="$l1" 'BEGIN {printf "%.3f", b / a}') | ${routes:-none} |"
+    [[ $same == yes && $routes == *MPI_Alltoallv* ]] || { echo "dropin_apps.sh: LAMMPS at $np ranks: same=$same routes '$routes'" >&2; exit 1; }
+    ok=yes
+    for mode in plain preload; do
+      f="$tmp/hpccoutf.$mode.$np.0"
+      grep -qx "Success=1" "$f" && grep -qx "MPIRandomAccess_ErrorsFraction=0" "$f" &&
+        awk -F= '/^MPIFFT_maxErr=/ {exit !($2 < 1e-12)}' "$f" || ok=no
+    done
+    g0=$(for ((r = 0; r < ROUNDS; ++r)); do awk -F= '/^MPIFFT_Gflops=/ {print $2}' "$tmp/hpccoutf.plain.$np.$r"; done | median)
+    g1=$(for ((r = 0; r < ROUNDS; ++r)); do awk -F= '/^MPIFFT_Gflops=/ {print $2}' "$tmp/hpccoutf.preload.$np.$r"; done | median)
+    routes=$(grep -h "^libcomm_mpi:" "$tmp/hpcc.preload.$np.0" | sed 's/^libcomm_mpi: //; s/ (.*//' | sort -u | paste -sd';' -)
+    echo "| HPC Challenge hpcc (C): checks, MPIFFT Gflop/s | $np | passed | $( [[ $ok == yes ]] && echo passed || echo FAILED ) | $ok | $g0 | $g1 | $(awk -v a="$g0" -v b="$g1" 'BEGIN {printf "%.3f", a / b}') | ${routes:-none} |"
+    [[ $ok == yes && $routes == *MPI_Alltoall* ]] || { echo "dropin_apps.sh: hpcc at $np ranks: checks $ok, routes '$routes'" >&2; exit 1; }
+  done
   echo
-  echo "Energies: the first round of each mode. WALL: medians over $ROUNDS alternating rounds."
-  echo "Log lines (LIBCOMM_VERBOSE=1, first preloaded run at the last rank count):"
+  echo "Results: the first round of each mode. Times and rates: medians over $ROUNDS alternating rounds;"
+  echo "QE: pw.x WALL s; LAMMPS: loop time s; hpcc: MPIFFT Gflop/s (ratio plain / preloaded). Above 1: slower preloaded."
+  echo "Log lines (LIBCOMM_VERBOSE=1, first preloaded runs at the last rank count):"
   echo
-  grep -h "^libcomm_mpi:" "$tmp/qe.preload.${NPS##* }.0" | sort -u | sed 's/^/    /'
+  grep -h "^libcomm_mpi:" "$tmp"/{qe,lmp,hpcc}.preload."${NPS##* }".0 | sort -u | sed 's/^/    /'
 } | tee "$OUT"
