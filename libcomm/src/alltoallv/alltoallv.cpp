@@ -456,13 +456,15 @@ std::shared_ptr<detail::PlanState> alltoallv_state(const Comm& comm, std::span<c
             return "alltoallv: rank " + std::to_string(comm.rank()) + ": counts and displacements need P = " +
                    std::to_string(comm.size()) + " entries each";
           });
-  const AlltoallvChoice resolved = choose_alltoallv(algo, comm.size(), opts);
-  AlltoallvAlgo ran = resolved.algo;
-  std::string reason = resolved.reason();
-  if (algo == AlltoallvAlgo::Auto) {
-    ran = AlltoallvAlgo::Direct;
-    reason = "auto: direct (the staged algorithms first gather the count matrix; direct needs no collective)";
-  }
+  // Auto picks direct here (the blocking rule would need the counts' statistics).
+  const AlltoallvChoice resolved =
+      algo == AlltoallvAlgo::Auto
+          ? AlltoallvChoice(AlltoallvAlgo::Direct,
+                            "auto: direct (the staged algorithms first gather the count matrix; direct needs no "
+                            "collective)")
+          : choose_alltoallv(algo, comm.size(), opts);
+  const AlltoallvAlgo ran = resolved.algo;
+  const std::string& reason = resolved.reason();
   if (ran == AlltoallvAlgo::Native)
     return detail::native_plan(comm, "native", reason,
                                detail::native_ialltoallv(sendcounts, sdispls, recvcounts, rdispls,
