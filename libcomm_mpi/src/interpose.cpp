@@ -1,7 +1,9 @@
-// The six MPI collectives that libcomm_mpi replaces, defined under their MPI names so that
-// an unmodified program linked with the library (before libmpi) or started with
-// LD_PRELOAD runs libcomm's algorithms. The MPI library's own collectives stay reachable
-// under their PMPI_ names (MPI standard, "Profiling Interface").
+// The six MPI collectives that libcomm_mpi replaces, in their three forms (blocking
+// MPI_<op>, non-blocking MPI_I<op>, persistent MPIX_<op>_init), defined under their MPI
+// names so that an unmodified program linked with the library (before libmpi) or started
+// with LD_PRELOAD runs libcomm's algorithms. The MPI library's own collectives stay
+// reachable under their PMPI_ names (MPI standard, "Profiling Interface"). The requests the
+// other two forms hand out, and the calls that complete them: requests.hpp.
 //
 // Each entry point: (1) when it is re-entered from inside libcomm (whose `native`
 // algorithms and argument checks call these very functions), go straight to PMPI;
@@ -10,8 +12,13 @@
 // MPI itself must reject); (3) otherwise describe the user's buffers as bytes (staging
 // MPI_IN_PLACE and non-contiguous datatypes through a local copy) and run the algorithm
 // named by LIBCOMM_<OP> (default auto). Every rank decides (2) from values MPI requires to
-// agree across ranks, so no rank runs libcomm while another runs PMPI.
+// agree across ranks, so no rank runs libcomm while another runs PMPI. A non-blocking call
+// also falls back on a communicator that has no libcomm state yet: making it is a blocking
+// collective (MPI_Comm_dup), which a non-blocking call must not be.
 #include <mpi.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>  // Open MPI's MPIX_<op>_init (the pcollreq extension)
+#endif
 
 #include <algorithm>
 #include <cstdint>
@@ -20,6 +27,7 @@
 #include <vector>
 
 #include "datatype_layout.hpp"
+#include "requests.hpp"
 #include "libcomm/allgather.hpp"
 #include "libcomm/alltoall.hpp"
 #include "libcomm/alltoallv.hpp"
@@ -30,6 +38,7 @@
 using libcomm_mpi::Call;
 using libcomm_mpi::InsideWrapper;
 using libcomm_mpi::Layout;
+using libcomm_mpi::PendingCollective;
 
 namespace {
 
@@ -64,6 +73,60 @@ class Explanation {
   std::string notes_;
 };
 
+// Which form of an operation the program called, and where the last two put the request.
+struct Form {
+  enum Kind { Blocking, Nonblocking, Persistent } kind = Blocking;
+  MPI_Request* request = nullptr;
+
+  // The request's state (its staging memory among it) for the non-blocking and
+  // persistent forms, made before anything is staged; null for a blocking call.
+  std::unique_ptr<PendingCollective> pending(std::string_view op, MPI_Comm comm) const {
+    if (kind == Blocking) return nullptr;
+    return std::make_unique<PendingCollective>(op, comm, kind == Persistent);
+  }
+};
+constexpr Form kBlocking{};
+
+// Where staging memory comes from: the thread's reusable buffers for a blocking call, the
+// request's own for the other forms (they must outlive the call).
+struct StagingSource {
+  PendingCollective* owner = nullptr;
+  std::byte* operator()(int slot, std::size_t bytes) const {
+    return owner != nullptr ? owner->staging(slot, bytes) : libcomm_mpi::staging(slot, bytes);
+  }
+};
+
+// The non-blocking and persistent forms, once the exchange is described: `start()` returns
+// libcomm's running request (MPI_I<op>), `make_plan()` its plan (MPIX_<op>_init); `pack` and
+// `unpack` are the copies around the exchange. Hands the request out as *form.request.
+template <class Start, class MakePlan, class Pack, class Unpack>
+int hand_out_form(const Call& call, Form form, std::unique_ptr<PendingCollective> pending, const void* send,
+                  void* recv, const Start& start, const MakePlan& make_plan, Pack pack, Unpack unpack,
+                  const Explanation& why) {
+  PendingCollective& p = *pending;
+  p.unpack = std::move(unpack);
+  if (form.kind == Form::Nonblocking) {
+    pack();
+    p.request = start();
+    call.route(p.request.algorithm(), why.text(p.request.reason()));
+  } else {
+    p.plan = make_plan();
+    p.pack = std::move(pack);
+    p.send = send;
+    p.recv = recv;
+    call.route(p.plan.algorithm(), why.text(p.plan.reason()));
+  }
+  return libcomm_mpi::hand_out(std::move(pending), form.request);
+}
+
+// A non-blocking call on a communicator without libcomm state goes to MPI (see the top).
+const char* nonblocking_fallback_reason(const Call& call, Form form) {
+  if (form.kind == Form::Nonblocking && !call.known())
+    return "first collective on this communicator is non-blocking: libcomm's state for it needs a "
+           "blocking MPI_Comm_dup (made by its first blocking or persistent collective)";
+  return nullptr;
+}
+
 bool any_negative(const int* values, int n) {
   for (int k = 0; k < n; ++k)
     if (values[k] < 0) return true;
@@ -81,7 +144,7 @@ struct VectorSide {
 };
 
 VectorSide describe_side(const void* buf, const int* counts, const int* displs, const Layout& l,
-                         int p, bool force_staging, int staging_slot) {
+                         int p, bool force_staging, int staging_slot, const StagingSource& staging) {
   VectorSide s;
   s.counts.resize(static_cast<std::size_t>(p));
   s.displs.resize(static_cast<std::size_t>(p));
@@ -93,8 +156,7 @@ VectorSide describe_side(const void* buf, const int* counts, const int* displs, 
     s.displs[k] = s.staged ? packed : static_cast<std::int64_t>(displs[r]) * l.extent;
     packed += s.counts[k];
   }
-  s.base = s.staged ? libcomm_mpi::staging(staging_slot, static_cast<std::size_t>(packed))
-                    : libcomm_mpi::dense_at(buf, l, 0);
+  s.base = s.staged ? staging(staging_slot, static_cast<std::size_t>(packed)) : libcomm_mpi::dense_at(buf, l, 0);
   return s;
 }
 
@@ -130,6 +192,8 @@ struct RegularExchange {
   std::size_t block = 0;
   const std::byte* send = nullptr;
   std::byte* recv = nullptr;
+  std::byte* send_staging = nullptr;  // non-null: pack() fills it
+  std::int64_t send_index = 0, send_elements = 0;
   std::int64_t recv_elements = 0;
 
   bool in_place() const { return sendbuf == MPI_IN_PLACE; }
@@ -147,16 +211,13 @@ struct RegularExchange {
 
   // Sets send and recv. With MPI_IN_PLACE the outgoing blocks start at block
   // `in_place_block` of recvbuf.
-  void stage(int p, int send_blocks, std::int64_t in_place_block, Explanation& why) {
+  void stage(int p, int send_blocks, std::int64_t in_place_block, Explanation& why, const StagingSource& staging) {
     const auto out = static_cast<std::int64_t>(send_blocks);
     if (in_place() || !sl->dense) {
-      auto* staged = libcomm_mpi::staging(0, block * static_cast<std::size_t>(send_blocks));
-      if (in_place())
-        libcomm_mpi::gather_elements(recvbuf, in_place_block * recvcount, out * recvcount, recvtype,
-                                     *rl, staged);
-      else
-        libcomm_mpi::gather_elements(sendbuf, 0, out * sendcount, sendtype, *sl, staged);
-      send = staged;
+      send_staging = staging(0, block * static_cast<std::size_t>(send_blocks));
+      send_index = in_place() ? in_place_block * recvcount : 0;
+      send_elements = out * (in_place() ? recvcount : sendcount);
+      send = send_staging;
       why.note(in_place() ? "MPI_IN_PLACE: input copied first" : "sendtype non-contiguous: packed");
     } else {
       send = libcomm_mpi::dense_at(sendbuf, *sl, 0);
@@ -165,9 +226,18 @@ struct RegularExchange {
     if (rl->dense) {
       recv = libcomm_mpi::dense_at(recvbuf, *rl, 0);
     } else {
-      recv = libcomm_mpi::staging(1, block * static_cast<std::size_t>(p));
+      recv = staging(1, block * static_cast<std::size_t>(p));
       why.note("recvtype non-contiguous: unpacked");
     }
+  }
+
+  // Before the exchange: the staged input.
+  void pack() const {
+    if (send_staging == nullptr) return;
+    if (in_place())
+      libcomm_mpi::gather_elements(recvbuf, send_index, send_elements, recvtype, *rl, send_staging);
+    else
+      libcomm_mpi::gather_elements(sendbuf, 0, send_elements, sendtype, *sl, send_staging);
   }
 
   // After the exchange: unpacks a staged receive buffer into the user's.
@@ -203,12 +273,193 @@ std::optional<libcomm::ReduceOp> reduce_op_of(MPI_Op op) {
   return std::nullopt;
 }
 
+// ---- The six operations, each in all three forms ------------------------------------------
+
+template <class Pmpi>
+int alltoall_body(const Call& call, const Pmpi& pmpi, Form form, const void* sendbuf, int sendcount,
+                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype) {
+  RegularExchange x(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  if (const char* why = x.invalid()) return call.fallback(pmpi, why);
+  if (const char* why = nonblocking_fallback_reason(call, form)) return call.fallback(pmpi, why);
+  const libcomm::Comm& c = call.comm();
+  libcomm::AlltoallOptions opts;
+  opts.check_args = libcomm_mpi::check_args();
+  const auto requested = libcomm_mpi::settings().alltoall.get();
+  Explanation why(requested);
+  auto pending = form.pending(call.op(), call.mpi());
+  x.stage(c.size(), c.size(), 0, why, StagingSource{pending.get()});
+  if (form.kind == Form::Blocking) {
+    x.pack();
+    const auto ran = libcomm::alltoall(x.send, x.recv, x.block, c, requested, opts);
+    call.route(libcomm::alltoall_algo_name(ran), why.text(ran.reason()));
+    x.finish();
+    return MPI_SUCCESS;
+  }
+  return hand_out_form(
+      call, form, std::move(pending), x.send, x.recv,
+      [&] { return libcomm::ialltoall(x.send, x.recv, x.block, c, requested, opts); },
+      [&] { return libcomm::plan_alltoall(c, x.block, requested, opts); }, [x] { x.pack(); },
+      [x] { x.finish(); }, why);
+}
+
+template <class Pmpi>
+int alltoallv_body(const Call& call, const Pmpi& pmpi, Form form, const void* sendbuf, const int sendcounts[],
+                   const int sdispls[], MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  const auto rl = libcomm_mpi::layout_of(recvtype);
+  const auto sl = in_place ? rl : libcomm_mpi::layout_of(sendtype);
+  int p = 0;
+  PMPI_Comm_size(comm, &p);
+  if (!rl || !sl || recvcounts == nullptr || rdispls == nullptr || any_negative(recvcounts, p) ||
+      (!in_place && (sendcounts == nullptr || sdispls == nullptr || any_negative(sendcounts, p))))
+    return call.fallback(pmpi, kBadArguments);
+  if (const char* why = nonblocking_fallback_reason(call, form)) return call.fallback(pmpi, why);
+  const libcomm::Comm& c = call.comm();
+  libcomm::AlltoallvOptions opts;
+  opts.check_args = libcomm_mpi::check_args();
+  const auto requested = libcomm_mpi::settings().alltoallv.get();
+  Explanation why(requested);
+  auto pending = form.pending(call.op(), call.mpi());
+  const StagingSource staging{pending.get()};
+  // With MPI_IN_PLACE the data to send is the receive buffer's, described by the
+  // receive arguments; it is copied out first because the exchange overwrites it.
+  const void* sbuf = in_place ? recvbuf : sendbuf;
+  const int* scounts = in_place ? recvcounts : sendcounts;
+  const int* sdisp = in_place ? rdispls : sdispls;
+  const MPI_Datatype stype = in_place ? recvtype : sendtype;
+  const auto send = describe_side(sbuf, scounts, sdisp, *sl, p, in_place, 0, staging);
+  if (send.staged)
+    why.note(in_place ? "MPI_IN_PLACE: input copied first" : "send side packed (non-contiguous type or negative displacements)");
+  const auto recv = describe_side(recvbuf, recvcounts, rdispls, *rl, p, false, 1, staging);
+  if (recv.staged) why.note("receive side unpacked (non-contiguous type or negative displacements)");
+  // MPI requires the count and displacement arrays of the non-blocking and persistent forms
+  // to stay untouched until the request is freed, so the copies below may read them then.
+  const auto pack = [=, sl = *sl] {
+    if (send.staged) pack_side(send, sbuf, scounts, sdisp, stype, sl);
+  };
+  const auto unpack = [=, rl = *rl] {
+    if (recv.staged) unpack_side(recv, recvbuf, recvcounts, rdispls, recvtype, rl);
+  };
+  if (form.kind == Form::Blocking) {
+    pack();
+    const auto ran = libcomm::alltoallv(send.base, send.counts, send.displs, recv.base, recv.counts, recv.displs,
+                                        c, requested, opts);
+    call.route(libcomm::alltoallv_algo_name(ran), why.text(ran.reason()));
+    unpack();
+    return MPI_SUCCESS;
+  }
+  return hand_out_form(
+      call, form, std::move(pending), send.base, recv.base,
+      [&] {
+        return libcomm::ialltoallv(send.base, send.counts, send.displs, recv.base, recv.counts, recv.displs, c,
+                                   requested, opts);
+      },
+      [&] { return libcomm::plan_alltoallv(c, send.counts, send.displs, recv.counts, recv.displs, requested, opts); },
+      pack, unpack, why);
+}
+
+template <class Pmpi>
+int allgather_body(const Call& call, const Pmpi& pmpi, Form form, const void* sendbuf, int sendcount,
+                   MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype) {
+  RegularExchange x(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  if (const char* why = x.invalid()) return call.fallback(pmpi, why);
+  if (const char* why = nonblocking_fallback_reason(call, form)) return call.fallback(pmpi, why);
+  const libcomm::Comm& c = call.comm();
+  libcomm::AllgatherOptions opts;
+  opts.check_args = libcomm_mpi::check_args();
+  opts.allow_fallback = true;
+  const auto requested = libcomm_mpi::settings().allgather.get();
+  Explanation why(requested);
+  auto pending = form.pending(call.op(), call.mpi());
+  x.stage(c.size(), 1, c.rank(), why, StagingSource{pending.get()});  // in place: this rank's block is in recvbuf
+  if (form.kind == Form::Blocking) {
+    x.pack();
+    const auto ran = libcomm::allgather(x.send, x.recv, x.block, c, requested, opts);
+    call.route(libcomm::allgather_algo_name(ran), why.text(ran.reason()));
+    x.finish();
+    return MPI_SUCCESS;
+  }
+  return hand_out_form(
+      call, form, std::move(pending), x.send, x.recv,
+      [&] { return libcomm::iallgather(x.send, x.recv, x.block, c, requested, opts); },
+      [&] { return libcomm::plan_allgather(c, x.block, requested, opts); }, [x] { x.pack(); },
+      [x] { x.finish(); }, why);
+}
+
+template <class Pmpi>
+int allgatherv_body(const Call& call, const Pmpi& pmpi, Form form, const void* sendbuf, int sendcount,
+                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int displs[],
+                    MPI_Datatype recvtype, MPI_Comm comm) {
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  const auto rl = libcomm_mpi::layout_of(recvtype);
+  const auto sl = in_place ? rl : libcomm_mpi::layout_of(sendtype);
+  int p = 0, me = 0;
+  PMPI_Comm_size(comm, &p);
+  PMPI_Comm_rank(comm, &me);
+  if (!rl || !sl || recvcounts == nullptr || displs == nullptr || any_negative(recvcounts, p) ||
+      (!in_place && sendcount < 0))
+    return call.fallback(pmpi, kBadArguments);
+  const std::size_t mine = static_cast<std::size_t>(recvcounts[me]) * rl->size;
+  if (!in_place && static_cast<std::size_t>(sendcount) * sl->size != mine)
+    return call.fallback(pmpi, "sendcount does not match recvcounts[rank]: MPI reports it");
+  if (const char* why = nonblocking_fallback_reason(call, form)) return call.fallback(pmpi, why);
+  const libcomm::Comm& c = call.comm();
+  libcomm::AllgatherOptions opts;
+  opts.check_args = libcomm_mpi::check_args();
+  opts.allow_fallback = true;
+  const auto requested = libcomm_mpi::settings().allgather.get();
+  Explanation why(requested);
+  auto pending = form.pending(call.op(), call.mpi());
+  const StagingSource staging{pending.get()};
+
+  // libcomm places the blocks back to back in rank order: the user's buffer serves when
+  // the displacements say the same, otherwise a staging buffer is copied out after.
+  bool staged = false;
+  std::int64_t packed_at = 0;
+  for (int r = 0; r < p && !staged; ++r) {
+    staged = static_cast<std::int64_t>(displs[r]) * rl->extent != packed_at;
+    packed_at += static_cast<std::int64_t>(recvcounts[r]) * static_cast<std::int64_t>(rl->size);
+  }
+  const auto recv = describe_side(recvbuf, recvcounts, displs, *rl, p, staged, 1, staging);
+  if (recv.staged) why.note("blocks not packed in rank order or non-contiguous type: staged");
+  std::byte* send_staging = nullptr;
+  const std::byte* send = nullptr;
+  if (in_place || !sl->dense) {
+    send = send_staging = staging(0, mine);
+    why.note(in_place ? "MPI_IN_PLACE: own block copied first" : "sendtype non-contiguous: packed");
+  } else {
+    send = libcomm_mpi::dense_at(sendbuf, *sl, 0);
+  }
+  const auto pack = [=, sl = *sl, rl = *rl] {
+    if (send_staging == nullptr) return;
+    if (in_place)
+      libcomm_mpi::gather_elements(recvbuf, displs[me], recvcounts[me], recvtype, rl, send_staging);
+    else
+      libcomm_mpi::gather_elements(sendbuf, 0, sendcount, sendtype, sl, send_staging);
+  };
+  const auto unpack = [=, rl = *rl] {
+    if (recv.staged) unpack_side(recv, recvbuf, recvcounts, displs, recvtype, rl);
+  };
+  const std::vector<std::size_t> counts(recv.counts.begin(), recv.counts.end());
+  if (form.kind == Form::Blocking) {
+    pack();
+    const auto ran = libcomm::allgatherv(send, mine, recv.base, counts, c, requested, opts);
+    call.route(libcomm::allgather_algo_name(ran), why.text(ran.reason()));
+    unpack();
+    return MPI_SUCCESS;
+  }
+  return hand_out_form(
+      call, form, std::move(pending), send, recv.base,
+      [&] { return libcomm::iallgatherv(send, mine, recv.base, counts, c, requested, opts); },
+      [&] { return libcomm::plan_allgatherv(c, counts, requested, opts); }, pack, unpack, why);
+}
+
 // Reduce_scatter and Reduce_scatter_block once the counts are known (`counts` elements
 // per rank, the same on every rank).
 template <class Pmpi>
-int reduce_scatter_common(const Call& call, const Pmpi& pmpi, const void* sendbuf, void* recvbuf,
-                          const std::vector<std::size_t>& counts, MPI_Datatype datatype,
-                          MPI_Op op) {
+int reduce_scatter_body(const Call& call, const Pmpi& pmpi, Form form, const void* sendbuf, void* recvbuf,
+                        const std::vector<std::size_t>& counts, MPI_Datatype datatype, MPI_Op op) {
   const auto type = elem_type_of(datatype);
   const auto rop = reduce_op_of(op);
   // MPI requires the same datatype and operation on every rank, so all ranks fall back
@@ -218,6 +469,7 @@ int reduce_scatter_common(const Call& call, const Pmpi& pmpi, const void* sendbu
                                        "and other operations run in MPI)");
   if (*type == libcomm::ElemType::ComplexDouble && *rop != libcomm::ReduceOp::Sum)
     return call.fallback(pmpi, kBadArguments);
+  if (const char* why = nonblocking_fallback_reason(call, form)) return call.fallback(pmpi, why);
   const libcomm::Comm& c = call.comm();
   std::size_t total = 0;
   for (auto n : counts) total += n;
@@ -227,203 +479,285 @@ int reduce_scatter_common(const Call& call, const Pmpi& pmpi, const void* sendbu
   opts.allow_fallback = true;
   const auto requested = libcomm_mpi::settings().reduce_scatter.get();
   Explanation why(requested);
+  auto pending = form.pending(call.op(), call.mpi());
   const void* send = sendbuf;
+  std::byte* copy = nullptr;
   if (sendbuf == MPI_IN_PLACE) {  // the input is in recvbuf, the result goes there too
-    auto* copy = libcomm_mpi::staging(0, total * esize);
-    if (total > 0) std::memcpy(copy, recvbuf, total * esize);
-    send = copy;
+    send = copy = StagingSource{pending.get()}(0, total * esize);
     why.note("MPI_IN_PLACE: input copied first");
   }
+  const auto pack = [copy, recvbuf, bytes = total * esize] {
+    if (copy != nullptr && bytes > 0) std::memcpy(copy, recvbuf, bytes);
+  };
   std::vector<std::size_t> count_bytes(counts);
   for (auto& n : count_bytes) n *= esize;
-  const auto ran = libcomm::reduce_scatter(send, recvbuf, count_bytes, *type, *rop, c, requested, opts);
-  call.route(libcomm::reduce_scatter_algo_name(ran), why.text(ran.reason()));
-  return MPI_SUCCESS;
+  if (form.kind == Form::Blocking) {
+    pack();
+    const auto ran = libcomm::reduce_scatter(send, recvbuf, count_bytes, *type, *rop, c, requested, opts);
+    call.route(libcomm::reduce_scatter_algo_name(ran), why.text(ran.reason()));
+    return MPI_SUCCESS;
+  }
+  return hand_out_form(
+      call, form, std::move(pending), send, recvbuf,
+      [&] { return libcomm::ireduce_scatter(send, recvbuf, count_bytes, *type, *rop, c, requested, opts); },
+      [&] { return libcomm::plan_reduce_scatter(c, count_bytes, *type, *rop, requested, opts); }, pack,
+      std::function<void()>{}, why);
 }
 
-}  // namespace
-
-extern "C" int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                            void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  const auto pmpi = [&] {
-    return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-  };
+// The entry points of one operation share its body; only the form and the MPI library's own
+// call (the fallback) differ.
+template <class Pmpi, class Body>
+int entry(const char* op, MPI_Comm comm, const Pmpi& pmpi, const Body& body) {
   if (InsideWrapper::active()) return pmpi();
   const InsideWrapper inside;
-  return libcomm_mpi::intercept("MPI_Alltoall", comm, pmpi, [&](const Call& call) {
-    RegularExchange x(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-    if (const char* why = x.invalid()) return call.fallback(pmpi, why);
-    const libcomm::Comm& c = call.comm();
-    libcomm::AlltoallOptions opts;
-    opts.check_args = libcomm_mpi::check_args();
-    const auto requested = libcomm_mpi::settings().alltoall.get();
-    Explanation why(requested);
-    x.stage(c.size(), c.size(), 0, why);
-    const auto ran = libcomm::alltoall(x.send, x.recv, x.block, c, requested, opts);
-    call.route(libcomm::alltoall_algo_name(ran), why.text(ran.reason()));
-    x.finish();
-    return MPI_SUCCESS;
+  return libcomm_mpi::intercept(op, comm, pmpi, body);
+}
+
+int alltoall_entry(const char* op, Form form, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                   void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info) {
+  const auto pmpi = [&] {
+    switch (form.kind) {
+      case Form::Nonblocking:
+        return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, form.request);
+#ifdef OMPI_HAVE_MPI_EXT_PCOLLREQ
+      case Form::Persistent:
+        return PMPIX_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
+                                   form.request);
+#endif
+      default: return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    }
+  };
+  (void)info;
+  return entry(op, comm, pmpi, [&](const Call& call) {
+    return alltoall_body(call, pmpi, form, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   });
 }
 
-extern "C" int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                             MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+int alltoallv_entry(const char* op, Form form, const void* sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info) {
   const auto pmpi = [&] {
-    return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+    switch (form.kind) {
+      case Form::Nonblocking:
+        return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+                               form.request);
+#ifdef OMPI_HAVE_MPI_EXT_PCOLLREQ
+      case Form::Persistent:
+        return PMPIX_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                                    comm, info, form.request);
+#endif
+      default:
+        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+    }
+  };
+  (void)info;
+  return entry(op, comm, pmpi, [&](const Call& call) {
+    return alltoallv_body(call, pmpi, form, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                           recvtype, comm);
-  };
-  if (InsideWrapper::active()) return pmpi();
-  const InsideWrapper inside;
-  return libcomm_mpi::intercept("MPI_Alltoallv", comm, pmpi, [&](const Call& call) {
-    const bool in_place = sendbuf == MPI_IN_PLACE;
-    const auto rl = libcomm_mpi::layout_of(recvtype);
-    const auto sl = in_place ? rl : libcomm_mpi::layout_of(sendtype);
-    int p = 0;
-    PMPI_Comm_size(comm, &p);
-    if (!rl || !sl || recvcounts == nullptr || rdispls == nullptr || any_negative(recvcounts, p) ||
-        (!in_place && (sendcounts == nullptr || sdispls == nullptr || any_negative(sendcounts, p))))
-      return call.fallback(pmpi, kBadArguments);
-    const libcomm::Comm& c = call.comm();
-    libcomm::AlltoallvOptions opts;
-    opts.check_args = libcomm_mpi::check_args();
-    const auto requested = libcomm_mpi::settings().alltoallv.get();
-    Explanation why(requested);
-    // With MPI_IN_PLACE the data to send is the receive buffer's, described by the
-    // receive arguments; it is copied out first because the exchange overwrites it.
-    const void* sbuf = in_place ? recvbuf : sendbuf;
-    const int* scounts = in_place ? recvcounts : sendcounts;
-    const int* sdisp = in_place ? rdispls : sdispls;
-    const MPI_Datatype stype = in_place ? recvtype : sendtype;
-    const auto send = describe_side(sbuf, scounts, sdisp, *sl, p, in_place, 0);
-    if (send.staged) {
-      pack_side(send, sbuf, scounts, sdisp, stype, *sl);
-      why.note(in_place ? "MPI_IN_PLACE: input copied first" : "send side packed (non-contiguous type or negative displacements)");
+  });
+}
+
+int allgather_entry(const char* op, Form form, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                    void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info) {
+  const auto pmpi = [&] {
+    switch (form.kind) {
+      case Form::Nonblocking:
+        return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, form.request);
+#ifdef OMPI_HAVE_MPI_EXT_PCOLLREQ
+      case Form::Persistent:
+        return PMPIX_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
+                                    form.request);
+#endif
+      default: return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     }
-    const auto recv = describe_side(recvbuf, recvcounts, rdispls, *rl, p, false, 1);
-    if (recv.staged) why.note("receive side unpacked (non-contiguous type or negative displacements)");
-    const auto ran = libcomm::alltoallv(send.base, send.counts, send.displs, recv.base,
-                                        recv.counts, recv.displs, c, requested, opts);
-    call.route(libcomm::alltoallv_algo_name(ran), why.text(ran.reason()));
-    if (recv.staged) unpack_side(recv, recvbuf, recvcounts, rdispls, recvtype, *rl);
-    return MPI_SUCCESS;
-  });
-}
-
-extern "C" int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  const auto pmpi = [&] {
-    return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   };
-  if (InsideWrapper::active()) return pmpi();
-  const InsideWrapper inside;
-  return libcomm_mpi::intercept("MPI_Allgather", comm, pmpi, [&](const Call& call) {
-    RegularExchange x(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-    if (const char* why = x.invalid()) return call.fallback(pmpi, why);
-    const libcomm::Comm& c = call.comm();
-    libcomm::AllgatherOptions opts;
-    opts.check_args = libcomm_mpi::check_args();
-    opts.allow_fallback = true;
-    const auto requested = libcomm_mpi::settings().allgather.get();
-    Explanation why(requested);
-    x.stage(c.size(), 1, c.rank(), why);  // in place: this rank's block is in recvbuf
-    const auto ran = libcomm::allgather(x.send, x.recv, x.block, c, requested, opts);
-    call.route(libcomm::allgather_algo_name(ran), why.text(ran.reason()));
-    x.finish();
-    return MPI_SUCCESS;
+  (void)info;
+  return entry(op, comm, pmpi, [&](const Call& call) {
+    return allgather_body(call, pmpi, form, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   });
 }
 
-extern "C" int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                              void* recvbuf, const int recvcounts[], const int displs[],
-                              MPI_Datatype recvtype, MPI_Comm comm) {
+int allgatherv_entry(const char* op, Form form, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                     void* recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Info info) {
   const auto pmpi = [&] {
-    return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+    switch (form.kind) {
+      case Form::Nonblocking:
+        return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                                form.request);
+#ifdef OMPI_HAVE_MPI_EXT_PCOLLREQ
+      case Form::Persistent:
+        return PMPIX_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info,
+                                     form.request);
+#endif
+      default: return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+    }
+  };
+  (void)info;
+  return entry(op, comm, pmpi, [&](const Call& call) {
+    return allgatherv_body(call, pmpi, form, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                            comm);
-  };
-  if (InsideWrapper::active()) return pmpi();
-  const InsideWrapper inside;
-  return libcomm_mpi::intercept("MPI_Allgatherv", comm, pmpi, [&](const Call& call) {
-    const bool in_place = sendbuf == MPI_IN_PLACE;
-    const auto rl = libcomm_mpi::layout_of(recvtype);
-    const auto sl = in_place ? rl : libcomm_mpi::layout_of(sendtype);
-    int p = 0, me = 0;
-    PMPI_Comm_size(comm, &p);
-    PMPI_Comm_rank(comm, &me);
-    if (!rl || !sl || recvcounts == nullptr || displs == nullptr || any_negative(recvcounts, p) ||
-        (!in_place && sendcount < 0))
-      return call.fallback(pmpi, kBadArguments);
-    const std::size_t mine = static_cast<std::size_t>(recvcounts[me]) * rl->size;
-    if (!in_place && static_cast<std::size_t>(sendcount) * sl->size != mine)
-      return call.fallback(pmpi, "sendcount does not match recvcounts[rank]: MPI reports it");
-    const libcomm::Comm& c = call.comm();
-    libcomm::AllgatherOptions opts;
-    opts.check_args = libcomm_mpi::check_args();
-    opts.allow_fallback = true;
-    const auto requested = libcomm_mpi::settings().allgather.get();
-    Explanation why(requested);
-
-    // libcomm places the blocks back to back in rank order: the user's buffer serves when
-    // the displacements say the same, otherwise a staging buffer is copied out after.
-    auto recv = describe_side(recvbuf, recvcounts, displs, *rl, p, false, 1);
-    std::int64_t packed_at = 0;
-    for (std::size_t r = 0; r < recv.counts.size() && !recv.staged; ++r) {
-      recv.staged = recv.displs[r] != packed_at;
-      packed_at += recv.counts[r];
-    }
-    if (recv.staged) {
-      recv = describe_side(recvbuf, recvcounts, displs, *rl, p, true, 1);
-      why.note("blocks not packed in rank order or non-contiguous type: staged");
-    }
-    const std::byte* send = nullptr;
-    if (in_place || !sl->dense) {
-      auto* staged = libcomm_mpi::staging(0, mine);
-      if (in_place)
-        libcomm_mpi::gather_elements(recvbuf, displs[me], recvcounts[me], recvtype, *rl, staged);
-      else
-        libcomm_mpi::gather_elements(sendbuf, 0, sendcount, sendtype, *sl, staged);
-      send = staged;
-      why.note(in_place ? "MPI_IN_PLACE: own block copied first" : "sendtype non-contiguous: packed");
-    } else {
-      send = libcomm_mpi::dense_at(sendbuf, *sl, 0);
-    }
-    const std::vector<std::size_t> counts(recv.counts.begin(), recv.counts.end());
-    const auto ran = libcomm::allgatherv(send, mine, recv.base, counts, c, requested, opts);
-    call.route(libcomm::allgather_algo_name(ran), why.text(ran.reason()));
-    if (recv.staged) unpack_side(recv, recvbuf, recvcounts, displs, recvtype, *rl);
-    return MPI_SUCCESS;
   });
 }
 
-extern "C" int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
-                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+int reduce_scatter_entry(const char* op, Form form, const void* sendbuf, void* recvbuf, const int recvcounts[],
+                         MPI_Datatype datatype, MPI_Op mpi_op, MPI_Comm comm, MPI_Info info) {
   const auto pmpi = [&] {
-    return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+    switch (form.kind) {
+      case Form::Nonblocking:
+        return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, mpi_op, comm, form.request);
+#ifdef OMPI_HAVE_MPI_EXT_PCOLLREQ
+      case Form::Persistent:
+        return PMPIX_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, mpi_op, comm, info, form.request);
+#endif
+      default: return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, mpi_op, comm);
+    }
   };
-  if (InsideWrapper::active()) return pmpi();
-  const InsideWrapper inside;
-  return libcomm_mpi::intercept("MPI_Reduce_scatter", comm, pmpi, [&](const Call& call) {
+  (void)info;
+  return entry(op, comm, pmpi, [&](const Call& call) {
     int p = 0;
     PMPI_Comm_size(comm, &p);
     if (recvcounts == nullptr || any_negative(recvcounts, p)) return call.fallback(pmpi, kBadArguments);
     std::vector<std::size_t> counts(static_cast<std::size_t>(p));
     for (std::size_t r = 0; r < counts.size(); ++r) counts[r] = static_cast<std::size_t>(recvcounts[r]);
-    return reduce_scatter_common(call, pmpi, sendbuf, recvbuf, counts, datatype, op);
+    return reduce_scatter_body(call, pmpi, form, sendbuf, recvbuf, counts, datatype, mpi_op);
   });
 }
 
-extern "C" int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
-                                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+int reduce_scatter_block_entry(const char* op, Form form, const void* sendbuf, void* recvbuf, int recvcount,
+                               MPI_Datatype datatype, MPI_Op mpi_op, MPI_Comm comm, MPI_Info info) {
   const auto pmpi = [&] {
-    return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+    switch (form.kind) {
+      case Form::Nonblocking:
+        return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, mpi_op, comm, form.request);
+#ifdef OMPI_HAVE_MPI_EXT_PCOLLREQ
+      case Form::Persistent:
+        return PMPIX_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, mpi_op, comm, info,
+                                               form.request);
+#endif
+      default: return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, mpi_op, comm);
+    }
   };
-  if (InsideWrapper::active()) return pmpi();
-  const InsideWrapper inside;
-  return libcomm_mpi::intercept("MPI_Reduce_scatter_block", comm, pmpi, [&](const Call& call) {
+  (void)info;
+  return entry(op, comm, pmpi, [&](const Call& call) {
     int p = 0;
     PMPI_Comm_size(comm, &p);
     if (recvcount < 0) return call.fallback(pmpi, kBadArguments);
     const std::vector<std::size_t> counts(static_cast<std::size_t>(p), static_cast<std::size_t>(recvcount));
-    return reduce_scatter_common(call, pmpi, sendbuf, recvbuf, counts, datatype, op);
+    return reduce_scatter_body(call, pmpi, form, sendbuf, recvbuf, counts, datatype, mpi_op);
   });
 }
+
+}  // namespace
+
+// ---- The exported C entry points ----------------------------------------------------------
+
+extern "C" int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  return alltoall_entry("MPI_Alltoall", kBlocking, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                        MPI_INFO_NULL);
+}
+extern "C" int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                             int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  return alltoall_entry("MPI_Ialltoall", {Form::Nonblocking, request}, sendbuf, sendcount, sendtype, recvbuf,
+                        recvcount, recvtype, comm, MPI_INFO_NULL);
+}
+
+extern "C" int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                             MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                             MPI_Datatype recvtype, MPI_Comm comm) {
+  return alltoallv_entry("MPI_Alltoallv", kBlocking, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                         rdispls, recvtype, comm, MPI_INFO_NULL);
+}
+extern "C" int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                              MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  return alltoallv_entry("MPI_Ialltoallv", {Form::Nonblocking, request}, sendbuf, sendcounts, sdispls, sendtype,
+                         recvbuf, recvcounts, rdispls, recvtype, comm, MPI_INFO_NULL);
+}
+
+extern "C" int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                             int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  return allgather_entry("MPI_Allgather", kBlocking, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                         comm, MPI_INFO_NULL);
+}
+extern "C" int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                              int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  return allgather_entry("MPI_Iallgather", {Form::Nonblocking, request}, sendbuf, sendcount, sendtype, recvbuf,
+                         recvcount, recvtype, comm, MPI_INFO_NULL);
+}
+
+extern "C" int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                              const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+  return allgatherv_entry("MPI_Allgatherv", kBlocking, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                          recvtype, comm, MPI_INFO_NULL);
+}
+extern "C" int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                               const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                               MPI_Request* request) {
+  return allgatherv_entry("MPI_Iallgatherv", {Form::Nonblocking, request}, sendbuf, sendcount, sendtype, recvbuf,
+                          recvcounts, displs, recvtype, comm, MPI_INFO_NULL);
+}
+
+extern "C" int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype,
+                                  MPI_Op op, MPI_Comm comm) {
+  return reduce_scatter_entry("MPI_Reduce_scatter", kBlocking, sendbuf, recvbuf, recvcounts, datatype, op, comm,
+                              MPI_INFO_NULL);
+}
+extern "C" int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  return reduce_scatter_entry("MPI_Ireduce_scatter", {Form::Nonblocking, request}, sendbuf, recvbuf, recvcounts,
+                              datatype, op, comm, MPI_INFO_NULL);
+}
+
+extern "C" int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
+                                        MPI_Op op, MPI_Comm comm) {
+  return reduce_scatter_block_entry("MPI_Reduce_scatter_block", kBlocking, sendbuf, recvbuf, recvcount, datatype,
+                                    op, comm, MPI_INFO_NULL);
+}
+extern "C" int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
+                                         MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  return reduce_scatter_block_entry("MPI_Ireduce_scatter_block", {Form::Nonblocking, request}, sendbuf, recvbuf,
+                                    recvcount, datatype, op, comm, MPI_INFO_NULL);
+}
+
+#ifdef OMPI_HAVE_MPI_EXT_PCOLLREQ
+// Open MPI 4.1's persistent collectives (the pcollreq extension; MPI-4 names them
+// MPI_<op>_init). The info argument asks nothing of libcomm; MPI gets it on a fallback.
+extern "C" int MPIX_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                  MPI_Request* request) {
+  return alltoall_entry("MPIX_Alltoall_init", {Form::Persistent, request}, sendbuf, sendcount, sendtype, recvbuf,
+                        recvcount, recvtype, comm, info);
+}
+extern "C" int MPIX_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return alltoallv_entry("MPIX_Alltoallv_init", {Form::Persistent, request}, sendbuf, sendcounts, sdispls, sendtype,
+                         recvbuf, recvcounts, rdispls, recvtype, comm, info);
+}
+extern "C" int MPIX_Allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request* request) {
+  return allgather_entry("MPIX_Allgather_init", {Form::Persistent, request}, sendbuf, sendcount, sendtype, recvbuf,
+                         recvcount, recvtype, comm, info);
+}
+extern "C" int MPIX_Allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                    MPI_Info info, MPI_Request* request) {
+  return allgatherv_entry("MPIX_Allgatherv_init", {Form::Persistent, request}, sendbuf, sendcount, sendtype, recvbuf,
+                          recvcounts, displs, recvtype, comm, info);
+}
+extern "C" int MPIX_Reduce_scatter_init(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                        MPI_Request* request) {
+  return reduce_scatter_entry("MPIX_Reduce_scatter_init", {Form::Persistent, request}, sendbuf, recvbuf, recvcounts,
+                              datatype, op, comm, info);
+}
+extern "C" int MPIX_Reduce_scatter_block_init(const void* sendbuf, void* recvbuf, int recvcount,
+                                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                              MPI_Request* request) {
+  return reduce_scatter_block_entry("MPIX_Reduce_scatter_block_init", {Form::Persistent, request}, sendbuf, recvbuf,
+                                    recvcount, datatype, op, comm, info);
+}
+#endif

@@ -1,5 +1,7 @@
 // Exercises the drop-in library (libcomm_mpi) with plain MPI calls: every case runs the
-// intercepted MPI_<op> and the MPI library's own PMPI_<op> on the same input and compares
+// intercepted operation, in each of its three forms (blocking MPI_<op>, non-blocking
+// MPI_I<op>, persistent MPIX_<op>_init), and the MPI library's own blocking PMPI_<op> on the
+// same input and compares
 // the whole receive buffers byte for byte (gaps of non-contiguous datatypes included,
 // which must keep their fill). It also checks the route the library took
 // (libcomm_mpi_last_route, looked up with dlsym): libcomm for what libcomm can do exactly,
@@ -9,6 +11,9 @@
 // Exit code 0 only when every check passed on every rank.
 #include <dlfcn.h>
 #include <mpi.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>  // Open MPI's MPIX_<op>_init
+#endif
 
 #include <complex>
 #include <cstdint>
@@ -87,6 +92,123 @@ void unset_env(const char* var) {
 
 void set_algo(const char* var, const std::string& name) { set_env(var, name); }
 
+// ---- The three forms -----------------------------------------------------------------------
+
+// Every case calls its collective through call_<op> below, in the form under test. The
+// non-blocking and persistent forms complete through a different call each time (MPI_Wait,
+// MPI_Test polled, MPI_Waitall, MPI_Waitany, MPI_Testsome polled, MPI_Request_get_status
+// polled): all of them must progress libcomm's collective.
+enum class Form { Blocking, Nonblocking, Persistent };
+Form form = Form::Blocking;
+int completion_round = 0;
+
+const char* form_name(Form f) {
+  return f == Form::Blocking ? "blocking" : f == Form::Nonblocking ? "non-blocking" : "persistent";
+}
+
+int complete(MPI_Request* r) {
+  switch (completion_round++ % 6) {
+    case 0: return MPI_Wait(r, MPI_STATUS_IGNORE);
+    case 1: {
+      int flag = 0, rc = MPI_SUCCESS;
+      while (rc == MPI_SUCCESS && !flag) rc = MPI_Test(r, &flag, MPI_STATUS_IGNORE);
+      return rc;
+    }
+    case 2: return MPI_Waitall(1, r, MPI_STATUSES_IGNORE);
+    case 3: {
+      int index = -1;
+      return MPI_Waitany(1, r, &index, MPI_STATUS_IGNORE);
+    }
+    case 4: {
+      int out = 0, index = -1, rc = MPI_SUCCESS;
+      while (rc == MPI_SUCCESS && out == 0) rc = MPI_Testsome(1, r, &out, &index, MPI_STATUSES_IGNORE);
+      return rc;
+    }
+    default: {
+      int flag = 0;
+      while (!flag) MPI_Request_get_status(*r, &flag, MPI_STATUS_IGNORE);
+      return MPI_Wait(r, MPI_STATUS_IGNORE);
+    }
+  }
+}
+
+// Runs one collective in the current form: `blocking()`, `start(&request)` (MPI_I<op>) or
+// `init(&request)` (MPIX_<op>_init), completing and freeing the request.
+template <class Blocking, class Start, class Init>
+int run_form(const Blocking& blocking, const Start& start, const Init& init) {
+  MPI_Request r = MPI_REQUEST_NULL;
+  switch (form) {
+    case Form::Blocking: return blocking();
+    case Form::Nonblocking: {
+      int rc = start(&r);
+      if (rc != MPI_SUCCESS) return rc;
+      rc = complete(&r);
+      check(r == MPI_REQUEST_NULL, "a completed non-blocking collective's request is MPI_REQUEST_NULL");
+      return rc;
+    }
+    case Form::Persistent: {
+      int rc = init(&r);
+      if (rc != MPI_SUCCESS) return rc;
+      const std::string route = last_route();  // the init call's; MPI_Start sets none
+      rc = MPI_Start(&r);
+      if (rc == MPI_SUCCESS) rc = complete(&r);
+      check(r != MPI_REQUEST_NULL, "a completed persistent request stays allocated (inactive)");
+      MPI_Request_free(&r);
+      check(r == MPI_REQUEST_NULL, "MPI_Request_free sets the handle to MPI_REQUEST_NULL");
+      (void)route;
+      return rc;
+    }
+  }
+  return MPI_ERR_OTHER;
+}
+
+#ifdef OMPI_HAVE_MPI_EXT_PCOLLREQ
+constexpr bool kHavePersistent = true;
+#define LIBCOMM_TEST_INIT(call) call
+#else
+constexpr bool kHavePersistent = false;
+#define LIBCOMM_TEST_INIT(call) MPI_ERR_OTHER
+#endif
+
+int call_alltoall(const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, MPI_Comm c) {
+  return run_form([&] { return MPI_Alltoall(s, sc, st, r, rc, rt, c); },
+                  [&](MPI_Request* q) { return MPI_Ialltoall(s, sc, st, r, rc, rt, c, q); },
+                  [&](MPI_Request* q) { return LIBCOMM_TEST_INIT(MPIX_Alltoall_init(s, sc, st, r, rc, rt, c, MPI_INFO_NULL, q)); });
+}
+int call_alltoallv(const void* s, const int* sc, const int* sd, MPI_Datatype st, void* r, const int* rc,
+                   const int* rd, MPI_Datatype rt, MPI_Comm c) {
+  return run_form([&] { return MPI_Alltoallv(s, sc, sd, st, r, rc, rd, rt, c); },
+                  [&](MPI_Request* q) { return MPI_Ialltoallv(s, sc, sd, st, r, rc, rd, rt, c, q); },
+                  [&](MPI_Request* q) {
+                    return LIBCOMM_TEST_INIT(MPIX_Alltoallv_init(s, sc, sd, st, r, rc, rd, rt, c, MPI_INFO_NULL, q));
+                  });
+}
+int call_allgather(const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, MPI_Comm c) {
+  return run_form([&] { return MPI_Allgather(s, sc, st, r, rc, rt, c); },
+                  [&](MPI_Request* q) { return MPI_Iallgather(s, sc, st, r, rc, rt, c, q); },
+                  [&](MPI_Request* q) { return LIBCOMM_TEST_INIT(MPIX_Allgather_init(s, sc, st, r, rc, rt, c, MPI_INFO_NULL, q)); });
+}
+int call_allgatherv(const void* s, int sc, MPI_Datatype st, void* r, const int* rc, const int* rd, MPI_Datatype rt,
+                    MPI_Comm c) {
+  return run_form([&] { return MPI_Allgatherv(s, sc, st, r, rc, rd, rt, c); },
+                  [&](MPI_Request* q) { return MPI_Iallgatherv(s, sc, st, r, rc, rd, rt, c, q); },
+                  [&](MPI_Request* q) {
+                    return LIBCOMM_TEST_INIT(MPIX_Allgatherv_init(s, sc, st, r, rc, rd, rt, c, MPI_INFO_NULL, q));
+                  });
+}
+int call_reduce_scatter(const void* s, void* r, const int* rc, MPI_Datatype t, MPI_Op op, MPI_Comm c) {
+  return run_form([&] { return MPI_Reduce_scatter(s, r, rc, t, op, c); },
+                  [&](MPI_Request* q) { return MPI_Ireduce_scatter(s, r, rc, t, op, c, q); },
+                  [&](MPI_Request* q) { return LIBCOMM_TEST_INIT(MPIX_Reduce_scatter_init(s, r, rc, t, op, c, MPI_INFO_NULL, q)); });
+}
+int call_reduce_scatter_block(const void* s, void* r, int rc, MPI_Datatype t, MPI_Op op, MPI_Comm c) {
+  return run_form([&] { return MPI_Reduce_scatter_block(s, r, rc, t, op, c); },
+                  [&](MPI_Request* q) { return MPI_Ireduce_scatter_block(s, r, rc, t, op, c, q); },
+                  [&](MPI_Request* q) {
+                    return LIBCOMM_TEST_INIT(MPIX_Reduce_scatter_block_init(s, r, rc, t, op, c, MPI_INFO_NULL, q));
+                  });
+}
+
 // ---- MPI_Alltoall --------------------------------------------------------------------------
 
 void alltoall_cases(MPI_Comm comm, const std::string& algo) {
@@ -99,7 +221,7 @@ void alltoall_cases(MPI_Comm comm, const std::string& algo) {
     for (int d = 0; d < p; ++d)
       for (int k = 0; k < count; ++k) send[static_cast<std::size_t>(d * count + k)] = value(me, d, k);
     auto got = filled<int>(send.size()), want = filled<int>(send.size());
-    check(MPI_Alltoall(send.data(), count, MPI_INT, got.data(), count, MPI_INT, comm) == MPI_SUCCESS,
+    check(call_alltoall(send.data(), count, MPI_INT, got.data(), count, MPI_INT, comm) == MPI_SUCCESS,
           tag + "MPI_INT returns MPI_SUCCESS");
     expect_libcomm(tag + "MPI_INT count " + std::to_string(count));
     PMPI_Alltoall(send.data(), count, MPI_INT, want.data(), count, MPI_INT, comm);
@@ -110,7 +232,7 @@ void alltoall_cases(MPI_Comm comm, const std::string& algo) {
     for (int d = 0; d < p; ++d)
       for (int k = 0; k < 2; ++k) got[static_cast<std::size_t>(2 * d + k)] = value(me, d, k);
     auto want = got;
-    MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, got.data(), 2, MPI_DOUBLE, comm);
+    call_alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, got.data(), 2, MPI_DOUBLE, comm);
     expect_libcomm(tag + "MPI_IN_PLACE");
     PMPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, want.data(), 2, MPI_DOUBLE, comm);
     compare(got, want, tag + "MPI_IN_PLACE");
@@ -122,7 +244,7 @@ void alltoall_cases(MPI_Comm comm, const std::string& algo) {
     std::vector<short> send(static_cast<std::size_t>(6 * p));
     for (std::size_t k = 0; k < send.size(); ++k) send[k] = static_cast<short>(value(me, static_cast<int>(k / 6), static_cast<int>(k)));
     auto got = filled<short>(send.size()), want = filled<short>(send.size());
-    MPI_Alltoall(send.data(), 2, three, got.data(), 6, MPI_SHORT, comm);
+    call_alltoall(send.data(), 2, three, got.data(), 6, MPI_SHORT, comm);
     expect_libcomm(tag + "contiguous derived type");
     PMPI_Alltoall(send.data(), 2, three, want.data(), 6, MPI_SHORT, comm);
     compare(got, want, tag + "contiguous derived type");
@@ -135,7 +257,7 @@ void alltoall_cases(MPI_Comm comm, const std::string& algo) {
     std::vector<int> send(static_cast<std::size_t>(2 * p));
     for (std::size_t k = 0; k < send.size(); ++k) send[k] = value(me, static_cast<int>(k / 2), static_cast<int>(k));
     auto got = filled<int>(static_cast<std::size_t>(3 * p)), want = got;
-    MPI_Alltoall(send.data(), 2, MPI_INT, got.data(), 1, strided, comm);
+    call_alltoall(send.data(), 2, MPI_INT, got.data(), 1, strided, comm);
     expect_libcomm(tag + "vector receive type");
     PMPI_Alltoall(send.data(), 2, MPI_INT, want.data(), 1, strided, comm);
     compare(got, want, tag + "vector receive type");
@@ -143,7 +265,7 @@ void alltoall_cases(MPI_Comm comm, const std::string& algo) {
     auto got2 = filled<int>(send.size()), want2 = got2;
     std::vector<int> wide(static_cast<std::size_t>(3 * p));
     for (std::size_t k = 0; k < wide.size(); ++k) wide[k] = value(me, static_cast<int>(k / 3), static_cast<int>(k));
-    MPI_Alltoall(wide.data(), 1, strided, got2.data(), 2, MPI_INT, comm);
+    call_alltoall(wide.data(), 1, strided, got2.data(), 2, MPI_INT, comm);
     PMPI_Alltoall(wide.data(), 1, strided, want2.data(), 2, MPI_INT, comm);
     compare(got2, want2, tag + "vector send type");
     MPI_Type_free(&strided);
@@ -158,7 +280,7 @@ void alltoall_cases(MPI_Comm comm, const std::string& algo) {
     std::vector<int> send(static_cast<std::size_t>(p + 1));
     for (std::size_t k = 0; k < send.size(); ++k) send[k] = value(me, static_cast<int>(k), 7);
     auto got = filled<int>(send.size()), want = got;
-    MPI_Alltoall(send.data(), 1, shifted, got.data(), 1, shifted, comm);
+    call_alltoall(send.data(), 1, shifted, got.data(), 1, shifted, comm);
     expect_libcomm(tag + "struct type with lower bound 4");
     PMPI_Alltoall(send.data(), 1, shifted, want.data(), 1, shifted, comm);
     compare(got, want, tag + "struct type with lower bound 4");
@@ -196,7 +318,7 @@ void alltoallv_cases(MPI_Comm comm, const std::string& algo) {
       send[static_cast<std::size_t>(sd[static_cast<std::size_t>(r)] + k)] = value(me, r, k);
   {
     auto got = filled<int>(static_cast<std::size_t>(rtotal)), want = got;
-    check(MPI_Alltoallv(send.data(), sc.data(), sd.data(), MPI_INT, got.data(), rc.data(), rd.data(),
+    check(call_alltoallv(send.data(), sc.data(), sd.data(), MPI_INT, got.data(), rc.data(), rd.data(),
                         MPI_INT, comm) == MPI_SUCCESS,
           tag + "returns MPI_SUCCESS");
     expect_libcomm(tag + "MPI_INT");
@@ -215,7 +337,7 @@ void alltoallv_cases(MPI_Comm comm, const std::string& algo) {
     std::vector<int> got(static_cast<std::size_t>(total));
     for (std::size_t k = 0; k < got.size(); ++k) got[k] = value(me, static_cast<int>(k), 1);
     auto want = got;
-    MPI_Alltoallv(MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL, got.data(), ic.data(), id.data(),
+    call_alltoallv(MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL, got.data(), ic.data(), id.data(),
                   MPI_INT, comm);
     expect_libcomm(tag + "MPI_IN_PLACE");
     PMPI_Alltoallv(MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL, want.data(), ic.data(),
@@ -227,7 +349,7 @@ void alltoallv_cases(MPI_Comm comm, const std::string& algo) {
     MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &spaced);
     MPI_Type_commit(&spaced);
     auto got = filled<int>(static_cast<std::size_t>(2 * rtotal)), want = got;
-    MPI_Alltoallv(send.data(), sc.data(), sd.data(), MPI_INT, got.data(), rc.data(), rd.data(),
+    call_alltoallv(send.data(), sc.data(), sd.data(), MPI_INT, got.data(), rc.data(), rd.data(),
                   spaced, comm);
     expect_libcomm(tag + "resized receive type");
     PMPI_Alltoallv(send.data(), sc.data(), sd.data(), MPI_INT, want.data(), rc.data(), rd.data(),
@@ -249,7 +371,7 @@ void allgather_cases(MPI_Comm comm, const std::string& algo) {
     std::vector<int> send(5);
     for (int k = 0; k < 5; ++k) send[static_cast<std::size_t>(k)] = value(me, 0, k);
     auto got = filled<int>(5 * n), want = got;
-    check(MPI_Allgather(send.data(), 5, MPI_INT, got.data(), 5, MPI_INT, comm) == MPI_SUCCESS,
+    check(call_allgather(send.data(), 5, MPI_INT, got.data(), 5, MPI_INT, comm) == MPI_SUCCESS,
           tag + "returns MPI_SUCCESS");
     expect_libcomm(tag + "MPI_INT");
     PMPI_Allgather(send.data(), 5, MPI_INT, want.data(), 5, MPI_INT, comm);
@@ -259,7 +381,7 @@ void allgather_cases(MPI_Comm comm, const std::string& algo) {
     auto got = filled<double>(3 * n);
     for (int k = 0; k < 3; ++k) got[static_cast<std::size_t>(3 * me + k)] = value(me, 1, k);
     auto want = got;
-    MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, got.data(), 3, MPI_DOUBLE, comm);
+    call_allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, got.data(), 3, MPI_DOUBLE, comm);
     expect_libcomm(tag + "MPI_IN_PLACE");
     PMPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, want.data(), 3, MPI_DOUBLE, comm);
     compare(got, want, tag + "MPI_IN_PLACE");
@@ -270,7 +392,7 @@ void allgather_cases(MPI_Comm comm, const std::string& algo) {
     MPI_Type_commit(&strided);
     const std::vector<int> send = {value(me, 2, 0), value(me, 2, 1)};
     auto got = filled<int>(3 * n), want = got;
-    MPI_Allgather(send.data(), 2, MPI_INT, got.data(), 1, strided, comm);
+    call_allgather(send.data(), 2, MPI_INT, got.data(), 1, strided, comm);
     expect_libcomm(tag + "vector receive type");
     PMPI_Allgather(send.data(), 2, MPI_INT, want.data(), 1, strided, comm);
     compare(got, want, tag + "vector receive type");
@@ -295,7 +417,7 @@ void allgather_cases(MPI_Comm comm, const std::string& algo) {
   for (const auto* displs : {&packed, &reversed}) {
     const std::string what = tag + (displs == &packed ? "allgatherv packed" : "allgatherv reversed");
     auto got = filled<int>(static_cast<std::size_t>(at)), want = got;
-    MPI_Allgatherv(mine.data(), counts[static_cast<std::size_t>(me)], MPI_INT, got.data(),
+    call_allgatherv(mine.data(), counts[static_cast<std::size_t>(me)], MPI_INT, got.data(),
                    counts.data(), displs->data(), MPI_INT, comm);
     expect_libcomm(what);
     PMPI_Allgatherv(mine.data(), counts[static_cast<std::size_t>(me)], MPI_INT, want.data(),
@@ -305,7 +427,7 @@ void allgather_cases(MPI_Comm comm, const std::string& algo) {
     auto got2 = filled<int>(static_cast<std::size_t>(at));
     std::copy(mine.begin(), mine.end(), got2.begin() + (*displs)[static_cast<std::size_t>(me)]);
     auto want2 = got2;
-    MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, got2.data(), counts.data(), displs->data(),
+    call_allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, got2.data(), counts.data(), displs->data(),
                    MPI_INT, comm);
     expect_libcomm(what + " MPI_IN_PLACE");
     PMPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, want2.data(), counts.data(), displs->data(),
@@ -343,14 +465,30 @@ void reduce_scatter_case(MPI_Comm comm, const std::vector<int>& counts, MPI_Data
   if (in_place) {
     got = send;
     want = send;
-    MPI_Reduce_scatter(MPI_IN_PLACE, got.data(), counts.data(), type, op, comm);
+    call_reduce_scatter(MPI_IN_PLACE, got.data(), counts.data(), type, op, comm);
   } else {
     got = filled<T>(mine + 1);
     want = got;
-    MPI_Reduce_scatter(send.data(), got.data(), counts.data(), type, op, comm);
+    call_reduce_scatter(send.data(), got.data(), counts.data(), type, op, comm);
   }
   via_libcomm ? expect_libcomm(what) : expect_pmpi(what);
-  PMPI_Reduce_scatter(in_place ? MPI_IN_PLACE : send.data(), want.data(), counts.data(), type, op, comm);
+  // What falls back is compared with MPI's own call of the same form: the user operations
+  // here are not associative, and MPI's non-blocking and blocking forms group them differently.
+  const void* in = in_place ? MPI_IN_PLACE : send.data();
+  MPI_Request r = MPI_REQUEST_NULL;
+  if (via_libcomm || form == Form::Blocking) {
+    PMPI_Reduce_scatter(in, want.data(), counts.data(), type, op, comm);
+  } else if (form == Form::Nonblocking) {
+    PMPI_Ireduce_scatter(in, want.data(), counts.data(), type, op, comm, &r);
+    PMPI_Wait(&r, MPI_STATUS_IGNORE);
+  } else {
+#ifdef OMPI_HAVE_MPI_EXT_PCOLLREQ
+    PMPIX_Reduce_scatter_init(in, want.data(), counts.data(), type, op, comm, MPI_INFO_NULL, &r);
+    PMPI_Start(&r);
+    PMPI_Wait(&r, MPI_STATUS_IGNORE);
+    PMPI_Request_free(&r);
+#endif
+  }
   if (in_place) {  // only the first counts[me] elements are defined after an in-place call
     got.resize(mine);
     want.resize(mine);
@@ -384,12 +522,12 @@ void reduce_scatter_cases(MPI_Comm comm, const std::string& algo) {
   std::vector<float> send(static_cast<std::size_t>(3 * p));
   for (std::size_t k = 0; k < send.size(); ++k) send[k] = static_cast<float>((me + 1) * (k % 7));
   auto got = filled<float>(3), want = got;
-  MPI_Reduce_scatter_block(send.data(), got.data(), 3, MPI_FLOAT, MPI_SUM, comm);
+  call_reduce_scatter_block(send.data(), got.data(), 3, MPI_FLOAT, MPI_SUM, comm);
   expect_libcomm(tag + "block");
   PMPI_Reduce_scatter_block(send.data(), want.data(), 3, MPI_FLOAT, MPI_SUM, comm);
   compare(got, want, tag + "block");
   auto got2 = send, want2 = send;
-  MPI_Reduce_scatter_block(MPI_IN_PLACE, got2.data(), 3, MPI_FLOAT, MPI_MAX, comm);
+  call_reduce_scatter_block(MPI_IN_PLACE, got2.data(), 3, MPI_FLOAT, MPI_MAX, comm);
   expect_libcomm(tag + "block in place");
   PMPI_Reduce_scatter_block(MPI_IN_PLACE, want2.data(), 3, MPI_FLOAT, MPI_MAX, comm);
   got2.resize(3);
@@ -445,6 +583,13 @@ void error_cases(MPI_Comm world) {
   check(mine != MPI_SUCCESS && error_class(mine) == error_class(theirs),
         "negative count: error class " + std::to_string(error_class(mine)) + ", MPI gives " +
             std::to_string(error_class(theirs)));
+  {  // the same through the non-blocking form: MPI's own call reports it
+    MPI_Request r = MPI_REQUEST_NULL;
+    const int nb = MPI_Ialltoall(a.data(), -1, MPI_INT, b.data(), -1, MPI_INT, comm, &r);
+    check(nb != MPI_SUCCESS && error_class(nb) == error_class(theirs),
+          "MPI_Ialltoall with a negative count: error class " + std::to_string(error_class(nb)));
+    if (r != MPI_REQUEST_NULL) MPI_Wait(&r, MPI_STATUS_IGNORE);
+  }
   // Ranks that disagree on the block size (erroneous in MPI, which checks nothing
   // collectively; neither does the library by default): with LIBCOMM_CHECK_ARGS=1 every
   // rank gets MPI_ERR_ARG instead of a hang.
@@ -484,6 +629,179 @@ void error_cases(MPI_Comm world) {
   }
 }
 
+// ---- Non-blocking and persistent: more than one call at a time ----------------------------
+
+int pmpi_alltoall_int(const std::vector<int>& send, std::vector<int>& recv, int n, MPI_Comm c) {
+  return PMPI_Alltoall(send.data(), n, MPI_INT, recv.data(), n, MPI_INT, c);
+}
+
+// Three collectives in flight at once (two on one communicator, one on another) beside a
+// ring of point-to-point messages, completed in orders that differ between ranks. The
+// algorithms take several steps each, so every completion call must progress all of
+// libcomm's collectives, not only the one it was given, or the ranks wait on each other
+// forever.
+void overlap_case(MPI_Comm world) {
+  int p = 0, me = 0;
+  MPI_Comm_size(world, &p);
+  MPI_Comm_rank(world, &me);
+  MPI_Comm a, b;
+  MPI_Comm_dup(world, &a);
+  MPI_Comm_dup(world, &b);
+  set_algo("LIBCOMM_ALLTOALL", "bruck");
+  set_algo("LIBCOMM_ALLGATHER", "ring");
+  const int n = 3;
+  const auto np = static_cast<std::size_t>(p);
+  std::vector<int> s1(n * np), s2(n * np), g = {value(me, 0, 1), value(me, 0, 2)};
+  for (std::size_t k = 0; k < s1.size(); ++k) {
+    s1[k] = value(me, static_cast<int>(k) / n, static_cast<int>(k));
+    s2[k] = -value(me, static_cast<int>(k) / n, static_cast<int>(k));
+  }
+  // A blocking call first makes libcomm's state for each communicator (see fresh_communicator_case).
+  auto r1 = filled<int>(n * np), r2 = filled<int>(n * np), rg = filled<int>(2 * np);
+  MPI_Alltoall(s1.data(), n, MPI_INT, r1.data(), n, MPI_INT, a);
+  MPI_Allgather(g.data(), 2, MPI_INT, rg.data(), 2, MPI_INT, b);
+  r1 = filled<int>(n * np);
+  rg = filled<int>(2 * np);
+  for (int round = 0; round < 3; ++round) {
+    MPI_Request q[5];
+    MPI_Ialltoall(s1.data(), n, MPI_INT, r1.data(), n, MPI_INT, a, &q[0]);
+    expect_libcomm("overlap: first MPI_Ialltoall on one communicator");
+    MPI_Ialltoall(s2.data(), n, MPI_INT, r2.data(), n, MPI_INT, a, &q[1]);
+    expect_libcomm("overlap: second MPI_Ialltoall on the same communicator");
+    MPI_Iallgather(g.data(), 2, MPI_INT, rg.data(), 2, MPI_INT, b, &q[2]);
+    expect_libcomm("overlap: MPI_Iallgather on another communicator");
+    int token_in = -1;
+    const int token_out = value(me, round, 0);
+    MPI_Irecv(&token_in, 1, MPI_INT, (me + p - 1) % p, 5, world, &q[3]);
+    MPI_Isend(&token_out, 1, MPI_INT, (me + 1) % p, 5, world, &q[4]);
+    if ((me + round) % 3 == 0) {  // newest collective first, then the rest together
+      MPI_Wait(&q[2], MPI_STATUS_IGNORE);
+      MPI_Wait(&q[1], MPI_STATUS_IGNORE);
+      MPI_Waitall(5, q, MPI_STATUSES_IGNORE);
+    } else if ((me + round) % 3 == 1) {  // whichever completes
+      for (int k = 0; k < 5; ++k) {
+        int index = MPI_UNDEFINED;
+        MPI_Waitany(5, q, &index, MPI_STATUS_IGNORE);
+        check(index != MPI_UNDEFINED, "overlap: MPI_Waitany returns one of the five");
+      }
+    } else {  // the point-to-point ones first, then polling the rest
+      MPI_Waitall(2, q + 3, MPI_STATUSES_IGNORE);
+      int done = 0;
+      while (!done) MPI_Testall(3, q, &done, MPI_STATUSES_IGNORE);
+    }
+    for (const MPI_Request& r : q) check(r == MPI_REQUEST_NULL, "overlap: every request completed and freed");
+    check(token_in == value((me + p - 1) % p, round, 0), "overlap: the point-to-point ring");
+    auto w1 = filled<int>(n * np), w2 = filled<int>(n * np), wg = filled<int>(2 * np);
+    pmpi_alltoall_int(s1, w1, n, a);
+    pmpi_alltoall_int(s2, w2, n, a);
+    PMPI_Allgather(g.data(), 2, MPI_INT, wg.data(), 2, MPI_INT, b);
+    compare(r1, w1, "overlap: first alltoall");
+    compare(r2, w2, "overlap: second alltoall");
+    compare(rg, wg, "overlap: allgather");
+  }
+  unset_env("LIBCOMM_ALLTOALL");
+  unset_env("LIBCOMM_ALLGATHER");
+  MPI_Comm_free(&a);
+  MPI_Comm_free(&b);
+}
+
+// A communicator's first collective, when non-blocking, is the MPI library's own (making
+// libcomm's state is a blocking MPI_Comm_dup); after a blocking one, libcomm takes them.
+void fresh_communicator_case(MPI_Comm world) {
+  int p = 0, me = 0;
+  MPI_Comm_size(world, &p);
+  MPI_Comm_rank(world, &me);
+  MPI_Comm c;
+  MPI_Comm_dup(world, &c);
+  std::vector<int> send(2 * static_cast<std::size_t>(p));
+  for (std::size_t k = 0; k < send.size(); ++k) send[k] = value(me, static_cast<int>(k / 2), static_cast<int>(k));
+  for (const char* step : {"first, non-blocking", "blocking", "non-blocking after a blocking one"}) {
+    const bool blocking = std::string(step) == "blocking";
+    auto got = filled<int>(send.size()), want = got;
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (blocking) {
+      MPI_Alltoall(send.data(), 2, MPI_INT, got.data(), 2, MPI_INT, c);
+    } else {
+      MPI_Ialltoall(send.data(), 2, MPI_INT, got.data(), 2, MPI_INT, c, &r);
+    }
+    std::string(step) == "first, non-blocking" ? expect_pmpi(std::string("fresh communicator: ") + step)
+                                               : expect_libcomm(std::string("fresh communicator: ") + step);
+    if (!blocking) MPI_Wait(&r, MPI_STATUS_IGNORE);
+    pmpi_alltoall_int(send, want, 2, c);
+    compare(got, want, std::string("fresh communicator: ") + step);
+  }
+  MPI_Comm_free(&c);
+}
+
+// One persistent request started again and again with new input (MPI_IN_PLACE: the input is
+// read at every start), two started together with MPI_Startall, and a start while running,
+// which is an error.
+void persistent_case(MPI_Comm world) {
+  if (!kHavePersistent) return;
+#ifdef OMPI_HAVE_MPI_EXT_PCOLLREQ
+  int p = 0, me = 0;
+  MPI_Comm_size(world, &p);
+  MPI_Comm_rank(world, &me);
+  const auto np = static_cast<std::size_t>(p);
+  MPI_Comm c;
+  MPI_Comm_dup(world, &c);
+  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  std::vector<double> got(2 * np);
+  MPI_Request r = MPI_REQUEST_NULL;
+  MPIX_Alltoall_init(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, got.data(), 2, MPI_DOUBLE, c, MPI_INFO_NULL, &r);
+  expect_libcomm("persistent in-place alltoall");
+  for (int round = 0; round < 4; ++round) {
+    for (std::size_t k = 0; k < got.size(); ++k) got[k] = value(me, static_cast<int>(k / 2), static_cast<int>(k)) + 100 * round;
+    auto want = got;
+    check(MPI_Start(&r) == MPI_SUCCESS, "persistent: MPI_Start");
+    if (round == 1 && p > 1) {
+      const int rc = MPI_Start(&r);
+      check(error_class(rc) == MPI_ERR_REQUEST, "persistent: MPI_Start of a running request gives MPI_ERR_REQUEST, got " +
+                                                    std::to_string(error_class(rc)));
+    }
+    complete(&r);
+    check(r != MPI_REQUEST_NULL, "persistent: the request stays after completion");
+    PMPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, want.data(), 2, MPI_DOUBLE, c);
+    compare(got, want, "persistent in-place alltoall, start " + std::to_string(round));
+  }
+  MPI_Request_free(&r);
+  // Two at once: allgatherv and reduce_scatter_block, started together.
+  std::vector<int> counts(np), displs(np);
+  for (int k = 0; k < p; ++k) {
+    counts[static_cast<std::size_t>(k)] = k % 2 + 1;
+    displs[static_cast<std::size_t>(k)] = k == 0 ? 0 : displs[static_cast<std::size_t>(k - 1)] + counts[static_cast<std::size_t>(k - 1)];
+  }
+  const int total = displs[np - 1] + counts[np - 1];
+  std::vector<int> mine(static_cast<std::size_t>(counts[static_cast<std::size_t>(me)]));
+  auto gathered = filled<int>(static_cast<std::size_t>(total));
+  std::vector<float> rs_in(3 * np), rs_out(3);
+  MPI_Request two[2];
+  MPIX_Allgatherv_init(mine.data(), counts[static_cast<std::size_t>(me)], MPI_INT, gathered.data(), counts.data(),
+                       displs.data(), MPI_INT, c, MPI_INFO_NULL, &two[0]);
+  expect_libcomm("persistent allgatherv");
+  MPIX_Reduce_scatter_block_init(rs_in.data(), rs_out.data(), 3, MPI_FLOAT, MPI_SUM, c, MPI_INFO_NULL, &two[1]);
+  expect_libcomm("persistent reduce_scatter_block");
+  for (int round = 0; round < 3; ++round) {
+    for (std::size_t k = 0; k < mine.size(); ++k) mine[k] = value(me, round, static_cast<int>(k));
+    for (std::size_t k = 0; k < rs_in.size(); ++k) rs_in[k] = static_cast<float>((me + round) * (k % 5));
+    MPI_Startall(2, two);
+    MPI_Waitall(2, two, MPI_STATUSES_IGNORE);
+    auto want = filled<int>(static_cast<std::size_t>(total));
+    PMPI_Allgatherv(mine.data(), counts[static_cast<std::size_t>(me)], MPI_INT, want.data(), counts.data(),
+                    displs.data(), MPI_INT, c);
+    compare(gathered, want, "persistent allgatherv, start " + std::to_string(round));
+    std::vector<float> want_rs(3);
+    PMPI_Reduce_scatter_block(rs_in.data(), want_rs.data(), 3, MPI_FLOAT, MPI_SUM, c);
+    compare(rs_out, want_rs, "persistent reduce_scatter_block, start " + std::to_string(round));
+  }
+  MPI_Request_free(&two[0]);
+  MPI_Request_free(&two[1]);
+  MPI_Comm_free(&c);
+#else
+  (void)world;
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -510,13 +828,21 @@ int main(int argc, char** argv) {
   };
   const std::vector<void (*)(MPI_Comm, const std::string&)> cases = {
       alltoall_cases, alltoallv_cases, allgather_cases, reduce_scatter_cases};
-  for (std::size_t k = 0; k < ops.size(); ++k) {
-    for (const char* a : ops[k].second) {
-      set_algo(ops[k].first, a);
-      cases[k](MPI_COMM_WORLD, a);
+  for (const Form f : {Form::Blocking, Form::Nonblocking, Form::Persistent}) {
+    if (f == Form::Persistent && !kHavePersistent) continue;
+    form = f;
+    for (std::size_t k = 0; k < ops.size(); ++k) {
+      for (const char* a : ops[k].second) {
+        set_algo(ops[k].first, a);
+        cases[k](MPI_COMM_WORLD, std::string(form_name(f)) + " " + a);
+      }
+      unset_env(ops[k].first);
     }
-    unset_env(ops[k].first);
   }
+  form = Form::Blocking;
+  overlap_case(MPI_COMM_WORLD);
+  fresh_communicator_case(MPI_COMM_WORLD);
+  persistent_case(MPI_COMM_WORLD);
   intercomm_case(MPI_COMM_WORLD);
   error_cases(MPI_COMM_WORLD);
 
