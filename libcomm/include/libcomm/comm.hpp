@@ -73,6 +73,11 @@ class Comm {
   detail::PlanState* cached_plan(const PlanKey& key) const;
   void store_plan(const PlanKey& key, std::shared_ptr<detail::PlanState> plan) const;
   static constexpr std::size_t kMaxPlans = 32;
+  // The plans the non-blocking calls keep (with scratch of their own): the one kept under
+  // `key` when no request holds it any more (the Comm's reference is the last), else null;
+  // store_request_plan keeps a new one in place of the old.
+  std::shared_ptr<detail::PlanState> idle_request_plan(const PlanKey& key) const;
+  void store_request_plan(const PlanKey& key, std::shared_ptr<detail::PlanState> plan) const;
   // The number of collectives started on this communicator, shared by every copy: step
   // programs take their tags from it (core/tags.hpp).
   std::shared_ptr<std::uint64_t> sequence_counter() const { return sequence_; }

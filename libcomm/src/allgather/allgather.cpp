@@ -194,6 +194,16 @@ std::size_t largest_of(std::span<const std::size_t> counts) {
   return counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
 }
 
+// The key of a kept plan. Plans of equal blocks are kept by block size; unequal counts are
+// keyed by their hash and the plan kept only when its counts are these.
+PlanKey plan_key(AllgatherAlgo ran, std::size_t block, std::span<const std::size_t> counts, bool equal,
+                 const AllgatherOptions& opts) {
+  const std::uint64_t options = static_cast<std::uint64_t>(opts.element_bytes) * 16 +
+                                static_cast<std::uint64_t>(opts.order) * 4 +
+                                static_cast<std::uint64_t>(opts.reorder) * 2 + (equal ? 1 : 0);
+  return PlanKey{"allgather", static_cast<int>(ran), equal ? block : detail::hash_sizes(counts), options};
+}
+
 std::shared_ptr<detail::PlanState> allgather_state(const AllgatherChoice& c, const detail::Blocks& b,
                                                    const Comm& comm, const AllgatherOptions& opts, bool own_scratch) {
   return detail::choice_state(
@@ -264,13 +274,8 @@ AllgatherChoice run_allgather(const void* send, std::size_t send_bytes, void* re
     return c;
   }
   if (total == 0) return c;
-  // Plans of equal blocks are kept by block size; unequal counts are keyed by their hash
-  // and the plan kept only when its counts are these.
-  const std::uint64_t options = static_cast<std::uint64_t>(opts.element_bytes) * 16 +
-                                static_cast<std::uint64_t>(opts.order) * 4 +
-                                static_cast<std::uint64_t>(opts.reorder) * 2 + (equal ? 1 : 0);
-  const PlanKey key{"allgather", static_cast<int>(c.algo), equal ? block : detail::hash_sizes(counts), options};
-  detail::run_cached(comm, key, equal ? std::span<const std::size_t>() : counts, send, recv,
+  detail::run_cached(comm, plan_key(c.algo, block, counts, equal, opts), equal ? std::span<const std::size_t>() : counts,
+                     send, recv,
                      [&] { return allgather_state(c, detail::Blocks(all_counts()), comm, opts, false); });
   return c;
 }
@@ -315,7 +320,14 @@ Request iallgatherv(const void* send, std::size_t send_bytes, void* recv, std::s
               std::to_string(comm.size()) + ")");
   AllgatherOptions o = opts;
   o.check_args = false;  // no blocking collective inside a non-blocking call
-  Plan plan = plan_allgatherv(comm, counts, algo, o);
+  if (check_mode()) check_allgather_agreement(send_bytes, counts, comm, o);
+  const std::size_t block = largest_of(counts);
+  const bool equal = std::all_of(counts.begin(), counts.end(), [block](std::size_t n) { return n == block; });
+  const AllgatherChoice c = resolve(algo, block, comm, o);
+  PlanKey key = plan_key(c.algo, block, counts, equal, o);
+  key.options = key.options * 64 + static_cast<std::uint64_t>(algo);  // the kept plan's reason is this request's
+  Plan plan(detail::request_plan(comm, key, equal ? std::span<const std::size_t>() : counts,
+                                 [&] { return allgather_state(c, detail::Blocks(counts), comm, o, true); }));
   plan.start(send, recv);
   return plan;
 }

@@ -216,6 +216,13 @@ std::shared_ptr<detail::PlanState> alltoall_state(const AlltoallChoice& c, std::
       !blocking);
 }
 
+// The key of a kept plan: what its step program depends on (the hierarchical schemes'
+// inner choice depends on the inter-node algorithm too).
+PlanKey plan_key(AlltoallAlgo ran, std::size_t block_bytes, const AlltoallOptions& opts) {
+  return PlanKey{"alltoall", static_cast<int>(ran), block_bytes,
+                 is_hierarchical(ran) ? static_cast<std::uint64_t>(opts.inter_node) : 0};
+}
+
 AlltoallChoice resolve(AlltoallAlgo algo, std::size_t block_bytes, const Comm& comm, const AlltoallOptions& opts) {
   if (check_mode()) {
     const detail::SameField fields[] = {{"block_bytes", block_bytes}};
@@ -299,10 +306,8 @@ AlltoallChoice alltoall(const void* send, void* recv, std::size_t block_bytes, c
     return c;
   }
   if (block_bytes == 0) return c;
-  // The hierarchical schemes' inner choice depends on the inter-node algorithm too.
-  const PlanKey key{"alltoall", static_cast<int>(ran), block_bytes,
-                    is_hierarchical(ran) ? static_cast<std::uint64_t>(opts.inter_node) : 0};
-  detail::run_cached(comm, key, {}, s, r, [&] { return alltoall_state(c, block_bytes, comm, opts, true); });
+  detail::run_cached(comm, plan_key(ran, block_bytes, opts), {}, s, r,
+                     [&] { return alltoall_state(c, block_bytes, comm, opts, true); });
   return c;
 }
 
@@ -317,7 +322,10 @@ Request ialltoall(const void* send, void* recv, std::size_t block_bytes, const C
                   const AlltoallOptions& opts) {
   AlltoallOptions o = opts;
   o.check_args = false;  // no blocking collective inside a non-blocking call
-  Plan plan = plan_alltoall(comm, block_bytes, algo, o);
+  const AlltoallChoice c = resolve(algo, block_bytes, comm, o);
+  PlanKey key = plan_key(c.algo, block_bytes, o);
+  key.options = key.options * 64 + static_cast<std::uint64_t>(algo);  // the kept plan's reason is this request's
+  Plan plan(detail::request_plan(comm, key, {}, [&] { return alltoall_state(c, block_bytes, comm, o, false); }));
   plan.start(send, recv);
   return plan;
 }

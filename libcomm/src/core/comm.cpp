@@ -71,6 +71,22 @@ void Comm::store_plan(const PlanKey& key, std::shared_ptr<detail::PlanState> pla
   cache_->plans.emplace_back(key, std::move(plan));
 }
 
+std::shared_ptr<detail::PlanState> Comm::idle_request_plan(const PlanKey& key) const {
+  for (const auto& [k, plan] : cache_->request_plans)
+    if (k == key) return plan.use_count() == 1 && !plan->active ? plan : nullptr;
+  return nullptr;
+}
+
+void Comm::store_request_plan(const PlanKey& key, std::shared_ptr<detail::PlanState> plan) const {
+  for (auto& [k, kept] : cache_->request_plans)
+    if (k == key) {
+      kept = std::move(plan);  // the old one lives on in the requests that hold it
+      return;
+    }
+  if (cache_->request_plans.size() >= kMaxPlans) cache_->request_plans.clear();
+  cache_->request_plans.emplace_back(key, std::move(plan));
+}
+
 std::optional<Comm::Decision> Comm::remembered_decision(const DecisionKey& key, std::uint64_t epoch) const {
   if (cache_->decisions_epoch != epoch) return std::nullopt;
   for (const auto& [k, d] : cache_->decisions)

@@ -23,7 +23,7 @@ struct StagedState;  // alltoallv/staged_engine.cpp: routing per algorithm, reus
 // thread at a time reaches the cache of a communicator (two communicators have two).
 // A lock here cost a third of a 1-rank call (perf, 8 B blocks).
 struct CommCache {
-  std::vector<std::pair<PlanKey, std::shared_ptr<PlanState>>> plans;
+  std::vector<std::pair<PlanKey, std::shared_ptr<PlanState>>> plans, request_plans;
   std::uint64_t decisions_epoch = 0;
   std::vector<std::pair<DecisionKey, Comm::Decision>> decisions;
   std::vector<ByteBuffer> scratch;
@@ -36,6 +36,7 @@ struct CommCache {
   void set_topology(std::shared_ptr<const Topology> t) {
     topology = std::move(t);
     plans.clear();
+    request_plans.clear();
     decisions.clear();
   }
 };

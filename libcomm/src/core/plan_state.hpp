@@ -117,4 +117,19 @@ void run_cached(const Comm& comm, const PlanKey& key, std::span<const std::size_
   run_blocking(*plan, send, recv, comm);
 }
 
+// The non-blocking calls: the plan kept in comm under `key` when no request holds it any
+// more, else a new one from `build` (own scratch), kept for the next call. A repeated
+// MPI_Ialltoall then costs no step-program build, as a repeated blocking call does not.
+template <class Build>
+std::shared_ptr<PlanState> request_plan(const Comm& comm, const PlanKey& key, std::span<const std::size_t> shape,
+                                        Build&& build) {
+  if (auto kept = comm.idle_request_plan(key);
+      kept && std::equal(shape.begin(), shape.end(), kept->shape.begin(), kept->shape.end()))
+    return kept;
+  std::shared_ptr<PlanState> fresh = build();
+  fresh->shape.assign(shape.begin(), shape.end());
+  comm.store_request_plan(key, fresh);
+  return fresh;
+}
+
 }  // namespace libcomm::detail

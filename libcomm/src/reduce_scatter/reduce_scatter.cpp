@@ -262,6 +262,16 @@ ReduceScatterChoice resolve(ReduceScatterAlgo algo, std::span<const std::size_t>
                                 [&] { return choose_reduce_scatter(algo, largest, comm, opts); });
 }
 
+// The key of a kept plan: equal counts by their size, unequal ones by their hash (the plan
+// kept only when its counts are these).
+PlanKey plan_key(ReduceScatterAlgo ran, std::span<const std::size_t> counts, bool equal, ElemType type, ReduceOp op,
+                 const ReduceScatterOptions& opts) {
+  const std::uint64_t options = (static_cast<std::uint64_t>(type) * 8 + static_cast<std::uint64_t>(op)) * 4 +
+                                static_cast<std::uint64_t>(opts.order) * 2 + (equal ? 1 : 0);
+  return PlanKey{"reduce_scatter", static_cast<int>(ran), counts.empty() ? 0 : equal ? counts[0] : detail::hash_sizes(counts),
+                 options};
+}
+
 std::shared_ptr<detail::PlanState> reduce_scatter_state(const ReduceScatterChoice& c, const detail::ReduceBlocks& b,
                                                         const Comm& comm, const ReduceScatterOptions& opts,
                                                         bool own_scratch) {
@@ -314,11 +324,8 @@ ReduceScatterChoice reduce_scatter(const void* send, void* recv, std::span<const
     empty = empty && n == 0;
   }
   if (empty) return c;
-  const std::uint64_t options = (static_cast<std::uint64_t>(type) * 8 + static_cast<std::uint64_t>(op)) * 4 +
-                                static_cast<std::uint64_t>(opts.order) * 2 + (equal ? 1 : 0);
-  const PlanKey key{"reduce_scatter", static_cast<int>(c.algo), equal ? counts[0] : detail::hash_sizes(counts),
-                    options};
-  detail::run_cached(comm, key, equal ? std::span<const std::size_t>() : counts, send, recv,
+  detail::run_cached(comm, plan_key(c.algo, counts, equal, type, op, opts),
+                     equal ? std::span<const std::size_t>() : counts, send, recv,
                      [&] { return reduce_scatter_state(c, detail::ReduceBlocks(counts, type, op), comm, opts, false); });
   return c;
 }
@@ -336,7 +343,14 @@ Request ireduce_scatter(const void* send, void* recv, std::span<const std::size_
                         ReduceOp op, const Comm& comm, ReduceScatterAlgo algo, const ReduceScatterOptions& opts) {
   ReduceScatterOptions o = opts;
   o.check_args = false;  // no blocking collective inside a non-blocking call
-  Plan plan = plan_reduce_scatter(comm, counts, type, op, algo, o);
+  if (check_mode()) check_reduce_scatter_agreement(counts, type, op, comm);
+  const ReduceScatterChoice c = resolve(algo, counts, type, op, comm, o);
+  const bool equal = std::all_of(counts.begin(), counts.end(), [&](std::size_t n) { return n == counts[0]; });
+  PlanKey key = plan_key(c.algo, counts, equal, type, op, o);
+  key.options = key.options * 64 + static_cast<std::uint64_t>(algo);  // the kept plan's reason is this request's
+  Plan plan(detail::request_plan(comm, key, equal ? std::span<const std::size_t>() : counts, [&] {
+    return reduce_scatter_state(c, detail::ReduceBlocks(counts, type, op), comm, o, true);
+  }));
   plan.start(send, recv);
   return plan;
 }
