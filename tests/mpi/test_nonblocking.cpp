@@ -75,6 +75,36 @@ TEST_F(MpiTest, IalltoallEveryAlgorithmMatchesMpiIalltoallInFlightTogether) {
   }
 }
 
+TEST_F(MpiTest, RepeatedNonblockingCallsReuseTheirPlanUnlessARequestHoldsIt) {
+  const Comm comm(MPI_COMM_WORLD);
+  const std::size_t b = 24;
+  const auto send = pattern(b, comm, 3);
+  std::vector<std::byte> r1(send.size()), r2(send.size()), want(send.size());
+  MPI_Alltoall(send.data(), static_cast<int>(b), MPI_BYTE, want.data(), static_cast<int>(b), MPI_BYTE,
+               MPI_COMM_WORLD);
+  const libcomm::StepProgram* kept = nullptr;
+  {
+    auto first = libcomm::ialltoall(send.data(), r1.data(), b, comm, AlltoallAlgo::Bruck);
+    first.wait();
+    kept = first.program();
+    ASSERT_NE(kept, nullptr);
+  }
+  // The first request is gone: the next call of the same shape runs the kept plan.
+  auto again = libcomm::ialltoall(send.data(), r1.data(), b, comm, AlltoallAlgo::Bruck);
+  EXPECT_EQ(again.program(), kept) << "rank " << comm.rank() << ": the kept plan was built again";
+  // `again` still holds it: a second request in flight gets a plan of its own.
+  auto other = libcomm::ialltoall(send.data(), r2.data(), b, comm, AlltoallAlgo::Bruck);
+  EXPECT_NE(other.program(), again.program()) << "rank " << comm.rank() << ": two requests share one plan";
+  other.wait();
+  again.wait();
+  EXPECT_TRUE(r1 == want && r2 == want) << "rank " << comm.rank();
+  // Auto picks bruck for 24-byte blocks too: its request reports Auto's reason, not the
+  // kept plan's "requested".
+  auto chosen = libcomm::ialltoall(send.data(), r2.data(), b, comm, AlltoallAlgo::Auto);
+  chosen.wait();
+  EXPECT_NE(chosen.reason(), "requested") << "rank " << comm.rank();
+}
+
 TEST_F(MpiTest, PersistentPlanRunsManyTimesOnNewData) {
   const Comm comm(MPI_COMM_WORLD);
   for (const auto& info : libcomm::alltoall_algorithms()) {
