@@ -264,6 +264,19 @@ __attribute__((visibility("hidden"))) void libcomm_f_reduce_scatter_block_init(v
 }
 #endif
 
+// MPI_INIT and MPI_INIT_THREAD (Open MPI's Fortran ones call PMPI_Init*): through the C
+// functions, which also make libcomm's state for MPI_COMM_WORLD.
+__attribute__((visibility("hidden"))) void libcomm_f_init(MPI_Fint* ierror) {
+  set_error(ierror, MPI_Init(nullptr, nullptr));
+}
+
+__attribute__((visibility("hidden"))) void libcomm_f_init_thread(MPI_Fint* required, MPI_Fint* provided,
+                                                                 MPI_Fint* ierror) {
+  int got = MPI_THREAD_SINGLE;
+  set_error(ierror, MPI_Init_thread(nullptr, nullptr, *required, &got));
+  *provided = got;
+}
+
 // The calls that complete requests (requests.hpp): Open MPI's Fortran MPI_WAIT & co. call
 // PMPI_Wait directly, so without these a Fortran program's collectives would never be
 // progressed. Statuses are Fortran integer arrays (TYPE(MPI_Status) in mpi_f08 has the same
@@ -399,6 +412,8 @@ LIBCOMM_FORTRAN_NAMES(libcomm_f_reduce_scatter_init, mpix_reduce_scatter_init, M
 LIBCOMM_FORTRAN_NAMES(libcomm_f_reduce_scatter_block_init, mpix_reduce_scatter_block_init,
                       MPIX_REDUCE_SCATTER_BLOCK_INIT)
 #endif
+LIBCOMM_FORTRAN_NAMES(libcomm_f_init, mpi_init, MPI_INIT)
+LIBCOMM_FORTRAN_NAMES(libcomm_f_init_thread, mpi_init_thread, MPI_INIT_THREAD)
 LIBCOMM_FORTRAN_NAMES(libcomm_f_wait, mpi_wait, MPI_WAIT)
 LIBCOMM_FORTRAN_NAMES(libcomm_f_test, mpi_test, MPI_TEST)
 LIBCOMM_FORTRAN_NAMES(libcomm_f_waitall, mpi_waitall, MPI_WAITALL)

@@ -471,9 +471,15 @@ int reduce_scatter_body(const Call& call, const Pmpi& pmpi, Form form, const voi
     return call.fallback(pmpi, kBadArguments);
   if (const char* why = nonblocking_fallback_reason(call, form)) return call.fallback(pmpi, why);
   const libcomm::Comm& c = call.comm();
-  std::size_t total = 0;
-  for (auto n : counts) total += n;
+  std::size_t total = 0, largest = 0;
+  for (auto n : counts) {
+    total += n;
+    largest = std::max(largest, n);
+  }
   const std::size_t esize = libcomm::elem_size(*type);
+  if (libcomm_mpi::settings().reduce_scatter.is_auto() && libcomm_mpi::one_node_native(c) &&
+      largest * esize < libcomm_mpi::kOneNodeReduceScatterBytes)
+    return call.fallback(pmpi, libcomm_mpi::kOneNodeNative);
   libcomm::ReduceScatterOptions opts;
   opts.check_args = libcomm_mpi::check_args();
   opts.allow_fallback = true;
@@ -506,11 +512,17 @@ int reduce_scatter_body(const Call& call, const Pmpi& pmpi, Form form, const voi
 
 // The entry points of one operation share its body; only the form and the MPI library's own
 // call (the fallback) differ.
+// `requested_auto`: the environment names no algorithm for the operation, so on one node
+// the call is the MPI library's (libcomm_mpi::one_node_native) before any other work.
 template <class Pmpi, class Body>
-int entry(const char* op, MPI_Comm comm, const Pmpi& pmpi, const Body& body) {
+int entry(const char* op, Form form, bool requested_auto, MPI_Comm comm, const Pmpi& pmpi, const Body& body) {
   if (InsideWrapper::active()) return pmpi();
   const InsideWrapper inside;
-  return libcomm_mpi::intercept(op, comm, pmpi, body);
+  return libcomm_mpi::intercept(op, comm, pmpi, [&](const Call& call) {
+    if (requested_auto && (call.known() || form.kind != Form::Nonblocking) && libcomm_mpi::one_node_native(call.comm()))
+      return call.fallback(pmpi, libcomm_mpi::kOneNodeNative);
+    return body(call);
+  });
 }
 
 int alltoall_entry(const char* op, Form form, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -528,7 +540,7 @@ int alltoall_entry(const char* op, Form form, const void* sendbuf, int sendcount
     }
   };
   (void)info;
-  return entry(op, comm, pmpi, [&](const Call& call) {
+  return entry(op, form, libcomm_mpi::settings().alltoall.is_auto(), comm, pmpi, [&](const Call& call) {
     return alltoall_body(call, pmpi, form, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   });
 }
@@ -551,7 +563,7 @@ int alltoallv_entry(const char* op, Form form, const void* sendbuf, const int se
     }
   };
   (void)info;
-  return entry(op, comm, pmpi, [&](const Call& call) {
+  return entry(op, form, libcomm_mpi::settings().alltoallv.is_auto(), comm, pmpi, [&](const Call& call) {
     return alltoallv_body(call, pmpi, form, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                           recvtype, comm);
   });
@@ -572,7 +584,7 @@ int allgather_entry(const char* op, Form form, const void* sendbuf, int sendcoun
     }
   };
   (void)info;
-  return entry(op, comm, pmpi, [&](const Call& call) {
+  return entry(op, form, libcomm_mpi::settings().allgather.is_auto(), comm, pmpi, [&](const Call& call) {
     return allgather_body(call, pmpi, form, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   });
 }
@@ -594,7 +606,7 @@ int allgatherv_entry(const char* op, Form form, const void* sendbuf, int sendcou
     }
   };
   (void)info;
-  return entry(op, comm, pmpi, [&](const Call& call) {
+  return entry(op, form, libcomm_mpi::settings().allgather.is_auto(), comm, pmpi, [&](const Call& call) {
     return allgatherv_body(call, pmpi, form, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                            comm);
   });
@@ -614,7 +626,7 @@ int reduce_scatter_entry(const char* op, Form form, const void* sendbuf, void* r
     }
   };
   (void)info;
-  return entry(op, comm, pmpi, [&](const Call& call) {
+  return entry(op, form, false, comm, pmpi, [&](const Call& call) {  // reduce_scatter_body decides by size
     int p = 0;
     PMPI_Comm_size(comm, &p);
     if (recvcounts == nullptr || any_negative(recvcounts, p)) return call.fallback(pmpi, kBadArguments);
@@ -639,7 +651,7 @@ int reduce_scatter_block_entry(const char* op, Form form, const void* sendbuf, v
     }
   };
   (void)info;
-  return entry(op, comm, pmpi, [&](const Call& call) {
+  return entry(op, form, false, comm, pmpi, [&](const Call& call) {  // reduce_scatter_body decides by size
     int p = 0;
     PMPI_Comm_size(comm, &p);
     if (recvcount < 0) return call.fallback(pmpi, kBadArguments);

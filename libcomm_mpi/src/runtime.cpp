@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "libcomm/tuning.hpp"
 #include "libcomm_mpi.h"
 
 namespace libcomm_mpi {
@@ -157,6 +158,11 @@ Settings read_settings() {
   s.alltoallv = env_algorithm<libcomm::AlltoallvAlgo>(libcomm::alltoallv_algo_from_env);
   s.allgather = env_algorithm<libcomm::AllgatherAlgo>(libcomm::allgather_algo_from_env);
   s.reduce_scatter = env_algorithm<libcomm::ReduceScatterAlgo>(libcomm::reduce_scatter_algo_from_env);
+  try {
+    s.tuning_table = libcomm::active_tuning_table() != nullptr;
+  } catch (const libcomm::Error&) {
+    s.tuning_table = true;  // a table that does not load: libcomm's calls report it
+  }
   return s;
 }
 
@@ -224,7 +230,28 @@ int Call::raise(int error_class, std::string_view what) const noexcept {
   return error_class;
 }
 
+void adopt_world() noexcept {
+  const InsideWrapper inside;
+  try {
+    if (comm_fallback_reason(MPI_COMM_WORLD) == nullptr) (void)Call("MPI_Init", MPI_COMM_WORLD).comm();
+  } catch (...) {
+  }
+}
+
 }  // namespace libcomm_mpi
+
+// MPI_Init and MPI_Init_thread: the MPI library's, then libcomm's state for MPI_COMM_WORLD.
+extern "C" int MPI_Init(int* argc, char*** argv) {
+  const int rc = PMPI_Init(argc, argv);
+  if (rc == MPI_SUCCESS) libcomm_mpi::adopt_world();
+  return rc;
+}
+
+extern "C" int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  const int rc = PMPI_Init_thread(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS) libcomm_mpi::adopt_world();
+  return rc;
+}
 
 extern "C" const char* libcomm_mpi_last_route(void) { return libcomm_mpi::last_route; }
 

@@ -44,6 +44,7 @@ struct EnvAlgorithm {
     if (!error.empty()) throw libcomm::Error(error);
     return algo;
   }
+  bool is_auto() const { return algo == Algo::Auto && error.empty(); }
 };
 
 // The environment, read once, at the first intercepted call: what a call does never
@@ -57,6 +58,9 @@ struct Settings {
   // arguments erroneous and checks nothing collectively; neither does this library by
   // default.
   bool check_args = false;
+  // A tuning table is loaded (LIBCOMM_TUNING, LIBCOMM_PLATFORM): `auto` follows it on one
+  // node too (see one_node_native).
+  bool tuning_table = false;
   // LIBCOMM_ALLTOALL, LIBCOMM_ALLTOALLV, LIBCOMM_ALLGATHER, LIBCOMM_REDUCE_SCATTER.
   EnvAlgorithm<libcomm::AlltoallAlgo> alltoall;
   EnvAlgorithm<libcomm::AlltoallvAlgo> alltoallv;
@@ -68,6 +72,25 @@ Settings read_settings();
 Settings& current_settings();  // (libcomm_mpi_reload_environment replaces it)
 inline bool verbose() { return settings().verbose; }
 inline bool check_args() { return settings().check_args; }
+
+// The drop-in's `auto` on a communicator of several ranks that all share one node, when no tuning
+// table is loaded: the MPI library's own collective for the exchanges (alltoall, alltoallv,
+// allgather, allgatherv) and for reduce-scatter blocks below kOneNodeReduceScatterBytes.
+// libcomm's algorithms address networks (the papers' clusters): inside one node they move
+// the same bytes as the MPI library's shared-memory collectives and cost more per call
+// (docs/results/dropin_preload.txt, 2 ranks: 1.1-1.8x below 16 KiB, equal above), so
+// preloading them there only costs. Reduce-scatter is the exception: Open MPI reduces
+// everything to one rank and scatters, libcomm's ring and recursive halving combine each
+// block once, 1.4-3.6x faster from 2 KiB up in the same table. Set LIBCOMM_NODES (virtual
+// nodes), a tuning table, or name the algorithm to run libcomm's choice instead.
+constexpr std::size_t kOneNodeReduceScatterBytes = 512;
+constexpr const char* kOneNodeNative =
+    "auto on one node without a tuning table: the MPI library's own (LIBCOMM_NODES, LIBCOMM_TUNING or "
+    "an algorithm name run libcomm's)";
+// (A one-rank communicator keeps libcomm's: both are a local copy there.)
+inline bool one_node_native(const libcomm::Comm& c) {
+  return !settings().tuning_table && c.size() > 1 && c.nodes().num_nodes() == 1;
+}
 
 // One intercepted call: where it goes and why.
 class Call {
@@ -100,6 +123,12 @@ class Call {
   MPI_Comm comm_;
   const libcomm::Comm* known_;
 };
+
+// Makes libcomm's Comm of MPI_COMM_WORLD right after MPI_Init (every rank is there; making
+// it is collective), so that a program whose first collectives on MPI_COMM_WORLD are
+// non-blocking runs them in libcomm too (a non-blocking call must not make it: see
+// interpose.cpp). A failure (a bad LIBCOMM_NODES) is left for the first collective to report.
+void adopt_world() noexcept;
 
 // libcomm's Comm of `comm` when an earlier call made one (then comm is a usable
 // intra-communicator and MPI is initialized: the checks below are not needed again),

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Runs unmodified programs with and without the drop-in library (libcomm_mpi.so in
 # LD_PRELOAD) and compares their times: fft3d with --algo native (its transposes are
-# MPI_Alltoall calls, which the preloaded library runs with libcomm's `auto`) and the
-# `native` row of commbench for every operation (MPI_Alltoall, MPI_Allgather,
-# MPI_Reduce_scatter, MPI_Alltoallv), 8 B - 4 MiB. The runs alternate ROUNDS times between
-# plain MPI, preloaded with the defaults, and preloaded with LIBCOMM_CHECK_ARGS=1 (the
-# optional collective argument check), and the table shows the median over rounds of each
-# program's own median, so machine noise hits all alike. The first preloaded run's
-# LIBCOMM_VERBOSE=1 log is printed as well.
+# MPI_Alltoall calls, which the preloaded library takes), the `native` row of commbench for
+# every operation (MPI_Alltoall, MPI_Allgather, MPI_Reduce_scatter, MPI_Alltoallv), 8 B -
+# 4 MiB, and tests/dropin/dropin_call_cost (per call: MPI_Alltoall, MPI_Ialltoall + MPI_Wait,
+# and the program's own MPI_Isend/Irecv + MPI_Waitall, which the library's MPI_Waitall sees)
+# at 8 B, 4 KiB and 64 KiB. The runs alternate ROUNDS times between four configurations:
+# plain MPI; preloaded with the defaults (on one node `auto` is then the MPI library's
+# collective, except reduce-scatter from 512 B: README, "Drop-in library"); preloaded with
+# LIBCOMM_NODES=flat (every rank a node: libcomm's `auto` choice, the algorithms
+# themselves); and that with LIBCOMM_CHECK_ARGS=1 (the optional collective argument check).
+# The table shows the median over rounds of each program's own median, so machine noise
+# hits all alike. The first preloaded runs' LIBCOMM_VERBOSE=1 logs are printed as well.
 #   scripts/reproduce/dropin.sh [--np N] [--rounds R] [--n GRID] [--out FILE]
 #     --np N       ranks (default 2)
 #     --rounds R   alternations (default 7)
@@ -26,7 +30,7 @@ while (($#)); do
     --rounds) ROUNDS="$2"; shift 2 ;;
     --n) GRID="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "dropin.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -34,8 +38,10 @@ mpi_environment
 LIB=build/libcomm_mpi/libcomm_mpi.so
 FFT=build/apps/fft3d/fft3d
 BENCH=build/apps/commbench/commbench
-for f in "$LIB" "$FFT" "$BENCH"; do
-  [[ -e $f ]] || { echo "dropin.sh: $f missing; build the targets libcomm_mpi fft3d commbench" >&2; exit 2; }
+COST=build/tests/dropin/dropin_call_cost
+COST_CASES=("8 20000" "4096 5000" "65536 1000")  # bytes, calls per batch
+for f in "$LIB" "$FFT" "$BENCH" "$COST"; do
+  [[ -e $f ]] || { echo "dropin.sh: $f missing; build the targets libcomm_mpi fft3d commbench dropin_call_cost" >&2; exit 2; }
 done
 FFT_ARGS=(--n "$GRID" --decomp slab,pencil --algo native --plan estimate --reps 5)
 BENCH_OPS=(alltoall allgather reduce_scatter alltoallv)
@@ -43,22 +49,35 @@ BENCH_ARGS=(--algo native --min 8 --max 4MiB --reps 11 --warmup 2)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-run() {  # run <tag> <round> <preload 0|1> <program> <args...>
+# envs_of <config>: 0 plain, 1 preloaded, 2 preloaded with LIBCOMM_NODES=flat, 3 and the check
+envs_of() {
+  envs=()
+  (($1)) && envs=(env "LD_PRELOAD=$PWD/$LIB")
+  (($1 >= 2)) && envs+=(LIBCOMM_NODES=flat)
+  (($1 == 3)) && envs+=(LIBCOMM_CHECK_ARGS=1)
+  return 0
+}
+run() {  # run <tag> <round> <config 0-3> <program> <args...>
   local tag=$1 round=$2 preload=$3; shift 3
-  local envs=()
-  ((preload)) && envs=(env "LD_PRELOAD=$PWD/$LIB" LIBCOMM_VERBOSE=1)
-  ((preload == 2)) && envs+=(LIBCOMM_CHECK_ARGS=1)
+  envs_of "$preload"
+  ((preload)) && envs+=(LIBCOMM_VERBOSE=1)
   mpiexec -n "$NP" "${envs[@]}" "$@" > "$tmp/$tag.$preload.$round" 2>&1
   grep -q "validation: PASS" "$tmp/$tag.$preload.$round" ||
     { cat "$tmp/$tag.$preload.$round"; echo "dropin.sh: $tag run failed validation" >&2; exit 1; }
 }
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((r = 0; r < ROUNDS; ++r)); do
-  for preload in 0 1 2; do
+  for preload in 0 1 2 3; do
     run fft3d "$r" "$preload" "$FFT" "${FFT_ARGS[@]}"
     for op in "${BENCH_OPS[@]}"; do
       run "commbench_$op" "$r" "$preload" "$BENCH" --op "$op" "${BENCH_ARGS[@]}" \
         --json "$tmp/commbench_$op.$preload.$r.json"
+    done
+    for c in "${COST_CASES[@]}"; do
+      set -- $c
+      envs_of "$preload"
+      mpiexec -n "$NP" "${envs[@]}" "$COST" "$1" "$2" > "$tmp/cost_$1.$preload.$r" 2>&1 ||
+        { cat "$tmp/cost_$1.$preload.$r"; echo "dropin.sh: dropin_call_cost failed" >&2; exit 1; }
     done
   done
 done
@@ -78,14 +97,15 @@ for x in json.load(open(sys.argv[1]))["results"]:
     fi
   done | median
 }
-# row <program> <case> <awk program>: one table line, plain / preloaded / preloaded with the check
+# row <program> <case> <awk program>: one table line, plain / each preloaded configuration
 row() {
-  local a b c
+  local a b c d
   a=$(over_rounds "$1" 0 "$3")
   b=$(over_rounds "$1" 1 "$3")
   c=$(over_rounds "$1" 2 "$3")
-  printf '%-24s %-18s %12.4f %12.4f %8.3f %12.4f %8.3f\n' "$1" "$2" "$a" "$b" \
-    "$(echo "$b / $a" | bc -l)" "$c" "$(echo "$c / $a" | bc -l)"
+  d=$(over_rounds "$1" 3 "$3")
+  printf '%-24s %-18s %11.4f %11.4f %7.3f %11.4f %7.3f %11.4f %7.3f\n' "$1" "$2" "$a" "$b" \
+    "$(echo "$b / $a" | bc -l)" "$c" "$(echo "$c / $a" | bc -l)" "$d" "$(echo "$d / $a" | bc -l)"
 }
 {
   echo "drop-in library: $NP ranks, $ROUNDS alternating rounds, $(date -u +%Y-%m-%d) on $(nproc) cores (shared, loaded)"
@@ -93,11 +113,15 @@ row() {
   echo "  mpiexec -n $NP $FFT ${FFT_ARGS[*]}"
   echo "  mpiexec -n $NP env LD_PRELOAD=$LIB LIBCOMM_VERBOSE=1 $FFT ${FFT_ARGS[*]}"
   echo "  mpiexec -n $NP [env LD_PRELOAD=...] $BENCH --op OP ${BENCH_ARGS[*]}   (OP: ${BENCH_OPS[*]})"
+  echo "  mpiexec -n $NP [env LD_PRELOAD=...] $COST BYTES N   (BYTES N: ${COST_CASES[*]})"
   echo
-  echo "LIBCOMM_VERBOSE=1 log of the first preloaded fft3d and commbench runs:"
-  grep -h "^libcomm_mpi:" "$tmp/fft3d.1.0" "$tmp"/commbench_*.1.0 | sort -u | sed 's/^/  /'
-  echo
-  printf '%-24s %-18s %12s %12s %8s %12s %8s\n' program case "plain MPI" preload ratio "check on" ratio
+  for config in 1 2; do
+    echo "LIBCOMM_VERBOSE=1 log of the first fft3d and commbench runs preloaded$( ((config == 2)) && echo ", LIBCOMM_NODES=flat"):"
+    grep -h "^libcomm_mpi:" "$tmp/fft3d.$config.0" "$tmp"/commbench_*."$config".0 | sort -u | sed 's/^/  /'
+    echo
+  done
+  printf '%-24s %-18s %11s %11s %7s %11s %7s %11s %7s\n' program case "plain MPI" preload ratio "flat" ratio \
+    "flat+check" ratio
   for decomp in slab pencil; do
     row fft3d "$decomp fwd_ms" "\$1 == \"$decomp\" && \$NF == \"PASS\" {print \$5}"
   done
@@ -108,8 +132,16 @@ print(" ".join(str(x["block_bytes"]) for x in json.load(open(sys.argv[1]))["resu
       row "commbench_$op" "$bytes B us" "json:$bytes"
     done
   done
-  echo "fft3d: forward transform ms; commbench_OP: the MPI call's us; medians over rounds of each run's median"
-  echo "ratio = preloaded / plain MPI (below 1: libcomm's choice was faster than the MPI library's collective)"
-  echo "check on = preloaded with LIBCOMM_CHECK_ARGS=1 (libcomm's argument-check collective per call; off by default)"
+  for c in "${COST_CASES[@]}"; do
+    set -- $c
+    row "cost_$1" "MPI_Alltoall ns" '/^MPI_Alltoall,/ {print $(NF-3)}'
+    row "cost_$1" "MPI_Ialltoall+Wait" '/^MPI_Ialltoall/ {print $(NF-3)}'
+    row "cost_$1" "own p2p Waitall ns" '/Waitall/ {print $(NF-3)}'
+  done
+  echo "fft3d: forward transform ms; commbench_OP: the MPI call's us; cost_BYTES: ns per call (dropin_call_cost);"
+  echo "medians over rounds of each run's median"
+  echo "ratio = preloaded / plain MPI (below 1: faster preloaded). preload: the defaults; flat: LIBCOMM_NODES=flat"
+  echo "(libcomm's algorithms also on one node); flat+check: and LIBCOMM_CHECK_ARGS=1 (libcomm's argument-check"
+  echo "collective per call; off by default)"
   echo "load average before: $LOAD_BEFORE, after: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$OUT"

@@ -9,7 +9,10 @@
 #    loop time;
 #  - HPC Challenge (C; hpcc with inputs/dropin/hpccinf.txt): Success=1, no RandomAccess
 #    errors and the MPIFFT error below 1e-12 both ways; rate: MPIFFT Gflop/s (higher is
-#    better, so the ratio is plain / preloaded, like the times' preloaded / plain).
+#    better, so the ratio is plain / preloaded, like the times' preloaded / plain); and, at
+#    the first rank count, hpcc's large MPI_Alltoall calls one by one (those of MPIFFT: the
+#    forward transform that its Gflop/s times, then the inverse), timed by
+#    tests/dropin/alltoall_call_timer.c preloaded ahead of the library or alone.
 # Medians over rounds.
 #   scripts/reproduce/dropin_apps.sh [--np "2 4"] [--rounds R] [--out FILE]
 set -euo pipefail
@@ -30,7 +33,10 @@ done
 ensure_packages quantum-espresso quantum-espresso-data lammps hpcc
 mpi_environment
 LIB=$PWD/build/libcomm_mpi/libcomm_mpi.so
-[[ -e $LIB ]] || { echo "dropin_apps.sh: $LIB missing; build the target libcomm_mpi" >&2; exit 2; }
+TIMER=$PWD/build/tests/dropin/liballtoall_call_timer.so
+for f in "$LIB" "$TIMER"; do
+  [[ -e $f ]] || { echo "dropin_apps.sh: $f missing; build the targets libcomm_mpi alltoall_call_timer" >&2; exit 2; }
+done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp inputs/dropin/qe_si.in inputs/dropin/hpccinf.txt "$tmp/"
@@ -101,6 +107,28 @@ wall() { awk '/PWSCF.*WALL/ {for (i = 1; i < NF; ++i) if ($(i + 1) == "WALL") {v
     routes=$(grep -h "^libcomm_mpi:" "$tmp/hpcc.preload.$np.0" | sed 's/^libcomm_mpi: //; s/ (.*//' | sort -u | paste -sd';' -)
     echo "| HPC Challenge hpcc (C): checks, MPIFFT Gflop/s | $np | passed | $( [[ $ok == yes ]] && echo passed || echo FAILED ) | $ok | $g0 | $g1 | $(awk -v a="$g0" -v b="$g1" 'BEGIN {printf "%.3f", a / b}') | ${routes:-none} |"
     [[ $ok == yes && $routes == *MPI_Alltoall* ]] || { echo "dropin_apps.sh: hpcc at $np ranks: checks $ok, routes '$routes'" >&2; exit 1; }
+  done
+  np=${NPS%% *}
+  for ((r = 0; r < ROUNDS; ++r)); do
+    for mode in plain preload; do
+      pre=$TIMER
+      [[ $mode == preload ]] && pre=$TIMER:$LIB
+      (cd "$tmp" && rm -f hpccoutf.txt && mpiexec -n "$np" env LD_PRELOAD="$pre" hpcc > "trace.$mode.$r" 2>&1) ||
+        { cat "$tmp/trace.$mode.$r"; echo "dropin_apps.sh: hpcc with the call timer failed" >&2; exit 1; }
+    done
+  done
+  echo
+  echo "hpcc at $np ranks, its MPI_Alltoall calls of 16 KiB blocks and more, one by one (alltoall_call_timer;"
+  echo "medians over $ROUNDS alternating rounds, us). MPIFFT's Gflop/s times one forward transform, its first three:"
+  echo
+  echo "| call | block bytes | plain us | preloaded us | ratio |"
+  echo "|---:|---:|---:|---:|---:|"
+  ncalls=$(grep -c "alltoall_call_timer: call" "$tmp/trace.plain.0")
+  for ((k = 1; k <= ncalls; ++k)); do
+    col() { for ((r = 0; r < ROUNDS; ++r)); do grep "alltoall_call_timer: call" "$tmp/trace.$1.$r" | sed -n "${k}p" | awk '{print $(NF-1)}'; done | median; }
+    bytes=$(grep "alltoall_call_timer: call" "$tmp/trace.plain.0" | sed -n "${k}p" | awk '{print $5}')
+    t0=$(col plain) t1=$(col preload)
+    echo "| $k | $bytes | $t0 | $t1 | $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b / a}') |"
   done
   echo
   echo "Results: the first round of each mode. Times and rates: medians over $ROUNDS alternating rounds;"

@@ -802,12 +802,69 @@ void persistent_case(MPI_Comm world) {
 #endif
 }
 
+// The default on one node (all ranks share memory, no tuning table): `auto` is the MPI
+// library's collective for the exchanges and for small reduce-scatters, libcomm's for larger
+// reduce-scatters; an algorithm named in the environment runs libcomm. (The other cases run
+// with LIBCOMM_NODES=flat, where `auto` is libcomm's choice.)
+void one_node_case(MPI_Comm world) {
+  int p = 0, me = 0;
+  MPI_Comm_size(world, &p);
+  MPI_Comm_rank(world, &me);
+  const char* before = std::getenv("LIBCOMM_NODES");
+  const std::string saved = before != nullptr ? before : "";
+  setenv("LIBCOMM_NODES", "shared", 1);  // read when libcomm's state for a communicator is made
+  MPI_Comm c;
+  MPI_Comm_dup(world, &c);
+  const auto np = static_cast<std::size_t>(p);
+  std::vector<int> send(2 * np);
+  for (std::size_t k = 0; k < send.size(); ++k) send[k] = value(me, static_cast<int>(k / 2), static_cast<int>(k));
+  for (const char* algo : {"auto", "ring"}) {
+    set_algo("LIBCOMM_ALLTOALL", algo);
+    auto got = filled<int>(send.size()), want = got;
+    MPI_Alltoall(send.data(), 2, MPI_INT, got.data(), 2, MPI_INT, c);
+    const std::string what = std::string("one node, LIBCOMM_ALLTOALL=") + algo;
+    std::string(algo) == "auto" && p > 1 ? expect_pmpi(what) : expect_libcomm(what);  // one rank: libcomm's copy
+    PMPI_Alltoall(send.data(), 2, MPI_INT, want.data(), 2, MPI_INT, c);
+    compare(got, want, what);
+  }
+  unset_env("LIBCOMM_ALLTOALL");
+  for (int floats : {4, 256}) {  // 16 B and 1 KiB blocks
+    std::vector<float> in(static_cast<std::size_t>(floats) * np);
+    for (std::size_t k = 0; k < in.size(); ++k) in[k] = static_cast<float>((me + 1) * (k % 9));
+    std::vector<float> got(static_cast<std::size_t>(floats)), want(got.size());
+    MPI_Reduce_scatter_block(in.data(), got.data(), floats, MPI_FLOAT, MPI_SUM, c);
+    const std::string what = "one node, reduce_scatter_block auto, " + std::to_string(4 * floats) + " B blocks";
+    floats * 4 < 512 && p > 1 ? expect_pmpi(what) : expect_libcomm(what);
+    PMPI_Reduce_scatter_block(in.data(), want.data(), floats, MPI_FLOAT, MPI_SUM, c);
+    compare(got, want, what);
+  }
+  MPI_Comm_free(&c);
+  if (saved.empty()) unsetenv("LIBCOMM_NODES");
+  else setenv("LIBCOMM_NODES", saved.c_str(), 1);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Every rank a node of its own (unless the environment says otherwise), so that `auto`
+  // runs libcomm's choice; the library's default on one node is tested by one_node_case.
+  // Read when libcomm's state for a communicator is made: MPI_COMM_WORLD's in MPI_Init.
+  setenv("LIBCOMM_NODES", "flat", 0);
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   check(last_route().rfind('(', 0) != 0, "libcomm_mpi is loaded (link it or LD_PRELOAD it)");
+  {  // libcomm's state for MPI_COMM_WORLD is made in MPI_Init: a first collective that is
+     // non-blocking runs in libcomm (on other communicators it would run in MPI, see
+     // fresh_communicator_case)
+    int p = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    std::vector<int> send(static_cast<std::size_t>(p), world_rank), got(static_cast<std::size_t>(p), -1);
+    MPI_Request r = MPI_REQUEST_NULL;
+    MPI_Ialltoall(send.data(), 1, MPI_INT, got.data(), 1, MPI_INT, MPI_COMM_WORLD, &r);
+    expect_libcomm("the first collective on MPI_COMM_WORLD, non-blocking");
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    for (int k = 0; k < p; ++k) check(got[static_cast<std::size_t>(k)] == k, "first MPI_Ialltoall on MPI_COMM_WORLD: value");
+  }
 
   // Every algorithm through the environment variable, as a user would select it. The
   // names are those of libcomm (commbench --list); some need P of a given form and
@@ -843,6 +900,7 @@ int main(int argc, char** argv) {
   overlap_case(MPI_COMM_WORLD);
   fresh_communicator_case(MPI_COMM_WORLD);
   persistent_case(MPI_COMM_WORLD);
+  one_node_case(MPI_COMM_WORLD);
   intercomm_case(MPI_COMM_WORLD);
   error_cases(MPI_COMM_WORLD);
 
