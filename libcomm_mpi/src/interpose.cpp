@@ -660,12 +660,29 @@ int reduce_scatter_block_entry(const char* op, Form form, const void* sendbuf, v
   });
 }
 
+// Reduce-scatter blocks below the one-node threshold (libcomm_mpi::kOneNodeReduceScatterBytes),
+// for the fast path; invalid arguments say no (the full path sends them to MPI).
+bool small_reduce_scatter_block(int count, MPI_Datatype type) {
+  int size = 0;
+  return count >= 0 && type != MPI_DATATYPE_NULL && PMPI_Type_size(type, &size) == MPI_SUCCESS &&
+         static_cast<std::size_t>(count) * static_cast<std::size_t>(size) < libcomm_mpi::kOneNodeReduceScatterBytes;
+}
+bool small_reduce_scatter(const int* counts, MPI_Datatype type, MPI_Comm comm) {
+  int p = 0;
+  if (counts == nullptr || comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &p) != MPI_SUCCESS) return false;
+  int largest = 0;
+  for (int r = 0; r < p; ++r) largest = std::max(largest, counts[r]);
+  return small_reduce_scatter_block(largest, type);
+}
+
 }  // namespace
 
 // ---- The exported C entry points ----------------------------------------------------------
 
 extern "C" int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                             int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  if (libcomm_mpi::settings().alltoall.is_auto() && libcomm_mpi::quick_one_node_native(comm))
+    return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   return alltoall_entry("MPI_Alltoall", kBlocking, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                         MPI_INFO_NULL);
 }
@@ -678,6 +695,8 @@ extern "C" int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype se
 extern "C" int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                              MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
                              MPI_Datatype recvtype, MPI_Comm comm) {
+  if (libcomm_mpi::settings().alltoallv.is_auto() && libcomm_mpi::quick_one_node_native(comm))
+    return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
   return alltoallv_entry("MPI_Alltoallv", kBlocking, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                          rdispls, recvtype, comm, MPI_INFO_NULL);
 }
@@ -690,6 +709,8 @@ extern "C" int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const
 
 extern "C" int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                              int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  if (libcomm_mpi::settings().allgather.is_auto() && libcomm_mpi::quick_one_node_native(comm))
+    return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   return allgather_entry("MPI_Allgather", kBlocking, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                          comm, MPI_INFO_NULL);
 }
@@ -701,6 +722,8 @@ extern "C" int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype s
 
 extern "C" int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                               const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+  if (libcomm_mpi::settings().allgather.is_auto() && libcomm_mpi::quick_one_node_native(comm))
+    return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
   return allgatherv_entry("MPI_Allgatherv", kBlocking, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                           recvtype, comm, MPI_INFO_NULL);
 }
@@ -713,6 +736,9 @@ extern "C" int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype 
 
 extern "C" int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype,
                                   MPI_Op op, MPI_Comm comm) {
+  if (libcomm_mpi::settings().reduce_scatter.is_auto() &&
+      small_reduce_scatter(recvcounts, datatype, comm) && libcomm_mpi::quick_one_node_native(comm))
+    return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
   return reduce_scatter_entry("MPI_Reduce_scatter", kBlocking, sendbuf, recvbuf, recvcounts, datatype, op, comm,
                               MPI_INFO_NULL);
 }
@@ -724,6 +750,9 @@ extern "C" int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int
 
 extern "C" int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
                                         MPI_Op op, MPI_Comm comm) {
+  if (libcomm_mpi::settings().reduce_scatter.is_auto() && small_reduce_scatter_block(recvcount, datatype) &&
+      libcomm_mpi::quick_one_node_native(comm))
+    return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
   return reduce_scatter_block_entry("MPI_Reduce_scatter_block", kBlocking, sendbuf, recvbuf, recvcount, datatype,
                                     op, comm, MPI_INFO_NULL);
 }

@@ -70,6 +70,7 @@ struct LastComm {
   MPI_Comm comm = MPI_COMM_NULL;
   const libcomm::Comm* libcomm = nullptr;
   std::uint64_t generation = 0;
+  bool one_node_native = false;  // one_node_native(*libcomm)
 };
 __attribute__((tls_model("initial-exec"))) thread_local LastComm last_comm;
 
@@ -183,8 +184,18 @@ const libcomm::Comm* known_comm(MPI_Comm comm) {
   int found = 0;
   PMPI_Comm_get_attr(comm, comm_keyval(), &value, &found);
   if (!found) return nullptr;
-  last_comm = {comm, static_cast<const libcomm::Comm*>(value), generation};
+  const auto* c = static_cast<const libcomm::Comm*>(value);
+  last_comm = {comm, c, generation, one_node_native(*c)};
   return last_comm.libcomm;
+}
+
+bool quick_one_node_native(MPI_Comm comm) {
+  if (!last_comm.one_node_native || last_comm.comm != comm || InsideWrapper::active() ||
+      last_comm.generation != comm_generation.load(std::memory_order_acquire) ||
+      finalizing.load(std::memory_order_relaxed))
+    return false;
+  std::memcpy(last_route, "pmpi", 5);
+  return true;
 }
 
 const char* comm_fallback_reason(MPI_Comm comm) {

@@ -83,7 +83,7 @@ inline bool check_args() { return settings().check_args; }
 // everything to one rank and scatters, libcomm's ring and recursive halving combine each
 // block once, 1.4-3.6x faster from 2 KiB up in the same table. Set LIBCOMM_NODES (virtual
 // nodes), a tuning table, or name the algorithm to run libcomm's choice instead.
-constexpr std::size_t kOneNodeReduceScatterBytes = 512;
+constexpr std::size_t kOneNodeReduceScatterBytes = 2048;
 constexpr const char* kOneNodeNative =
     "auto on one node without a tuning table: the MPI library's own (LIBCOMM_NODES, LIBCOMM_TUNING or "
     "an algorithm name run libcomm's)";
@@ -91,6 +91,12 @@ constexpr const char* kOneNodeNative =
 inline bool one_node_native(const libcomm::Comm& c) {
   return !settings().tuning_table && c.size() > 1 && c.nodes().num_nodes() == 1;
 }
+
+// The fast path of the calls that `auto` sends to the MPI library on one node: true when
+// `comm` is this thread's last communicator and one_node_native holds for it (its first
+// call took the full path, which also logged the choice); records the route. The caller
+// then calls PMPI directly. Costs a few loads, where the full path builds a Call.
+bool quick_one_node_native(MPI_Comm comm);
 
 // One intercepted call: where it goes and why.
 class Call {

@@ -7,7 +7,7 @@
 # and the program's own MPI_Isend/Irecv + MPI_Waitall, which the library's MPI_Waitall sees)
 # at 8 B, 4 KiB and 64 KiB. The runs alternate ROUNDS times between four configurations:
 # plain MPI; preloaded with the defaults (on one node `auto` is then the MPI library's
-# collective, except reduce-scatter from 512 B: README, "Drop-in library"); preloaded with
+# collective, except reduce-scatter from 2 KiB: README, "Drop-in library"); preloaded with
 # LIBCOMM_NODES=flat (every rank a node: libcomm's `auto` choice, the algorithms
 # themselves); and that with LIBCOMM_CHECK_ARGS=1 (the optional collective argument check).
 # The table shows the median over rounds of each program's own median, so machine noise

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Unmodified applications from Debian with and without the drop-in library (libcomm_mpi.so
-# in LD_PRELOAD); the runs alternate ROUNDS times between plain MPI and preloaded at each
-# rank count, and LIBCOMM_VERBOSE=1 must show the calls reaching libcomm:
+# in LD_PRELOAD); the runs alternate ROUNDS times between plain MPI, preloaded with the
+# defaults (on one node `auto` is the MPI library's collective but for reduce-scatter from
+# 2 KiB) and preloaded with LIBCOMM_NODES=flat (every rank a node: libcomm's algorithms) at
+# each rank count; LIBCOMM_VERBOSE=1 must show the calls reaching libcomm, and the results
+# must be the same all three ways:
 #  - Quantum ESPRESSO (Fortran; pw.x, the 2-atom silicon SCF of inputs/dropin/qe_si.in with
 #    Debian's Si.pz-vbc.UPF): the same total energy; time: pw.x's WALL;
 #  - LAMMPS (C++; Debian's peptide example, PPPM with `kspace_modify collective yes`, so
@@ -47,37 +50,43 @@ grep -q "kspace_modify collective yes" "$tmp/in.peptide" ||
   { echo "dropin_apps.sh: could not add kspace_modify to the peptide input" >&2; exit 1; }
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 energy() { awk '/^!    total energy/ {print $5}' "$1"; }
+routes_of() { grep -h "^libcomm_mpi:" "$1" | sed 's/^libcomm_mpi: //; s/ (.*//' | sort -u | paste -sd';' -; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", b / a}'; }
 wall() { awk '/PWSCF.*WALL/ {for (i = 1; i < NF; ++i) if ($(i + 1) == "WALL") {v = $i; sub("s$", "", v); print v}}' "$1" | tail -1; }
 {
   echo "# Applications under the drop-in library"
   echo
   echo "\`scripts/reproduce/dropin_apps.sh --np \"$NPS\" --rounds $ROUNDS\`, $(date -u +%Y-%m-%d), $(nproc) cores (shared)."
   echo
-  echo "| application | ranks | plain: result | preloaded: result | same | plain: time s (hpcc: Gflop/s) | preloaded | ratio (cost of preloading) | reached libcomm |"
-  echo "|---|---:|---|---|---|---:|---:|---:|---|"
+  echo "| application | ranks | plain: result | preloaded (both ways): result | same | plain: time s (hpcc: Gflop/s) | preloaded | ratio | flat | ratio | what ran (defaults / flat) |"
+  echo "|---|---:|---|---|---|---:|---:|---:|---:|---:|---|"
   for np in $NPS; do
     for ((r = 0; r < ROUNDS; ++r)); do
-      for mode in plain preload; do
+      for mode in plain preload flat; do
         envs=()
-        [[ $mode == preload ]] && envs=(env "LD_PRELOAD=$LIB" LIBCOMM_VERBOSE=1)
+        [[ $mode != plain ]] && envs=(env "LD_PRELOAD=$LIB" LIBCOMM_VERBOSE=1)
+        [[ $mode == flat ]] && envs+=(LIBCOMM_NODES=flat)
         (cd "$tmp" && rm -rf qe_tmp && mpiexec -n "$np" "${envs[@]}" pw.x -in qe_si.in > "qe.$mode.$np.$r" 2>&1) ||
           { cat "$tmp/qe.$mode.$np.$r"; echo "dropin_apps.sh: pw.x ($mode, $np ranks) failed" >&2; exit 1; }
       done
     done
-    e0=$(energy "$tmp/qe.plain.$np.0") e1=$(energy "$tmp/qe.preload.$np.0")
+    e0=$(energy "$tmp/qe.plain.$np.0") e1=$(energy "$tmp/qe.preload.$np.0") e2=$(energy "$tmp/qe.flat.$np.0")
     same=no
-    [[ -n $e0 && $e0 == "$e1" ]] && same=yes
+    [[ -n $e0 && $e0 == "$e1" && $e0 == "$e2" ]] && same=yes
     w0=$(for ((r = 0; r < ROUNDS; ++r)); do wall "$tmp/qe.plain.$np.$r"; done | median)
     w1=$(for ((r = 0; r < ROUNDS; ++r)); do wall "$tmp/qe.preload.$np.$r"; done | median)
-    routes=$(grep -h "^libcomm_mpi:" "$tmp/qe.preload.$np.0" | sed 's/^libcomm_mpi: //; s/ (.*//' | sort -u | paste -sd';' -)
-    echo "| Quantum ESPRESSO pw.x (Fortran), Si 2 atoms | $np | $e0 Ry | $e1 Ry | $same | $w0 | $w1 | $(awk -v a="$w0" -v b="$w1" 'BEGIN {printf "%.3f", b / a}') | ${routes:-none} |"
-    [[ $same == yes && -n $routes ]] || { echo "dropin_apps.sh: QE at $np ranks: energies $e0 / $e1, routes '${routes}'" >&2; exit 1; }
+    w2=$(for ((r = 0; r < ROUNDS; ++r)); do wall "$tmp/qe.flat.$np.$r"; done | median)
+    routes=$(routes_of "$tmp/qe.preload.$np.0") froutes=$(routes_of "$tmp/qe.flat.$np.0")
+    echo "| Quantum ESPRESSO pw.x (Fortran), Si 2 atoms | $np | $e0 Ry | $e1 Ry / $e2 Ry | $same | $w0 | $w1 | $(ratio "$w0" "$w1") | $w2 | $(ratio "$w0" "$w2") | ${routes:-none} / ${froutes:-none} |"
+    [[ $same == yes && -n $routes && $froutes == *MPI_Alltoall* && $froutes != *pmpi* ]] ||
+      { echo "dropin_apps.sh: QE at $np ranks: energies $e0 / $e1 / $e2, routes '${routes}' / '${froutes}'" >&2; exit 1; }
   done
   for np in $NPS; do  # LAMMPS and hpcc
     for ((r = 0; r < ROUNDS; ++r)); do
-      for mode in plain preload; do
+      for mode in plain preload flat; do
         envs=()
-        [[ $mode == preload ]] && envs=(env "LD_PRELOAD=$LIB" LIBCOMM_VERBOSE=1)
+        [[ $mode != plain ]] && envs=(env "LD_PRELOAD=$LIB" LIBCOMM_VERBOSE=1)
+        [[ $mode == flat ]] && envs+=(LIBCOMM_NODES=flat)
         (cd "$tmp" && mpiexec -n "$np" "${envs[@]}" lmp -in in.peptide -log "lmp.$mode.$np.$r.log" \
           > "lmp.$mode.$np.$r" 2>&1) || { cat "$tmp/lmp.$mode.$np.$r"; echo "dropin_apps.sh: lmp failed" >&2; exit 1; }
         (cd "$tmp" && rm -f hpccoutf.txt && mpiexec -n "$np" "${envs[@]}" hpcc > "hpcc.$mode.$np.$r" 2>&1 &&
@@ -88,38 +97,43 @@ wall() { awk '/PWSCF.*WALL/ {for (i = 1; i < NF; ++i) if ($(i + 1) == "WALL") {v
     same=no
     last_step "$tmp/lmp.plain.$np.0.log" > "$tmp/e0"
     last_step "$tmp/lmp.preload.$np.0.log" > "$tmp/e1"
-    [[ -s $tmp/e0 ]] && cmp -s "$tmp/e0" "$tmp/e1" && same=yes
+    last_step "$tmp/lmp.flat.$np.0.log" > "$tmp/e2"
+    [[ -s $tmp/e0 ]] && cmp -s "$tmp/e0" "$tmp/e1" && cmp -s "$tmp/e0" "$tmp/e2" && same=yes
     etot=$(awk '/TotEng/ {print $3}' "$tmp/e0")
     etot1=$(awk '/TotEng/ {print $3}' "$tmp/e1")
-    l0=$(for ((r = 0; r < ROUNDS; ++r)); do awk '/^Loop time/ {print $4}' "$tmp/lmp.plain.$np.$r.log"; done | median)
-    l1=$(for ((r = 0; r < ROUNDS; ++r)); do awk '/^Loop time/ {print $4}' "$tmp/lmp.preload.$np.$r.log"; done | median)
-    routes=$(grep -h "^libcomm_mpi:" "$tmp/lmp.preload.$np.0" | sed 's/^libcomm_mpi: //; s/ (.*//' | sort -u | paste -sd';' -)
-    echo "| LAMMPS peptide, PPPM collective (C++) | $np | TotEng $etot | TotEng $etot1 | $same (last step, all terms) | $l0 | $l1 | $(awk -v a="$l0" -v b="$l1" 'BEGIN {printf "%.3f", b / a}') | ${routes:-none} |"
-    [[ $same == yes && $routes == *MPI_Alltoallv* ]] || { echo "dropin_apps.sh: LAMMPS at $np ranks: same=$same routes '$routes'" >&2; exit 1; }
+    etot2=$(awk '/TotEng/ {print $3}' "$tmp/e2")
+    loop() { for ((r = 0; r < ROUNDS; ++r)); do awk '/^Loop time/ {print $4}' "$tmp/lmp.$1.$np.$r.log"; done | median; }
+    l0=$(loop plain) l1=$(loop preload) l2=$(loop flat)
+    routes=$(routes_of "$tmp/lmp.preload.$np.0") froutes=$(routes_of "$tmp/lmp.flat.$np.0")
+    echo "| LAMMPS peptide, PPPM collective (C++) | $np | TotEng $etot | TotEng $etot1 / $etot2 | $same (last step, all terms) | $l0 | $l1 | $(ratio "$l0" "$l1") | $l2 | $(ratio "$l0" "$l2") | ${routes:-none} / ${froutes:-none} |"
+    [[ $same == yes && $routes == *MPI_Alltoallv* && $froutes == *"MPI_Alltoallv on $np ranks: direct"* ]] ||
+      { echo "dropin_apps.sh: LAMMPS at $np ranks: same=$same routes '$routes' / '$froutes'" >&2; exit 1; }
     ok=yes
-    for mode in plain preload; do
+    for mode in plain preload flat; do
       f="$tmp/hpccoutf.$mode.$np.0"
       grep -qx "Success=1" "$f" && grep -qx "MPIRandomAccess_ErrorsFraction=0" "$f" &&
         awk -F= '/^MPIFFT_maxErr=/ {exit !($2 < 1e-12)}' "$f" || ok=no
     done
-    g0=$(for ((r = 0; r < ROUNDS; ++r)); do awk -F= '/^MPIFFT_Gflops=/ {print $2}' "$tmp/hpccoutf.plain.$np.$r"; done | median)
-    g1=$(for ((r = 0; r < ROUNDS; ++r)); do awk -F= '/^MPIFFT_Gflops=/ {print $2}' "$tmp/hpccoutf.preload.$np.$r"; done | median)
-    routes=$(grep -h "^libcomm_mpi:" "$tmp/hpcc.preload.$np.0" | sed 's/^libcomm_mpi: //; s/ (.*//' | sort -u | paste -sd';' -)
-    echo "| HPC Challenge hpcc (C): checks, MPIFFT Gflop/s | $np | passed | $( [[ $ok == yes ]] && echo passed || echo FAILED ) | $ok | $g0 | $g1 | $(awk -v a="$g0" -v b="$g1" 'BEGIN {printf "%.3f", a / b}') | ${routes:-none} |"
-    [[ $ok == yes && $routes == *MPI_Alltoall* ]] || { echo "dropin_apps.sh: hpcc at $np ranks: checks $ok, routes '$routes'" >&2; exit 1; }
+    gflops() { for ((r = 0; r < ROUNDS; ++r)); do awk -F= '/^MPIFFT_Gflops=/ {print $2}' "$tmp/hpccoutf.$1.$np.$r"; done | median; }
+    g0=$(gflops plain) g1=$(gflops preload) g2=$(gflops flat)
+    routes=$(routes_of "$tmp/hpcc.preload.$np.0") froutes=$(routes_of "$tmp/hpcc.flat.$np.0")
+    echo "| HPC Challenge hpcc (C): checks, MPIFFT Gflop/s | $np | passed | $( [[ $ok == yes ]] && echo passed || echo FAILED ) | $ok | $g0 | $g1 | $(ratio "$g1" "$g0") | $g2 | $(ratio "$g2" "$g0") | ${routes:-none} / ${froutes:-none} |"
+    [[ $ok == yes && $routes == *MPI_Alltoall* && $froutes == *MPI_Alltoall* && $froutes != *pmpi* ]] ||
+      { echo "dropin_apps.sh: hpcc at $np ranks: checks $ok, routes '$routes' / '$froutes'" >&2; exit 1; }
   done
   np=${NPS%% *}
   for ((r = 0; r < ROUNDS; ++r)); do
     for mode in plain preload; do
       pre=$TIMER
       [[ $mode == preload ]] && pre=$TIMER:$LIB
-      (cd "$tmp" && rm -f hpccoutf.txt && mpiexec -n "$np" env LD_PRELOAD="$pre" hpcc > "trace.$mode.$r" 2>&1) ||
+      (cd "$tmp" && rm -f hpccoutf.txt && mpiexec -n "$np" env LD_PRELOAD="$pre" LIBCOMM_NODES=flat hpcc > "trace.$mode.$r" 2>&1) ||
         { cat "$tmp/trace.$mode.$r"; echo "dropin_apps.sh: hpcc with the call timer failed" >&2; exit 1; }
     done
   done
   echo
-  echo "hpcc at $np ranks, its MPI_Alltoall calls of 16 KiB blocks and more, one by one (alltoall_call_timer;"
-  echo "medians over $ROUNDS alternating rounds, us). MPIFFT's Gflop/s times one forward transform, its first three:"
+  echo "hpcc at $np ranks, its MPI_Alltoall calls of 16 KiB blocks and more, one by one, plain and preloaded with"
+  echo "LIBCOMM_NODES=flat (libcomm's algorithm; alltoall_call_timer; medians over $ROUNDS alternating rounds, us)."
+  echo "MPIFFT's Gflop/s times one forward transform, its first three:"
   echo
   echo "| call | block bytes | plain us | preloaded us | ratio |"
   echo "|---:|---:|---:|---:|---:|"
@@ -132,8 +146,12 @@ wall() { awk '/PWSCF.*WALL/ {for (i = 1; i < NF; ++i) if ($(i + 1) == "WALL") {v
   done
   echo
   echo "Results: the first round of each mode. Times and rates: medians over $ROUNDS alternating rounds;"
-  echo "QE: pw.x WALL s; LAMMPS: loop time s; hpcc: MPIFFT Gflop/s (ratio plain / preloaded). Above 1: slower preloaded."
-  echo "Log lines (LIBCOMM_VERBOSE=1, first preloaded runs at the last rank count):"
+  echo "QE: pw.x WALL s; LAMMPS: loop time s; hpcc: MPIFFT Gflop/s (ratios plain / preloaded, so above 1 is"
+  echo "always slower preloaded). preloaded: the defaults; flat: LIBCOMM_NODES=flat (libcomm's algorithms on one node)."
+  echo "Log lines (LIBCOMM_VERBOSE=1, first preloaded runs at the last rank count; defaults, then flat):"
   echo
-  grep -h "^libcomm_mpi:" "$tmp"/{qe,lmp,hpcc}.preload."${NPS##* }".0 | sort -u | sed 's/^/    /'
+  for mode in preload flat; do
+    grep -h "^libcomm_mpi:" "$tmp"/{qe,lmp,hpcc}."$mode"."${NPS##* }".0 | sort -u | sed 's/^/    /'
+    echo
+  done
 } | tee "$OUT"

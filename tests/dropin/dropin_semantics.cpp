@@ -803,8 +803,9 @@ void persistent_case(MPI_Comm world) {
 }
 
 // The default on one node (all ranks share memory, no tuning table): `auto` is the MPI
-// library's collective for the exchanges and for small reduce-scatters, libcomm's for larger
-// reduce-scatters; an algorithm named in the environment runs libcomm. (The other cases run
+// library's collective for the exchanges and for reduce-scatters below 2 KiB blocks,
+// libcomm's for larger reduce-scatters; a repeated call takes the fast path (the third and
+// fourth calls below); an algorithm named in the environment runs libcomm. (The other cases run
 // with LIBCOMM_NODES=flat, where `auto` is libcomm's choice.)
 void one_node_case(MPI_Comm world) {
   int p = 0, me = 0;
@@ -828,13 +829,13 @@ void one_node_case(MPI_Comm world) {
     compare(got, want, what);
   }
   unset_env("LIBCOMM_ALLTOALL");
-  for (int floats : {4, 256}) {  // 16 B and 1 KiB blocks
+  for (int floats : {4, 1024}) {  // 16 B and 4 KiB blocks (the threshold: 2 KiB)
     std::vector<float> in(static_cast<std::size_t>(floats) * np);
     for (std::size_t k = 0; k < in.size(); ++k) in[k] = static_cast<float>((me + 1) * (k % 9));
     std::vector<float> got(static_cast<std::size_t>(floats)), want(got.size());
     MPI_Reduce_scatter_block(in.data(), got.data(), floats, MPI_FLOAT, MPI_SUM, c);
     const std::string what = "one node, reduce_scatter_block auto, " + std::to_string(4 * floats) + " B blocks";
-    floats * 4 < 512 && p > 1 ? expect_pmpi(what) : expect_libcomm(what);
+    floats * 4 < 2048 && p > 1 ? expect_pmpi(what) : expect_libcomm(what);
     PMPI_Reduce_scatter_block(in.data(), want.data(), floats, MPI_FLOAT, MPI_SUM, c);
     compare(got, want, what);
   }
