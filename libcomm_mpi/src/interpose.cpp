@@ -96,13 +96,21 @@ struct StagingSource {
   }
 };
 
-// The non-blocking and persistent forms, once the exchange is described: `start()` returns
-// libcomm's running request (MPI_I<op>), `make_plan()` its plan (MPIX_<op>_init); `pack` and
-// `unpack` are the copies around the exchange. Hands the request out as *form.request.
-template <class Start, class MakePlan, class Pack, class Unpack>
-int hand_out_form(const Call& call, Form form, std::unique_ptr<PendingCollective> pending, const void* send,
-                  void* recv, const Start& start, const MakePlan& make_plan, Pack pack, Unpack unpack,
-                  const Explanation& why) {
+// One collective in the form called, once the exchange is described: `blocking()` runs it
+// now and returns libcomm's Choice; `start()` returns libcomm's running request (MPI_I<op>)
+// and `make_plan()` its plan (MPIX_<op>_init), handed out as *form.request. `pack` and
+// `unpack` are the copies around the exchange (a persistent request packs at every start).
+template <class Blocking, class Start, class MakePlan, class Pack, class Unpack>
+int run_form(const Call& call, Form form, std::unique_ptr<PendingCollective> pending, const void* send, void* recv,
+             const Blocking& blocking, const Start& start, const MakePlan& make_plan, Pack pack, Unpack unpack,
+             const Explanation& why) {
+  if (form.kind == Form::Blocking) {
+    pack();
+    const auto ran = blocking();
+    call.route(name_of(ran.algo), why.text(ran.reason()));
+    unpack();
+    return MPI_SUCCESS;
+  }
   PendingCollective& p = *pending;
   p.unpack = std::move(unpack);
   if (form.kind == Form::Nonblocking) {
@@ -288,15 +296,9 @@ int alltoall_body(const Call& call, const Pmpi& pmpi, Form form, const void* sen
   Explanation why(requested);
   auto pending = form.pending(call.op(), call.mpi());
   x.stage(c.size(), c.size(), 0, why, StagingSource{pending.get()});
-  if (form.kind == Form::Blocking) {
-    x.pack();
-    const auto ran = libcomm::alltoall(x.send, x.recv, x.block, c, requested, opts);
-    call.route(libcomm::alltoall_algo_name(ran), why.text(ran.reason()));
-    x.finish();
-    return MPI_SUCCESS;
-  }
-  return hand_out_form(
+  return run_form(
       call, form, std::move(pending), x.send, x.recv,
+      [&] { return libcomm::alltoall(x.send, x.recv, x.block, c, requested, opts); },
       [&] { return libcomm::ialltoall(x.send, x.recv, x.block, c, requested, opts); },
       [&] { return libcomm::plan_alltoall(c, x.block, requested, opts); }, [x] { x.pack(); },
       [x] { x.finish(); }, why);
@@ -341,16 +343,12 @@ int alltoallv_body(const Call& call, const Pmpi& pmpi, Form form, const void* se
   const auto unpack = [=, rl = *rl] {
     if (recv.staged) unpack_side(recv, recvbuf, recvcounts, rdispls, recvtype, rl);
   };
-  if (form.kind == Form::Blocking) {
-    pack();
-    const auto ran = libcomm::alltoallv(send.base, send.counts, send.displs, recv.base, recv.counts, recv.displs,
-                                        c, requested, opts);
-    call.route(libcomm::alltoallv_algo_name(ran), why.text(ran.reason()));
-    unpack();
-    return MPI_SUCCESS;
-  }
-  return hand_out_form(
+  return run_form(
       call, form, std::move(pending), send.base, recv.base,
+      [&] {
+        return libcomm::alltoallv(send.base, send.counts, send.displs, recv.base, recv.counts, recv.displs, c,
+                                  requested, opts);
+      },
       [&] {
         return libcomm::ialltoallv(send.base, send.counts, send.displs, recv.base, recv.counts, recv.displs, c,
                                    requested, opts);
@@ -373,15 +371,9 @@ int allgather_body(const Call& call, const Pmpi& pmpi, Form form, const void* se
   Explanation why(requested);
   auto pending = form.pending(call.op(), call.mpi());
   x.stage(c.size(), 1, c.rank(), why, StagingSource{pending.get()});  // in place: this rank's block is in recvbuf
-  if (form.kind == Form::Blocking) {
-    x.pack();
-    const auto ran = libcomm::allgather(x.send, x.recv, x.block, c, requested, opts);
-    call.route(libcomm::allgather_algo_name(ran), why.text(ran.reason()));
-    x.finish();
-    return MPI_SUCCESS;
-  }
-  return hand_out_form(
+  return run_form(
       call, form, std::move(pending), x.send, x.recv,
+      [&] { return libcomm::allgather(x.send, x.recv, x.block, c, requested, opts); },
       [&] { return libcomm::iallgather(x.send, x.recv, x.block, c, requested, opts); },
       [&] { return libcomm::plan_allgather(c, x.block, requested, opts); }, [x] { x.pack(); },
       [x] { x.finish(); }, why);
@@ -442,15 +434,9 @@ int allgatherv_body(const Call& call, const Pmpi& pmpi, Form form, const void* s
     if (recv.staged) unpack_side(recv, recvbuf, recvcounts, displs, recvtype, rl);
   };
   const std::vector<std::size_t> counts(recv.counts.begin(), recv.counts.end());
-  if (form.kind == Form::Blocking) {
-    pack();
-    const auto ran = libcomm::allgatherv(send, mine, recv.base, counts, c, requested, opts);
-    call.route(libcomm::allgather_algo_name(ran), why.text(ran.reason()));
-    unpack();
-    return MPI_SUCCESS;
-  }
-  return hand_out_form(
+  return run_form(
       call, form, std::move(pending), send, recv.base,
+      [&] { return libcomm::allgatherv(send, mine, recv.base, counts, c, requested, opts); },
       [&] { return libcomm::iallgatherv(send, mine, recv.base, counts, c, requested, opts); },
       [&] { return libcomm::plan_allgatherv(c, counts, requested, opts); }, pack, unpack, why);
 }
@@ -497,17 +483,12 @@ int reduce_scatter_body(const Call& call, const Pmpi& pmpi, Form form, const voi
   };
   std::vector<std::size_t> count_bytes(counts);
   for (auto& n : count_bytes) n *= esize;
-  if (form.kind == Form::Blocking) {
-    pack();
-    const auto ran = libcomm::reduce_scatter(send, recvbuf, count_bytes, *type, *rop, c, requested, opts);
-    call.route(libcomm::reduce_scatter_algo_name(ran), why.text(ran.reason()));
-    return MPI_SUCCESS;
-  }
-  return hand_out_form(
+  return run_form(
       call, form, std::move(pending), send, recvbuf,
+      [&] { return libcomm::reduce_scatter(send, recvbuf, count_bytes, *type, *rop, c, requested, opts); },
       [&] { return libcomm::ireduce_scatter(send, recvbuf, count_bytes, *type, *rop, c, requested, opts); },
-      [&] { return libcomm::plan_reduce_scatter(c, count_bytes, *type, *rop, requested, opts); }, pack,
-      std::function<void()>{}, why);
+      [&] { return libcomm::plan_reduce_scatter(c, count_bytes, *type, *rop, requested, opts); }, pack, [] {},
+      why);
 }
 
 // The entry points of one operation share its body; only the form and the MPI library's own

@@ -140,7 +140,7 @@ wall() { awk '/PWSCF.*WALL/ {for (i = 1; i < NF; ++i) if ($(i + 1) == "WALL") {v
   ncalls=$(grep -c "alltoall_call_timer: call" "$tmp/trace.plain.0")
   for ((k = 1; k <= ncalls; ++k)); do
     col() { for ((r = 0; r < ROUNDS; ++r)); do grep "alltoall_call_timer: call" "$tmp/trace.$1.$r" | sed -n "${k}p" | awk '{print $(NF-1)}'; done | median; }
-    bytes=$(grep "alltoall_call_timer: call" "$tmp/trace.plain.0" | sed -n "${k}p" | awk '{print $5}')
+    bytes=$(grep "alltoall_call_timer: call" "$tmp/trace.plain.0" | sed -n "${k}p" | awk '{print $4}')
     t0=$(col plain) t1=$(col preload)
     echo "| $k | $bytes | $t0 | $t1 | $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b / a}') |"
   done

@@ -804,9 +804,10 @@ void persistent_case(MPI_Comm world) {
 
 // The default on one node (all ranks share memory, no tuning table): `auto` is the MPI
 // library's collective for the exchanges and for reduce-scatters below 2 KiB blocks,
-// libcomm's for larger reduce-scatters; a repeated call takes the fast path (the third and
-// fourth calls below); an algorithm named in the environment runs libcomm. (The other cases run
-// with LIBCOMM_NODES=flat, where `auto` is libcomm's choice.)
+// libcomm's for larger reduce-scatters; from the third call on the communicator the library
+// decides it on its fast path (the 16 B reduce-scatter below); an algorithm named in the
+// environment runs libcomm. (The other cases run with LIBCOMM_NODES=flat, where `auto` is
+// libcomm's choice.)
 void one_node_case(MPI_Comm world) {
   int p = 0, me = 0;
   MPI_Comm_size(world, &p);
