@@ -49,14 +49,23 @@ sanitizer_environment() {
   export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 }
 
-# configure_and_build BUILD_DIR [cmake args...]
+# configure_and_build BUILD_DIR [--targets "T1 T2 ..."] [cmake args...]: everything, or only
+# the named targets (and what they need): a script that runs four programs builds four.
 configure_and_build() {
-  local dir="$1"
+  local dir="$1" targets=()
   shift
+  if [[ "${1:-}" == --targets ]]; then
+    read -r -a targets <<<"$2"
+    shift 2
+  fi
   mkdir -p "$dir"
   cmake -S "$LIBCOMM_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" >"$dir/configure.log" 2>&1 ||
     { cat "$dir/configure.log"; return 1; }
-  cmake --build "$dir" -j "$(nproc)"
+  if ((${#targets[@]})); then
+    cmake --build "$dir" -j "$(nproc)" --target "${targets[@]}"
+  else
+    cmake --build "$dir" -j "$(nproc)"
+  fi
 }
 
 # Prints a Python interpreter that can import matplotlib: the PATH one if it can, else
