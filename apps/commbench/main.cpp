@@ -78,13 +78,15 @@ int run(int argc, char** argv) {
   app.add_option("--algo", settings.algo_list,
                  "comma-separated algorithm names, or 'all' (see --list); 'native' is always "
                  "timed as the reference")
+      ->check(apps::kNonEmpty)
       ->capture_default_str();
   app.add_option("--min", min_s, "smallest block per destination (bytes; K/M/G suffixes)")
       ->capture_default_str();
   app.add_option("--max", max_s, "largest block per destination; sizes double from --min")
       ->capture_default_str();
   app.add_option("--sizes", sizes_list,
-                 "explicit comma-separated block sizes (e.g. 8,1K,64K,1M); overrides --min/--max");
+                 "explicit comma-separated block sizes (e.g. 8,1K,64K,1M); overrides --min/--max")
+      ->check(apps::kNonEmpty);
   app.add_option("--reps", reps, "timed repetitions per size and algorithm (median reported)")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
@@ -94,7 +96,7 @@ int run(int argc, char** argv) {
   app.add_option("--nodes", nodes,
                  "node map: shared | flat | ppn=N | sizes=A,B,.. | map=N0,N1,.. | file:PATH")
       ->capture_default_str();
-  app.add_option("--json", json_path, "also write the results as JSON to this file");
+  app.add_option("--json", json_path, "also write the results as JSON to this file")->check(apps::kWritableFile);
   app.add_flag("--no-fallback", settings.no_fallback,
                "fail instead of running the documented fallback when an algorithm does not apply "
                "(e.g. pairwise on P not a power of two)");
@@ -108,7 +110,8 @@ int run(int argc, char** argv) {
                  "measure the flat model's Ts, tc + td (ping-pong rank 0 <-> last rank) and tm "
                  "(local copy) on this machine (paper 001 s. 2), print them with the fit "
                  "residuals, write them to this file for --predict file:PATH, and exit; sizes "
-                 "from --sizes (default 0,1K,4K,16K,64K,256K,1M), medians of --reps");
+                 "from --sizes (default 0,1K,4K,16K,64K,256K,1M), medians of --reps")
+      ->check(apps::kWritableFile);
   bool simulated = false;
   app.add_flag("--simulated-payload", simulated,
                "SimGrid builds only: payload buffers shared by all simulated ranks, so large "
@@ -117,12 +120,7 @@ int run(int argc, char** argv) {
   add_copy_model_option(app, copy_gbs);
   for (const auto& [name, entry] : registry())
     if (entry.add_options) entry.add_options(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (apps::is_root()) app.exit(e);
-    throw;
-  }
+  apps::parse_command_line(app, argc, argv);
   if (list) {
     if (apps::is_root())
       for (const auto& [name, entry] : registry()) {
@@ -140,7 +138,7 @@ int run(int argc, char** argv) {
   apply_copy_model(copy_gbs);
   const auto sizes = block_sizes(min_s, max_s, sizes_list);
 
-  const libcomm::Comm comm(MPI_COMM_WORLD, nodes);
+  const libcomm::Comm comm = apps::world_comm(nodes);
   const int p = comm.size();
   auto operation = registry().at(op).make(comm, settings);
   const auto algos = operation->select(settings.algo_list);

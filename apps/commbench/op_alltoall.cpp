@@ -121,7 +121,8 @@ const Registrar registrar(
            ->capture_default_str();
        app.add_option("--topology", g_topology,
                       "alltoall: switch tree (inputs/topologies/*.topo) for tree_scheduled and "
-                      "tree_scheduled_barrier; default: one switch holding every rank");
+                      "tree_scheduled_barrier; default: one switch holding every rank")
+           ->check(CLI::ExistingFile);
      },
      [](std::ostream& os) {
        for (const auto& info : libcomm::alltoall_algorithms())

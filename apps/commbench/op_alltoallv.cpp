@@ -27,6 +27,16 @@ std::uint64_t g_seed = 1;
 std::int64_t g_small = 8;
 std::string g_predict;  // --predict PLATFORM or file:PATH
 
+// --modes: "b,n1,n2" -> the modes; an empty list or an unknown or empty name is an error.
+std::vector<libcomm::AlltoallvMode> modes_of(const std::string& text) {
+  std::vector<libcomm::AlltoallvMode> modes;
+  std::stringstream ss(text);
+  std::string m;
+  while (std::getline(ss, m, ',')) modes.push_back(libcomm::alltoallv_mode_from_name(m));
+  libcomm::require(!modes.empty() && text.back() != ',', "'" + text + "' is not a list of modes b, n1, n2");
+  return modes;
+}
+
 bool is_square(int p) {
   int q = 0;
   while ((q + 1) * (q + 1) <= p) ++q;
@@ -44,16 +54,7 @@ class AlltoallvOp : public Operation {
     libcomm::require(g_elem >= 1, "--elem: element size must be at least 1 byte");
     spec_.seed = g_seed;
     spec_.small = g_small;
-    std::stringstream ss(g_modes);
-    std::string m;
-    while (std::getline(ss, m, ',')) {
-      try {
-        modes_.push_back(libcomm::alltoallv_mode_from_name(m));
-      } catch (const libcomm::Error& e) {
-        throw libcomm::Error(std::string("--modes: ") + e.what());
-      }
-    }
-    libcomm::require(!modes_.empty(), "--modes: empty list");
+    modes_ = modes_of(g_modes);
     if (!g_predict.empty()) {
       try {
         platform_ = libcomm::flat_platform_from_name(g_predict);
@@ -219,17 +220,38 @@ const Registrar registrar(
            ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
            ->capture_default_str();
        app.add_option("--modes", g_modes, "alltoallv: modes timed for each algorithm: b, n1, n2")
+           ->check(CLI::Validator(
+               [](std::string& text) -> std::string {  // checked whatever --op is
+                 try {
+                   modes_of(text);
+                 } catch (const libcomm::Error& e) {
+                   return e.what();
+                 }
+                 return {};
+               },
+               "MODES"))
            ->capture_default_str();
        app.add_option(
            "--predict", g_predict,
            "alltoallv: also print the flat model's prediction (paper 001 s. 2, Theorem 2 "
            "method) for a Table 1 platform (CM5, SP2, T3D, T3E, Myrinet) or for "
-           "file:PATH, a platform measured by commbench --calibrate PATH");
+           "file:PATH, a platform measured by commbench --calibrate PATH")
+           ->check(CLI::Validator(
+               [](std::string& text) -> std::string {
+                 try {
+                   (void)libcomm::flat_platform_from_name(text);
+                 } catch (const libcomm::Error& e) {
+                   return e.what();
+                 }
+                 return {};
+               },
+               "PLATFORM"));
        app.add_option("--seed", g_seed, "alltoallv: seed of the random pattern choices")
+           ->check(apps::seed_number())
            ->capture_default_str();
        app.add_option("--small", g_small,
                       "alltoallv: pattern1/2: other messages hold 0..SMALL elements")
-           ->check(CLI::NonNegativeNumber)
+           ->check(apps::number_in(0, 1 << 20))
            ->capture_default_str();
      },
      [](std::ostream& os) {

@@ -106,7 +106,7 @@ void add_copy_model_option(CLI::App& app, double& gbs) {
                  "SimGrid builds without --host-speed: charge the algorithms' local block copies "
                  "(hierarchical staging, Bruck's rotations, self-copies) at this many GB/s, as "
                  "fft3d --model-copy does (default 0: copies cost no simulated time)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(apps::number_in(0, 1e6));
 }
 
 void apply_copy_model(double gbs) {

@@ -36,12 +36,15 @@ constexpr const char* kDefaultPlan = "estimate";
 constexpr const char* kDefaultPlan = "measure";
 #endif
 
-std::vector<std::string> split_list(const std::string& text) {
+// "a,b,c" -> {a, b, c}; an empty list or an empty item is an error naming `option`.
+std::vector<std::string> split_list(const std::string& text, const std::string& option) {
   std::vector<std::string> out;
   std::stringstream ss(text);
   std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
+  while (std::getline(ss, item, ',')) out.push_back(item);
+  libcomm::require(!out.empty() && text.back() != ',' &&
+                       std::find(out.begin(), out.end(), std::string()) == out.end(),
+                   option + ": '" + text + "' is not a comma-separated list");
   return out;
 }
 
@@ -72,12 +75,13 @@ int run(int argc, char** argv) {
   bool r2c = false, with_fftw_mpi = false;
   int reps = 5, warmup = 1, overlap = 0;
   auto* n_opt = app.add_option("--n", n_cube, "cube grid N x N x N")->capture_default_str();
-  auto* size_opt = app.add_option("--size", size_text, "grid NXxNYxNZ, e.g. 12x10x9");
+  auto* size_opt = app.add_option("--size", size_text, "grid NXxNYxNZ, e.g. 12x10x9")->check(apps::kNonEmpty);
   n_opt->excludes(size_opt);
   app.add_option("--decomp", decomp_text, "comma-separated: slab, pencil")->capture_default_str();
   app.add_option("--grid", grid_text,
                  "pencil process grid PrxPc (Pr * Pc = ranks); default: chosen automatically "
-                 "(even splits first, then the squarest)");
+                 "(even splits first, then the squarest)")
+      ->check(apps::kNonEmpty);
   app.add_flag("--r2c", r2c, "real input, real-to-complex forward (NZ/2+1 outputs along z)");
   app.add_option("--algo", algo_text,
                  "all-to-all algorithm(s) of the transposes, comma-separated, or 'all'; "
@@ -113,23 +117,18 @@ int run(int argc, char** argv) {
                  "SimGrid build without --host-speed: charge each FFT stage its nominal flops "
                  "(5 n log2 n per transform) at this many GFlop/s instead of measuring this machine, so the "
                  "simulated time is deterministic")
-      ->check(CLI::PositiveNumber);
+      ->check(apps::positive_number(1e9));
   app.add_option("--model-copy", model_copy_gbs,
                  "with --model-fft: charge each pack/unpack, and the block copies inside the "
                  "all-to-all algorithms, their bytes at this many GB/s")
-      ->check(CLI::PositiveNumber);
+      ->check(apps::positive_number(1e6));
   app.add_option("--overlap", overlap,
                  "also time the forward transform with the x <-> y transpose pipelined in this many chunks "
                  "(>= 2; persistent libcomm plans, each chunk's FFT and pack overlapping the chunks before "
                  "it in flight; its backward is the blocking one, after a copy)")
       ->check(CLI::Range(0, 4096));
-  app.add_option("--json", json_path, "also write the results as JSON to this file");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (apps::is_root()) app.exit(e);
-    throw;
-  }
+  app.add_option("--json", json_path, "also write the results as JSON to this file")->check(apps::kWritableFile);
+  apps::parse_command_line(app, argc, argv);
 
   libcomm::require(overlap == 0 || overlap >= 2,
                    "--overlap: " + std::to_string(overlap) + " chunk(s); pipelining needs at least 2 (0: off)");
@@ -144,7 +143,7 @@ int run(int argc, char** argv) {
     // The all-to-all algorithms' own block copies are charged at the same copy rate.
     libcomm::sim::set_copy_rate(model.copy_bytes_per_second);
   }
-  const libcomm::Comm world(MPI_COMM_WORLD, nodes);
+  const libcomm::Comm world = apps::world_comm(nodes);
   const int p = world.size();
   const Extent g = size_text.empty() ? parse_cube(n_cube, "--n") : parse_extent(size_text, "--size");
   unsigned flags = 0;
@@ -156,7 +155,7 @@ int run(int argc, char** argv) {
   const std::size_t nzc = r2c ? g.nz / 2 + 1 : g.nz;
 
   // Decompositions.
-  std::vector<std::string> decomps = split_list(decomp_text);
+  std::vector<std::string> decomps = split_list(decomp_text, "--decomp");
   if (!grid_text.empty() && app.count("--decomp") == 0) decomps = {"pencil"};
   libcomm::require(!decomps.empty(), "--decomp: empty list (use slab, pencil)");
   for (const auto& d : decomps)
@@ -170,11 +169,15 @@ int run(int argc, char** argv) {
 
   // Algorithms, native first (the reference of the ratio column).
   std::vector<std::string> algo_names;
-  for (const auto& a : split_list(algo_text)) {
+  for (const auto& a : split_list(algo_text, "--algo")) {
     if (a == "all") {
       for (const auto& info : libcomm::alltoall_algorithms()) algo_names.emplace_back(info.name);
     } else {
-      algo_names.push_back(std::string(libcomm::alltoall_algo_name(libcomm::alltoall_algo_from_name(a))));
+      try {
+        algo_names.push_back(std::string(libcomm::alltoall_algo_name(libcomm::alltoall_algo_from_name(a))));
+      } catch (const libcomm::Error& e) {
+        throw libcomm::Error(std::string("--algo: ") + e.what());
+      }
     }
   }
   libcomm::require(!algo_names.empty(), "--algo: empty list");

@@ -76,12 +76,7 @@ int run(int argc, char** argv) {
   app.add_option("--latency-reps", latency_reps, "round trips of the latency test (median)")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (apps::is_root()) app.exit(e);
-    throw;
-  }
+  apps::parse_command_line(app, argc, argv);
   const std::size_t size = apps::parse_size(size_s, "--size");
   const std::size_t chunk = apps::parse_size(chunk_s, "--chunk");
   int p = 0, me = 0;

@@ -147,14 +147,16 @@ int run(int argc, char** argv) {
   int reps = 5;
   std::uint64_t seed = 2024;
   app.add_option("--n", n, "matrix columns (length of x); also the rows unless --m is given")
+      ->check(apps::number_in(0, 1 << 20))
       ->capture_default_str();
-  app.add_option("--m", m, "matrix rows (length of y); default: --n");
+  app.add_option("--m", m, "matrix rows (length of y); default: --n")->check(apps::number_in(0, 1 << 20));
   app.add_option("--op", ops_list, "matvec, vecmat, rank1 (comma list) or all")->capture_default_str();
   app.add_option("--layout", layouts_list,
                  "rows, cols, grid_rowmajor, grid_colmajor (comma list) or all")
       ->capture_default_str();
   app.add_option("--grid", grid_text, "node array PrxPc of the grid layouts (default: most nearly "
-                                      "square with Pr >= Pc)");
+                                      "square with Pr >= Pc)")
+      ->check(apps::kNonEmpty);
   app.add_option("--algo", algo_list,
                  "native, auto, ring, d_cycles, d_cycles_im, send_spread, butterfly (comma list) or "
                  "all (every applicable one except auto)")
@@ -163,14 +165,9 @@ int run(int argc, char** argv) {
   app.add_option("--reps", reps, "timed repetitions per case (median reported)")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  app.add_option("--seed", seed, "seed of the matrix and vectors")->capture_default_str();
-  app.add_option("--json", json_path, "also write the results as JSON to this file");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (apps::is_root()) app.exit(e);  // prints --help, or the parse error
-    throw;
-  }
+  app.add_option("--seed", seed, "seed of the matrix and vectors")->check(apps::seed_number())->capture_default_str();
+  app.add_option("--json", json_path, "also write the results as JSON to this file")->check(apps::kWritableFile);
+  apps::parse_command_line(app, argc, argv);
 
   int rank = 0, p = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

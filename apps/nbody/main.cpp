@@ -48,15 +48,15 @@ int run(int argc, char** argv) {
   std::string algo_list = "all", order = "binary", json_path;
   double tol = 1e-9;
   int reps = 1;
-  app.add_option("--n", prm.n, "number of bodies")->capture_default_str();
+  app.add_option("--n", prm.n, "number of bodies")->check(apps::number_in(0, 1 << 24))->capture_default_str();
   app.add_option("--steps", prm.steps, "leapfrog steps")->check(CLI::Range(1, 1000000))->capture_default_str();
-  app.add_option("--dt", prm.dt, "time step")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--eps", prm.eps, "softening length")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--dt", prm.dt, "time step")->check(apps::positive_number(1e6))->capture_default_str();
+  app.add_option("--eps", prm.eps, "softening length")->check(apps::positive_number(1e6))->capture_default_str();
   app.add_option("--reps", reps, "simulations per algorithm, run round-robin (medians over all "
                                  "their steps)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  app.add_option("--seed", prm.seed, "seed of the initial state")->capture_default_str();
+  app.add_option("--seed", prm.seed, "seed of the initial state")->check(apps::seed_number())->capture_default_str();
   app.add_option("--algo", algo_list,
                  "native, auto, ring, d_cycles, d_cycles_im, send_spread, butterfly, systolic (comma "
                  "list) or all (every applicable one except auto)")
@@ -64,15 +64,10 @@ int run(int argc, char** argv) {
   app.add_option("--order", order, "node order of ring: binary or gray")->capture_default_str();
   app.add_option("--tolerance", tol, "largest allowed distance between a body and its serial "
                                      "reference position after the last step (system radius 1)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(apps::number_in(0, 1e6))
       ->capture_default_str();
-  app.add_option("--json", json_path, "also write the results as JSON to this file");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (apps::is_root()) app.exit(e);  // prints --help, or the parse error
-    throw;
-  }
+  app.add_option("--json", json_path, "also write the results as JSON to this file")->check(apps::kWritableFile);
+  apps::parse_command_line(app, argc, argv);
   libcomm::require(prm.n >= 1, "--n: need at least 1 body (got 0)");
   // The validation gathers all bodies on rank 0 with int counts and displacements.
   libcomm::require(prm.n <= static_cast<std::size_t>(INT_MAX / 4),

@@ -105,21 +105,22 @@ int run(int argc, char** argv) {
   app.add_option("--record-bytes", rec, "bytes per record: an 8-byte key plus payload")
       ->check(CLI::Range(std::size_t{8}, std::size_t{1} << 20))
       ->capture_default_str();
-  app.add_option("--seed", seed, "seed of keys and pattern choices")->capture_default_str();
+  app.add_option("--seed", seed, "seed of keys and pattern choices")->check(apps::seed_number())->capture_default_str();
   app.add_option("--reps", reps, "repetitions (median reported)")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   app.add_option("--nodes", nodes, "node map (see commbench --help)")->capture_default_str();
-  app.add_option("--json", json_path, "write the results as JSON to this file");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (apps::is_root()) app.exit(e);
-    throw;
-  }
-  const libcomm::Comm comm(MPI_COMM_WORLD, nodes);
+  app.add_option("--json", json_path, "write the results as JSON to this file")->check(apps::kWritableFile);
+  apps::parse_command_line(app, argc, argv);
+  const libcomm::Comm comm = apps::world_comm(nodes);
   const int p = comm.size(), me = comm.rank();
-  const auto mode = libcomm::alltoallv_mode_from_name(mode_s);
+  const auto mode = [&] {
+    try {
+      return libcomm::alltoallv_mode_from_name(mode_s);
+    } catch (const libcomm::Error& e) {
+      throw libcomm::Error(std::string("--mode: ") + e.what());
+    }
+  }();
   std::vector<libcomm::AlltoallvAlgo> list;
   {
     std::stringstream ss(algos);

@@ -9,6 +9,7 @@
 // A serial tool: it does not initialise MPI.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <ctime>
@@ -21,6 +22,7 @@
 #include <string_view>
 #include <thread>
 
+#include "apps/common.hpp"
 #include "libcomm/error.hpp"
 #include "libcomm/topology.hpp"
 #include "libcomm/tree_schedule.hpp"
@@ -321,27 +323,38 @@ int run(int argc, char** argv) {
       ->check(CLI::Range(3, 1 << 16));
   app.add_option("--switches", random_switches, "--random: number of switches (default machines/8 + 1)")
       ->check(CLI::Range(1, 1 << 16));
-  app.add_option("--seed", seed, "--random: seed")->capture_default_str();
+  app.add_option("--seed", seed, "--random: seed")->check(apps::seed_number())->capture_default_str();
   app.add_option("--chain", chain, "--random: 0 = bushy switch tree, 1 = chain of switches")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(apps::number_in(0.0, 1.0))
       ->capture_default_str();
   app.add_option("--regular", regular,
                  "instead of a file: a regular tree, fan-outs from the root down, the last level "
                  "machines (64,64: 64 switches of 64 machines under one root)")
       ->delimiter(',')
       ->check(CLI::Range(1, 1 << 16));
-  app.add_option("--write-topology", write_topo, "write the topology used (e.g. a --random one) to FILE");
+  app.add_option("--write-topology", write_topo, "write the topology used (e.g. a --random one) to FILE")
+      ->check(apps::kWritableFile);
   app.add_option("--bandwidth", bandwidth, "link bandwidth B in Mbit/s for the bound")
-      ->check(CLI::PositiveNumber)
+      ->check(apps::positive_number(1e12))
       ->capture_default_str();
   app.add_option("--table-phases", table_phases, "print at most this many phases of the table (0: none)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(apps::number_in(0, 1e9))
       ->capture_default_str();
   app.add_flag("--names", machine_names, "table: machine names instead of the paper's t_{i,x}");
   app.add_flag("--no-sync", no_sync, "skip the synchronisation plan (not with --emit-cpp)");
-  app.add_option("--emit-cpp", emit_path, "write the generated C++ routine to FILE");
-  app.add_option("--function", function, "--emit-cpp: name of the generated function")->capture_default_str();
-  app.add_option("--json", json_path, "write the results as JSON to FILE");
+  app.add_option("--emit-cpp", emit_path, "write the generated C++ routine to FILE")->check(apps::kWritableFile);
+  app.add_option("--function", function, "--emit-cpp: name of the generated function")
+      ->check(CLI::Validator(
+          [](std::string& name) -> std::string {
+            const bool ok = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
+                            std::all_of(name.begin(), name.end(), [](char c) {
+                              return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                            });
+            return ok ? "" : "'" + name + "' is not a C++ identifier";
+          },
+          "IDENTIFIER"))
+      ->capture_default_str();
+  app.add_option("--json", json_path, "write the results as JSON to FILE")->check(apps::kWritableFile);
   app.add_option("--threads", threads,
                  "threads for the synchronisation plan (default: the cores of this machine); the plan "
                  "is the same for any number")
@@ -351,7 +364,7 @@ int run(int argc, char** argv) {
                  "steps a search for a redundant synchronisation may take before the question goes to "
                  "the sweep that answers the rest together (0: all of them); the plan is the same for "
                  "any value")
-      ->check(CLI::NonNegativeNumber)
+      ->check(apps::number_in(0, 2147483647))
       ->capture_default_str();
   app.add_option("--time", time_runs,
                  "also run the scheduler and the synchronisation plan N more times and print the "
@@ -360,7 +373,9 @@ int run(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::cerr << "schedgen: error: " << e.what() << " (see --help)\n";  // one line, as the MPI programs
+    return 2;
   }
   libcomm::require((topo_path.empty() ? 0 : 1) + (random_machines ? 1 : 0) + (regular.empty() ? 0 : 1) == 1,
                    "give one of: a topology file, --random N, --regular F1,F2,...");

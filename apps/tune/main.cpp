@@ -222,17 +222,19 @@ int run(int argc, char** argv) {
               sizes_list, nodes = "shared", output, platform = "this machine", algo_list = "all";
   int reps = 5, warmup = 1, refine = 2;
   bool simulated = false;
-  app.add_option("--ops", ops, "comma-separated operations to tune")->capture_default_str();
+  app.add_option("--ops", ops, "comma-separated operations to tune")->check(apps::kNonEmpty)->capture_default_str();
   app.add_option("--algo", algo_list,
                  "candidates: 'all' or a comma-separated list of algorithm names (with one "
                  "operation in --ops; native is always among them, as the reference); at "
                  "hundreds of simulated ranks, leaving out algorithms that cannot win saves hours")
+      ->check(apps::kNonEmpty)
       ->capture_default_str();
   app.add_option("--min", min_s, "smallest block per destination (bytes; K/M/G suffixes)")
       ->capture_default_str();
   app.add_option("--max", max_s, "largest block; sizes double from --min")->capture_default_str();
   app.add_option("--sizes", sizes_list,
-                 "explicit comma-separated block sizes; overrides --min/--max");
+                 "explicit comma-separated block sizes; overrides --min/--max")
+      ->check(apps::kNonEmpty);
   app.add_option("--reps", reps, "timed repetitions per size and algorithm (median used)")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
@@ -252,7 +254,8 @@ int run(int argc, char** argv) {
   app.add_flag("--up-to-largest", up_to_largest,
                "end the last row at the largest measured size instead of inf, so that above it "
                "auto's built-in rule decides (a table measured over part of the range)");
-  app.add_option("--output,-o", output, "write the table here (default: standard output)");
+  app.add_option("--output,-o", output, "write the table here (default: standard output)")
+      ->check(apps::kWritableFile);
   app.add_option("--platform", platform, "platform name for the table's header comment")
       ->capture_default_str();
   app.add_flag("--simulated-payload", simulated,
@@ -266,17 +269,12 @@ int run(int argc, char** argv) {
     if (entry.add_options) entry.add_options(app);
   // alltoallv: auto picks an algorithm, the caller's mode stays; measure the default mode.
   app.get_option("--modes")->default_val("b");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (apps::is_root()) app.exit(e);
-    throw;
-  }
+  apps::parse_command_line(app, argc, argv);
   libcomm::set_simulated_payload(simulated);
   commbench::apply_copy_model(copy_gbs);
   libcomm::set_tuning_table(nullptr);  // auto is not measured; no table needed
   const auto sizes = commbench::block_sizes(min_s, max_s, sizes_list);
-  const libcomm::Comm comm(MPI_COMM_WORLD, nodes);
+  const libcomm::Comm comm = apps::world_comm(nodes);
   const libcomm::TuningQuery shape = libcomm::tuning_query("", comm, 0);
 
   std::ostringstream table;

@@ -1,6 +1,9 @@
 #include "apps/common.hpp"
 
 #include <CLI/CLI.hpp>
+#include <cmath>
+#include <fstream>
+#include <filesystem>
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -52,6 +55,64 @@ bool is_root() {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   return rank == 0;
+}
+
+void parse_command_line(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0 && is_root()) app.exit(e);  // --help
+    throw;
+  }
+}
+
+const CLI::Validator kWritableFile(
+    [](std::string& path) -> std::string {
+      const bool existed = std::filesystem::exists(path);
+      std::ofstream out(path, std::ios::app);
+      if (!out) return "cannot write '" + path + "'";
+      out.close();
+      if (!existed) std::filesystem::remove(path);
+      return {};
+    },
+    "FILE (writable)");
+
+const CLI::Validator kNonEmpty(
+    [](std::string& text) -> std::string { return text.empty() ? "must not be empty" : ""; }, "TEXT (not empty)");
+
+namespace {
+CLI::Validator number_validator(double low, double high, bool low_open) {
+  const std::string range = (low_open ? "(" : "[") + CLI::detail::to_string(low) + " - " +
+                            CLI::detail::to_string(high) + "]";
+  return CLI::Validator(
+      [low, high, low_open, range](std::string& text) -> std::string {
+        double v = 0;
+        std::size_t used = 0;
+        try {
+          v = std::stod(text, &used);
+        } catch (const std::exception&) {
+          return "'" + text + "' is not a number";
+        }
+        if (used != text.size()) return "'" + text + "' is not a number";
+        if (!std::isfinite(v) || v > high || v < low || (low_open && v == low))
+          return "'" + text + "' is not in " + range;
+        return {};
+      },
+      "NUMBER in " + range);
+}
+}  // namespace
+
+CLI::Validator number_in(double low, double high) { return number_validator(low, high, false); }
+CLI::Validator positive_number(double high) { return number_validator(0, high, true); }
+CLI::Validator seed_number() { return number_in(0, 4294967295.0); }
+
+libcomm::Comm world_comm(const std::string& nodes_spec) {
+  libcomm::require(!nodes_spec.empty(), "--nodes: must not be empty (e.g. shared, flat, ppn=4)");
+  try {
+    return libcomm::Comm(MPI_COMM_WORLD, nodes_spec);
+  } catch (const libcomm::Error& e) {
+    throw libcomm::Error("--nodes: " + std::string(e.what()));
+  }
 }
 
 int mpi_main(int argc, char** argv, const char* program,

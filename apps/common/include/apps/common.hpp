@@ -4,11 +4,15 @@
 
 #include <mpi.h>
 
+#include <CLI/CLI.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "libcomm/comm.hpp"
 
 namespace apps {
 
@@ -26,6 +30,30 @@ int mpi_main(int argc, char** argv, const char* program,
 
 // True only on rank 0 of MPI_COMM_WORLD: who prints tables.
 bool is_root();
+
+// Parses the command line. --help prints the help on rank 0; any other parse error is
+// rethrown for mpi_main to print as one line, "PROGRAM: error: --OPTION: what (see --help)".
+void parse_command_line(CLI::App& app, int argc, char** argv);
+
+// For --json and other output files: the file can be written (checked when the option is
+// parsed, so that a long run does not fail at its end). Leaves no file behind.
+extern const CLI::Validator kWritableFile;
+
+// Validators the programs share. CLI11's own NonNegativeNumber and PositiveNumber let NaN
+// through, and an integer option given a 23-digit number wraps instead of failing.
+//  - kNonEmpty: free text that must not be empty ("--algo ''");
+//  - number_in(low, high): a finite number in [low, high] (integer options too: their
+//    type then refuses fractions);
+//  - positive_number(high): a finite number in (0, high].
+extern const CLI::Validator kNonEmpty;
+CLI::Validator number_in(double low, double high);
+CLI::Validator positive_number(double high = 1e300);
+// A seed: an integer in [0, 2^32 - 1].
+CLI::Validator seed_number();
+
+// libcomm's Comm of MPI_COMM_WORLD with the node map of --nodes; a bad map is an error
+// naming the option.
+libcomm::Comm world_comm(const std::string& nodes_spec);
 
 // The content of the block that rank `src` sends to rank `dst`: 64-bit words
 // seed(src, dst) ^ (j * golden), so a block landing in the wrong place, from the wrong
