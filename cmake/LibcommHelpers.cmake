@@ -24,3 +24,42 @@ function(libcomm_add_mpi_test)
         LABELS "mpi;${T_LABELS}")
   endforeach()
 endfunction()
+
+# LIBCOMM_TIMEOUT_FACTOR (environment, read at configure time; a positive integer, default
+# 1): every test's TIMEOUT is multiplied by it, for a machine slower or busier than the one
+# the timeouts were set on. Tests set their timeouts with set_tests_properties (scaled by
+# the wrapper below) or gtest_discover_tests (give it ${LIBCOMM_UNIT_TIMEOUT}, or a
+# libcomm_timeout() result).
+set(LIBCOMM_TIMEOUT_FACTOR "$ENV{LIBCOMM_TIMEOUT_FACTOR}")
+if(LIBCOMM_TIMEOUT_FACTOR STREQUAL "")
+  set(LIBCOMM_TIMEOUT_FACTOR 1)
+elseif(NOT LIBCOMM_TIMEOUT_FACTOR MATCHES "^[1-9][0-9]*$")
+  message(FATAL_ERROR "LIBCOMM_TIMEOUT_FACTOR='${LIBCOMM_TIMEOUT_FACTOR}' is not a positive integer")
+endif()
+
+# libcomm_timeout(<var> <seconds>): <var> = seconds x LIBCOMM_TIMEOUT_FACTOR.
+function(libcomm_timeout var seconds)
+  math(EXPR scaled "${seconds} * ${LIBCOMM_TIMEOUT_FACTOR}")
+  set(${var} ${scaled} PARENT_SCOPE)
+endfunction()
+libcomm_timeout(LIBCOMM_UNIT_TIMEOUT 60)
+
+# set_tests_properties with its TIMEOUT scaled. Each argument is passed on as one bracket
+# argument, so values holding semicolons (ENVIRONMENT lists, regular expressions) arrive whole.
+function(set_tests_properties)
+  set(call "_set_tests_properties(")
+  set(scale_next FALSE)
+  math(EXPR last "${ARGC} - 1")
+  foreach(k RANGE ${last})
+    set(arg "${ARGV${k}}")
+    if(scale_next)
+      math(EXPR arg "${arg} * ${LIBCOMM_TIMEOUT_FACTOR}")
+      set(scale_next FALSE)
+    elseif(arg STREQUAL "TIMEOUT")
+      set(scale_next TRUE)
+    endif()
+    string(APPEND call " [==[${arg}]==]")
+  endforeach()
+  string(APPEND call ")")
+  cmake_language(EVAL CODE "${call}")
+endfunction()

@@ -3,12 +3,13 @@
 #   scripts/test.sh [ctest args...]        e.g. scripts/test.sh -R alltoall
 # Then, without ctest args, the hardening step (scripts/hardening.sh: sanitizers, fuzzing).
 # Environment: BUILD_DIR (default build), LIBCOMM_LARGE_TESTS=ON to add the tests that
-# need ~10 GiB of memory (buffers beyond 2^31 bytes), LIBCOMM_HARDENING=ON/OFF to force.
+# need ~10 GiB of memory (buffers beyond 2^31 bytes), LIBCOMM_HARDENING=ON/OFF to force,
+# LIBCOMM_TIMEOUT_FACTOR=N to multiply every test's timeout (a slow or busy machine).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$LIBCOMM_ROOT"
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-  sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 BUILD_DIR="${BUILD_DIR:-build}"
