@@ -63,6 +63,44 @@ int calibrate(const std::string& sizes_text, int reps, const std::string& path) 
   return 0;
 }
 
+// The fallback table (docs/fallbacks.md, checked against this output by a test): for every
+// named algorithm of every operation, what the built-in rule runs at P = 1 .. 16. "·": the
+// algorithm itself. A tuning table changes only what auto picks, never a fallback.
+constexpr int kFallbackMaxP = 16;
+
+template <class Infos, class Ran>
+void fallback_rows(std::ostream& os, std::string_view op, const Infos& algorithms, const Ran& ran) {
+  for (const auto& info : algorithms) {
+    if (info.name == "auto" || info.name == "native") continue;
+    os << "| " << op << " | " << info.name << " |";
+    for (int p = 1; p <= kFallbackMaxP; ++p) {
+      const std::string_view what = ran(info.algo, p);
+      os << " " << (what == info.name ? std::string_view("·") : what) << " |";
+    }
+    os << "\n";
+  }
+}
+
+void print_fallbacks(std::ostream& os) {
+  os << "| operation | algorithm |";
+  for (int p = 1; p <= kFallbackMaxP; ++p) os << " " << p << " |";
+  os << "\n|---|---|";
+  for (int p = 1; p <= kFallbackMaxP; ++p) os << "---|";
+  os << "\n";
+  fallback_rows(os, "alltoall", libcomm::alltoall_algorithms(), [](libcomm::AlltoallAlgo a, int p) {
+    return libcomm::alltoall_algo_name(libcomm::choose_alltoall(a, 8, p).algo);
+  });
+  fallback_rows(os, "alltoallv", libcomm::alltoallv_algorithms(), [](libcomm::AlltoallvAlgo a, int p) {
+    return libcomm::alltoallv_algo_name(libcomm::choose_alltoallv(a, p, libcomm::AlltoallvOptions{}).algo);
+  });
+  fallback_rows(os, "allgather", libcomm::allgather_algorithms(), [](libcomm::AllgatherAlgo a, int p) {
+    return libcomm::allgather_algo_name(libcomm::choose_allgather(a, p).algo);
+  });
+  fallback_rows(os, "reduce_scatter", libcomm::reduce_scatter_algorithms(), [](libcomm::ReduceScatterAlgo a, int p) {
+    return libcomm::reduce_scatter_algo_name(libcomm::choose_reduce_scatter(a, p).algo);
+  });
+}
+
 int run(int argc, char** argv) {
   CLI::App app{
       "commbench: time libcomm collective algorithms against the MPI library's own collective.\n"
@@ -71,7 +109,7 @@ int run(int argc, char** argv) {
   Settings settings;
   std::string op = "alltoall", min_s = "8", max_s = "4MiB", nodes = "shared", json_path, sizes_list;
   int reps = 5, warmup = 1;
-  bool list = false;
+  bool list = false, fallbacks = false;
   std::vector<std::string> op_names;
   for (const auto& [name, entry] : registry()) op_names.push_back(name);
   app.add_option("--op", op, "operation to time")->check(CLI::IsMember(op_names))->capture_default_str();
@@ -101,6 +139,9 @@ int run(int argc, char** argv) {
                "fail instead of running the documented fallback when an algorithm does not apply "
                "(e.g. pairwise on P not a power of two)");
   app.add_flag("--list", list, "list the operations and their algorithms, and exit");
+  app.add_flag("--fallbacks", fallbacks,
+               "print what every named algorithm of every operation runs at P = 1 .. 16 (its documented "
+               "fallback where it does not apply; docs/fallbacks.md), and exit");
   bool progress = false;
   app.add_flag("--progress", progress,
                "print each size's medians to stderr as soon as they are measured (long simulations: "
@@ -121,6 +162,10 @@ int run(int argc, char** argv) {
   for (const auto& [name, entry] : registry())
     if (entry.add_options) entry.add_options(app);
   apps::parse_command_line(app, argc, argv);
+  if (fallbacks) {
+    if (apps::is_root()) print_fallbacks(std::cout);
+    return 0;
+  }
   if (list) {
     if (apps::is_root())
       for (const auto& [name, entry] : registry()) {

@@ -20,6 +20,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -845,6 +848,46 @@ void one_node_case(MPI_Comm world) {
   else setenv("LIBCOMM_NODES", saved.c_str(), 1);
 }
 
+// ---- The fallback table ---------------------------------------------------------------
+
+// docs/fallbacks.md's table (commbench --fallbacks): (operation, algorithm) -> what runs at
+// P = 1, 2, ... ("·": the algorithm itself).
+std::map<std::pair<std::string, std::string>, std::vector<std::string>> read_fallback_table(const std::string& path) {
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> table;
+  std::ifstream in(path);
+  check(static_cast<bool>(in), "the fallback table " + path + " can be read");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("| ", 0) != 0) continue;
+    std::vector<std::string> cells;
+    std::stringstream ss(line.substr(1));
+    std::string cell;
+    while (std::getline(ss, cell, '|')) {
+      const auto b = cell.find_first_not_of(' '), e = cell.find_last_not_of(' ');
+      cells.push_back(b == std::string::npos ? "" : cell.substr(b, e - b + 1));
+    }
+    if (cells.size() < 3 || cells[0] == "operation" || cells[0].rfind("---", 0) == 0) continue;
+    table[{cells[0], cells[1]}] = std::vector<std::string>(cells.begin() + 2, cells.end());
+  }
+  return table;
+}
+
+// One small blocking call of `op` on `comm`: what the library ran for it (last route).
+std::string probe(const std::string& op, MPI_Comm comm) {
+  int p = 0;
+  MPI_Comm_size(comm, &p);
+  const auto n = static_cast<std::size_t>(p);
+  std::vector<int> send(n, 1), recv(n), ones(n, 1), displs(n);
+  for (std::size_t k = 0; k < n; ++k) displs[k] = static_cast<int>(k);
+  if (op == "alltoall") MPI_Alltoall(send.data(), 1, MPI_INT, recv.data(), 1, MPI_INT, comm);
+  if (op == "alltoallv")
+    MPI_Alltoallv(send.data(), ones.data(), displs.data(), MPI_INT, recv.data(), ones.data(), displs.data(), MPI_INT,
+                  comm);
+  if (op == "allgather") MPI_Allgather(send.data(), 1, MPI_INT, recv.data(), 1, MPI_INT, comm);
+  if (op == "reduce_scatter") MPI_Reduce_scatter_block(send.data(), recv.data(), 1, MPI_INT, MPI_SUM, comm);
+  return last_route();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -872,7 +915,17 @@ int main(int argc, char** argv) {
   // names are those of libcomm (commbench --list); some need P of a given form and
   // then run their documented fallback. --quick (the LD_PRELOAD runs, which test the
   // loading rather than the algorithms) keeps auto and one explicit algorithm per op.
-  const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+  bool quick = false;
+  std::string fallback_path;
+  for (int k = 1; k < argc; ++k) {
+    const std::string a = argv[k];
+    if (a == "--quick") quick = true;
+    if (a == "--fallbacks" && k + 1 < argc) fallback_path = argv[++k];
+  }
+  // --fallbacks FILE: every name set in the environment runs what docs/fallbacks.md says.
+  const auto fallbacks = fallback_path.empty() ? decltype(read_fallback_table("")){} : read_fallback_table(fallback_path);
+  int world_size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
   const auto algos = [quick](std::vector<const char*> all) {
     return quick ? std::vector<const char*>{all[0], all[2]} : all;
   };
@@ -893,6 +946,19 @@ int main(int argc, char** argv) {
     for (std::size_t k = 0; k < ops.size(); ++k) {
       for (const char* a : ops[k].second) {
         set_algo(ops[k].first, a);
+        const std::string op = ops[k].first == std::string("LIBCOMM_ALLTOALL")    ? "alltoall"
+                               : ops[k].first == std::string("LIBCOMM_ALLTOALLV") ? "alltoallv"
+                               : ops[k].first == std::string("LIBCOMM_ALLGATHER") ? "allgather"
+                                                                                 : "reduce_scatter";
+        const auto row = fallbacks.find({op, a});
+        if (f == Form::Blocking && row != fallbacks.end() &&
+            static_cast<std::size_t>(world_size) <= row->second.size()) {
+          const std::string want = row->second[static_cast<std::size_t>(world_size - 1)];
+          const std::string ran = probe(op, MPI_COMM_WORLD);
+          check(ran == (want == "·" ? std::string(a) : want),
+                "fallback table: " + std::string(ops[k].first) + "=" + a + " on " + std::to_string(world_size) +
+                    " ranks ran '" + ran + "', docs/fallbacks.md says '" + want + "'");
+        }
         cases[k](MPI_COMM_WORLD, std::string(form_name(f)) + " " + a);
       }
       unset_env(ops[k].first);
