@@ -164,8 +164,10 @@ AlltoallvChoice alltoallv(std::span<const T> send, std::span<const std::int64_t>
                           const Comm& comm, AlltoallvAlgo algo = AlltoallvAlgo::Auto,
                           const AlltoallvOptions& opts = {}) {
   const auto fits = [](std::span<const std::int64_t> c, std::span<const std::int64_t> d, std::size_t n) {
-    for (std::size_t k = 0; k < c.size() && k < d.size(); ++k)
-      if (c[k] > 0 && (d[k] < 0 || static_cast<std::size_t>(d[k] + c[k]) > n)) return false;
+    for (std::size_t k = 0; k < c.size() && k < d.size(); ++k)  // d + c <= n, without overflowing
+      if (c[k] > 0 && (d[k] < 0 || static_cast<std::size_t>(d[k]) > n ||
+                       static_cast<std::size_t>(c[k]) > n - static_cast<std::size_t>(d[k])))
+        return false;
     return true;
   };
   require(fits(sendcounts, sdispls, send.size()) && fits(recvcounts, rdispls, recv.size()),
