@@ -44,17 +44,18 @@ void expect_every_rank_throws(const Comm& comm, const Call& call, int fault, con
   }
 }
 
+constexpr std::size_t b = 16;                                               // bytes per block
+constexpr std::size_t huge = std::numeric_limits<std::size_t>::max() / 2 + 1;  // two of them overflow
+std::vector<std::byte> send, recv;
+
 std::vector<Call> calls(const Comm& comm) {
   const int p = comm.size();
   const auto np = static_cast<std::size_t>(p);
-  const std::size_t b = 16;
-  static std::vector<std::byte> send, recv;
   send.assign(b * np, std::byte{1});
   recv.assign(b * np, std::byte{0});
-  const std::size_t huge = std::numeric_limits<std::size_t>::max() / 2 + 1;  // two of them overflow
   return {
       {"alltoallv",
-       [p, b](int fault) {
+       [p](int fault) {
          std::vector<std::int64_t> counts(static_cast<std::size_t>(p), static_cast<std::int64_t>(b)), displs(counts);
          for (std::size_t k = 0; k < displs.size(); ++k) displs[k] = static_cast<std::int64_t>(k * b);
          std::vector<std::int64_t> rcounts = counts;
@@ -64,14 +65,14 @@ std::vector<Call> calls(const Comm& comm) {
          libcomm::alltoallv(s, counts, displs, r, rcounts, displs, mpitest::world(), libcomm::AlltoallvAlgo::Direct);
        }},
       {"allgather",
-       [b](int fault) {
+       [](int fault) {
          const void* s = fault == 1 ? nullptr : send.data();
          void* r = fault == 2 ? static_cast<void*>(send.data()) : recv.data();
          libcomm::allgather(s, r, fault == 3 ? std::numeric_limits<std::size_t>::max() : b, mpitest::world(),
                             libcomm::AllgatherAlgo::Ring);
        }},
       {"allgatherv",
-       [np, b, huge](int fault) {
+       [np](int fault) {
          std::vector<std::size_t> counts(np, b);
          if (fault == 3) counts.assign(np, huge);
          const auto me = static_cast<std::size_t>(mpitest::world().rank());
@@ -80,7 +81,7 @@ std::vector<Call> calls(const Comm& comm) {
          libcomm::allgatherv(s, counts[me], r, counts, mpitest::world(), libcomm::AllgatherAlgo::Ring);
        }},
       {"reduce_scatter",
-       [np, b, huge](int fault) {
+       [np](int fault) {
          std::vector<std::size_t> counts(np, b);  // bytes: two doubles each
          if (fault == 3) counts.assign(np, huge - huge % 8);
          const void* s = fault == 1 ? nullptr : send.data();
@@ -116,15 +117,16 @@ TEST_F(MpiTest, ByteSizesBeyondTheAddressSpaceGiveEveryRankAnError) {
 TEST_F(MpiTest, TypedAlltoallvCountsThatOverflowAreRefused) {
   const Comm& comm = mpitest::world();
   const auto np = static_cast<std::size_t>(comm.size());
-  std::vector<double> send(np), recv(np);
+  std::vector<double> send_d(np), recv_d(np);
   std::vector<std::int64_t> counts(np, 1), displs(np);
   for (std::size_t k = 0; k < np; ++k) displs[k] = static_cast<std::int64_t>(k);
   auto big = counts, big_displs = displs;
   big[0] = std::numeric_limits<std::int64_t>::max() / 4;  // * sizeof(double) overflows
   big_displs[0] = std::numeric_limits<std::int64_t>::max();  // + count overflows
-  for (const auto& [c, d] : {std::pair{big, displs}, std::pair{counts, big_displs}}) {
+  for (const auto& bad : {std::pair{big, displs}, std::pair{counts, big_displs}}) {
     const auto o = run_catching([&] {
-      libcomm::alltoallv<double>(send, c, d, recv, counts, displs, comm, libcomm::AlltoallvAlgo::Direct);
+      libcomm::alltoallv<double>(send_d, bad.first, bad.second, recv_d, counts, displs, comm,
+                                 libcomm::AlltoallvAlgo::Direct);
     });
     EXPECT_TRUE(o.threw) << "rank " << comm.rank() << " accepted a count or displacement beyond its span";
   }
