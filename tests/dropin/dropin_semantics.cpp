@@ -152,13 +152,11 @@ int run_form(const Blocking& blocking, const Start& start, const Init& init) {
     case Form::Persistent: {
       int rc = init(&r);
       if (rc != MPI_SUCCESS) return rc;
-      const std::string route = last_route();  // the init call's; MPI_Start sets none
       rc = MPI_Start(&r);
       if (rc == MPI_SUCCESS) rc = complete(&r);
       check(r != MPI_REQUEST_NULL, "a completed persistent request stays allocated (inactive)");
       MPI_Request_free(&r);
       check(r == MPI_REQUEST_NULL, "MPI_Request_free sets the handle to MPI_REQUEST_NULL");
-      (void)route;
       return rc;
     }
   }
