@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs a program of the suite on a simulated cluster with SimGrid's SMPI.
 #   scripts/simulate.sh [-np N] [--platform FILE] [--ppn K] [--host-speed FLOPS]
-#                       [--cfg NAME:VALUE]... [--verbose] [--] PROGRAM [ARGS...]
+#                       [--network fluid|packet] [--cfg NAME:VALUE]... [--verbose]
+#                       [--] PROGRAM [ARGS...]
 #     -np N            simulated ranks (default: one per host of the platform)
 #     --platform FILE  SimGrid platform (default inputs/platforms/flat64.xml; a bare name
 #                      such as flat64 means inputs/platforms/NAME.xml)
@@ -12,6 +13,13 @@
 #                      SMPI counts it as F flop/s on this machine and replays it at the
 #                      platform's host speed (on a 1Gf platform, 4Gf makes every compute
 #                      burst 4x longer); without it computation is free
+#     --hostfile FILE  rank i on the host of line i (instead of --ppn / --layout)
+#     --network M      fluid (default): SimGrid's flow model, every link shared fairly
+#                      among the flows crossing it; packet: ns-3's packet-level TCP (slow
+#                      start, queues, drops, retransmission timeouts) on the same platform;
+#                      the platform must be one ns-3 can build (scripts/packet_platform.py)
+#     --tcp-buffer B   packet model: TCP send and receive buffers, bytes (default 64M); must
+#                      be more than twice the largest message (README, "Packet-level model")
 #     --cfg N:V        any further SimGrid setting (e.g. smpi/alltoall:pair)
 #     --verbose        keep SimGrid's informational log
 #   PROGRAM is an app name (commbench, fft3d, ...) built in build-sim/, or a path.
@@ -25,6 +33,9 @@ PPN=1
 LAYOUT=""
 SPEED=""
 VERBOSE=0
+HOSTFILE_IN=""
+NETWORK=fluid
+TCP_BUFFER=64M
 CFG=()
 while (($#)); do
   case "$1" in
@@ -35,7 +46,10 @@ while (($#)); do
     --host-speed) SPEED="$2"; shift 2 ;;
     --cfg) CFG+=("--cfg=$2"); shift 2 ;;
     --verbose) VERBOSE=1; shift ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --hostfile) HOSTFILE_IN="$2"; shift 2 ;;
+    --network) NETWORK="$2"; shift 2 ;;
+    --tcp-buffer) TCP_BUFFER="$2"; shift 2 ;;
+    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; break ;;
     -*) echo "simulate.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) break ;;
@@ -45,16 +59,28 @@ done
 [[ -f "$PLATFORM" ]] || PLATFORM="$LIBCOMM_ROOT/inputs/platforms/$PLATFORM.xml"
 [[ -f "$PLATFORM" ]] || { echo "simulate.sh: no platform file '$PLATFORM'" >&2; exit 2; }
 [[ "$PPN" =~ ^[1-9][0-9]*$ ]] || { echo "simulate.sh: --ppn must be a positive integer, got '$PPN'" >&2; exit 2; }
+[[ "$NETWORK" == fluid || "$NETWORK" == packet ]] ||
+  { echo "simulate.sh: --network must be fluid or packet, got '$NETWORK'" >&2; exit 2; }
+TCP_BUFFER_BYTES=$(python3 -c '
+import re, sys
+m = re.fullmatch(r"([1-9][0-9]*)([KMG]?)(i?B)?", sys.argv[1])
+n = int(m[1]) << {"": 0, "K": 10, "M": 20, "G": 30}[m[2]] if m else 0
+print(n if 0 < n < 2**32 else "")' "$TCP_BUFFER")
+[[ -n "$TCP_BUFFER_BYTES" ]] ||
+  { echo "simulate.sh: --tcp-buffer must be a byte count below 4 GiB (e.g. 64M), got '$TCP_BUFFER'" >&2; exit 2; }
+[[ -z "$HOSTFILE_IN" || -f "$HOSTFILE_IN" ]] || { echo "simulate.sh: no host file '$HOSTFILE_IN'" >&2; exit 2; }
 
 SIM_BUILD="${SIM_BUILD_DIR:-$LIBCOMM_ROOT/build-sim}"
 ensure_packages "${LIBCOMM_PACKAGES[@]}" libsimgrid-dev
+PROGRAM="$1"
+shift
 if [[ ! -f "$SIM_BUILD/CMakeCache.txt" || "${SIM_REBUILD:-1}" == 1 ]]; then
-  configure_and_build "$SIM_BUILD" -DLIBCOMM_SIMGRID=ON >"$SIM_BUILD.build.log" 2>&1 ||
+  TARGETS=()  # an app name builds that app only; a path builds everything
+  [[ "$PROGRAM" == */* ]] || TARGETS=(--targets "$PROGRAM")
+  configure_and_build "$SIM_BUILD" "${TARGETS[@]}" -DLIBCOMM_SIMGRID=ON >"$SIM_BUILD.build.log" 2>&1 ||
     { tail -40 "$SIM_BUILD.build.log"; exit 1; }
 fi
 
-PROGRAM="$1"
-shift
 if [[ "$PROGRAM" != */* ]]; then
   PROGRAM="$SIM_BUILD/apps/$PROGRAM/$PROGRAM"
 fi
@@ -62,7 +88,12 @@ fi
 
 HOSTFILE=$(mktemp /tmp/libcomm-hosts.XXXXXX)
 trap 'rm -f "$HOSTFILE"' EXIT
-if [[ -n "$LAYOUT" ]]; then
+if [[ -n "$HOSTFILE_IN" ]]; then
+  SLOTS=$(grep -c . "$HOSTFILE_IN")
+  [[ -n "$NP" ]] || NP=$SLOTS
+  ((NP <= SLOTS)) || { echo "simulate.sh: $NP ranks, but the host file '$HOSTFILE_IN' has $SLOTS lines" >&2; exit 2; }
+  grep . "$HOSTFILE_IN" | head -n "$NP" >"$HOSTFILE"
+elif [[ -n "$LAYOUT" ]]; then
   python3 "$LIBCOMM_ROOT/scripts/platform_hosts.py" "$PLATFORM" --layout "$LAYOUT" >"$HOSTFILE"
   SLOTS=$(wc -l <"$HOSTFILE")
   [[ -n "$NP" ]] || NP=$SLOTS
@@ -83,11 +114,46 @@ else
 fi
 
 OPTS=(--cfg=smpi/shared-malloc:global --cfg=smpi/privatization:dlopen)
+if [[ "$NETWORK" == packet ]]; then
+  python3 "$LIBCOMM_ROOT/scripts/packet_platform.py" "$PLATFORM" "$HOSTFILE" || exit 2
+  OPTS+=(--cfg=network/model:ns-3)
+  # ns-3 attribute defaults (README, "Packet-level model"):
+  # - SndBufSize above the largest message: SimGrid 3.32's binding aborts ("total_bytes is
+  #   not sent_bytes") on a message larger than the send buffer.
+  # - RcvBufSize as large: ns-3.37's NextSeg accepts unsent data when the bytes in flight
+  #   equal the receiver's window, returns an empty segment, and SendPendingData crashes
+  #   (SIGSEGV in TcpRateLinux::SkbSent) once SACKed losses open the congestion window;
+  #   a receive window above twice the message never equals what the sender has out.
+  # - MinRto 200 ms: Linux's minimum retransmission timeout (ns-3's default is 1 s).
+  ATTRS="ns3::TcpSocket::SndBufSize=$TCP_BUFFER_BYTES;ns3::TcpSocket::RcvBufSize=$TCP_BUFFER_BYTES"
+  ATTRS+=";ns3::TcpSocketBase::MinRto=+200ms"
+  export NS_ATTRIBUTE_DEFAULT="$ATTRS${NS_ATTRIBUTE_DEFAULT:+;$NS_ATTRIBUTE_DEFAULT}"
+fi
 [[ -n "$SPEED" ]] && OPTS+=("--cfg=smpi/host-speed:$SPEED") ||
   OPTS+=(--cfg=smpi/simulate-computation:no)
 ((VERBOSE)) || OPTS+=(--log=root.thres:warning --log=smpi_config.thres:error)
 export OMPI_ALLOW_RUN_AS_ROOT=1
 # auto finds inputs/tuning/<platform>.tune through this (inputs/tuning/README.md).
 export LIBCOMM_PLATFORM="${LIBCOMM_PLATFORM:-$(basename "$PLATFORM" .xml)}"
-exec smpirun -np "$NP" -platform "$PLATFORM" -hostfile "$HOSTFILE" "${OPTS[@]}" "${CFG[@]}" \
-  "$PROGRAM" "$@"
+if [[ "$NETWORK" == fluid ]]; then
+  exec smpirun -np "$NP" -platform "$PLATFORM" -hostfile "$HOSTFILE" "${OPTS[@]}" "${CFG[@]}" \
+    "$PROGRAM" "$@"
+fi
+# The packet model: keep a copy of stderr to explain the ns-3 binding's aborts.
+ERRLOG=$(mktemp /tmp/libcomm-ns3.XXXXXX)
+trap 'rm -f "$HOSTFILE" "$ERRLOG"' EXIT
+set +e
+{ smpirun -np "$NP" -platform "$PLATFORM" -hostfile "$HOSTFILE" "${OPTS[@]}" "${CFG[@]}" \
+    "$PROGRAM" "$@" 2>&1 1>&3 3>&- | tee "$ERRLOG" >&2; } 3>&1  # stderr through tee, stdout as is
+rc=${PIPESTATUS[0]}
+if ((rc != 0)); then
+  if grep -q "is not sent_bytes" "$ERRLOG"; then
+    echo "simulate.sh: a message was larger than the packet model's TCP send buffer" \
+      "($TCP_BUFFER_BYTES bytes): give --tcp-buffer more than twice the largest message" >&2
+  elif grep -q "SkbSent\|Segmentation fault" "$ERRLOG"; then
+    echo "simulate.sh: ns-3 crashed (see README, \"Packet-level model\"): a message of more" \
+      "than half of --tcp-buffer ($TCP_BUFFER_BYTES bytes) lets ns-3.37's TCP send an empty" \
+      "segment; raise --tcp-buffer" >&2
+  fi
+fi
+exit $rc

@@ -128,8 +128,10 @@ int run(int argc, char** argv) {
   app.add_option("--reps", reps, "timed repetitions per size and algorithm (median reported)")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
-  app.add_option("--warmup", warmup, "untimed runs before timing (at least 1; it checks arguments)")
-      ->check(CLI::Range(1, 1000))
+  app.add_option("--warmup", warmup,
+                 "untimed runs before timing (0: time each algorithm from its first call, for "
+                 "deterministic simulations where a run leaves nothing warm)")
+      ->check(CLI::Range(0, 1000))
       ->capture_default_str();
   app.add_option("--nodes", nodes,
                  "node map: shared | flat | ppn=N | sizes=A,B,.. | map=N0,N1,.. | file:PATH")
@@ -142,6 +144,10 @@ int run(int argc, char** argv) {
   app.add_flag("--fallbacks", fallbacks,
                "print what every named algorithm of every operation runs at P = 1 .. 16 (its documented "
                "fallback where it does not apply; docs/fallbacks.md), and exit");
+  bool skip_native = false;
+  app.add_flag("--skip-native", skip_native,
+               "do not time native unless --algo names it (long packet-level simulations that "
+               "time one algorithm per run; ratios are then to the first algorithm)");
   bool progress = false;
   app.add_flag("--progress", progress,
                "print each size's medians to stderr as soon as they are measured (long simulations: "
@@ -186,7 +192,10 @@ int run(int argc, char** argv) {
   const libcomm::Comm comm = apps::world_comm(nodes);
   const int p = comm.size();
   auto operation = registry().at(op).make(comm, settings);
-  const auto algos = operation->select(settings.algo_list);
+  auto algos = operation->select(settings.algo_list);
+  if (skip_native && algos.size() > 1 && algos[0] == "native" &&
+      ("," + settings.algo_list + ",").find(",native,") == std::string::npos)
+    algos.erase(algos.begin());
   // Fail early, on every rank alike, when an algorithm does not apply.
   for (const auto& a : algos)
     for (std::size_t b : sizes) operation->check_applicable(a, b);

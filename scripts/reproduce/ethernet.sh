@@ -5,18 +5,31 @@
 # all-to-all algorithms, blocks of 8 KiB to 256 KiB. Writes results/ethernet/*.json and
 # docs/results/ethernet.md + ethernet_fig5*.png (completion time and aggregate throughput beside the peak
 # bound, the paper's numbers alongside).
-#   scripts/reproduce/ethernet.sh [--quick] [--topologies "fig5a fig5b fig5c"]
-#     --quick   2 sizes (64 KiB, 256 KiB), 1 repetition; tables and plots go to
-#               results/ethernet/ instead of docs/results/
+#   scripts/reproduce/ethernet.sh [--quick] [--network fluid|packet] [--topologies "fig5a ..."]
+#     --quick    2 sizes (64 KiB, 256 KiB), 1 repetition; tables and plots go to
+#                results/ethernet*/ instead of docs/results/
+#     --network  fluid (default: SimGrid's flow model, docs/results/ethernet.md) or packet
+#                (ns-3 TCP, docs/results/ethernet_packet.md): each algorithm then runs in a
+#                simulation of its own, 3 repetitions, so that no algorithm inherits the
+#                network another one left behind; SimGrid's built-ins are left out
+#                (native is SimGrid's default, our linear/ring/pairwise are the others)
+#     --sizes L  block sizes (default 8K,16K,32K,64K,128K,256K)
+#     --progress print each simulation's medians as they come
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 QUICK=0
+NETWORK=fluid
+PROGRESS=()
+SIZES="8K,16K,32K,64K,128K,256K"
 TOPOS="fig5a fig5b fig5c"
 while (($#)); do
   case "$1" in
     --quick) QUICK=1; shift ;;
     --topologies) TOPOS="$2"; shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --network) NETWORK="$2"; shift 2 ;;
+    --sizes) SIZES="$2"; shift 2 ;;
+    --progress) PROGRESS=(--progress); shift ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ethernet.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -27,15 +40,18 @@ if [[ ! -x "$BUILD/apps/commbench/commbench" ]]; then
 else
   ensure_packages libsimgrid-dev
 fi
-SIZES="8K,16K,32K,64K,128K,256K"
+[[ "$NETWORK" == fluid || "$NETWORK" == packet ]] ||
+  { echo "ethernet.sh: --network must be fluid or packet" >&2; exit 2; }
 REPS=2
 OUT=results/ethernet
+REPORT=ethernet
+if [[ "$NETWORK" == packet ]]; then
+  REPS=3 OUT=results/ethernet_packet REPORT=ethernet_packet
+fi
 DOCS=docs/results
 ((QUICK)) && SIZES="64K,256K" && REPS=1 && DOCS=$OUT
 mkdir -p "$OUT" inputs/platforms docs/results
 BUILTIN="basic_linear pair ring bruck ompi"
-# Time is simulated: no computation is injected between MPI calls.
-SMPI_CFG=(--cfg=smpi/simulate-computation:no --cfg=smpi/host-speed:1Gf)
 status=0
 for t in $TOPOS; do
   topo=inputs/topologies/$t.topo
@@ -49,32 +65,45 @@ for t in $TOPOS; do
     local smpi=()
     while [[ "$1" != "--" ]]; do smpi+=("$1"); shift; done
     shift
-    echo "== $name: smpirun -np $n ${smpi[*]} commbench $*"
-    if ! smpirun -np "$n" -platform "$plat" -hostfile "$hf" "${SMPI_CFG[@]}" "${smpi[@]}" \
-        "$BUILD/apps/commbench/commbench" "$@" --json "$OUT/$name.json" \
-        > "$OUT/$name.log" 2>&1; then
+    echo "== $name: simulate.sh --network $NETWORK -np $n ${smpi[*]} commbench $*"
+    local start=$SECONDS
+    if ! SIM_BUILD_DIR="$BUILD" SIM_REBUILD=0 scripts/simulate.sh --network "$NETWORK" -np "$n" \
+        --platform "$plat" --hostfile "$hf" "${smpi[@]}" -- \
+        commbench "$@" --json "$OUT/$name.json" > "$OUT/$name.log" 2>&1; then
       echo "== $name FAILED (see $OUT/$name.log)"
       status=1
     fi
+    echo "   $((SECONDS - start)) s of wall time" | tee -a "$OUT/wall_times.txt"
     grep -E "validation" "$OUT/$name.log" || true
   }
   # Effective bandwidth of the simulator: one 16 MiB exchange between the first and the
   # last machine (both directions at once, full duplex), crossing the bottleneck.
   printf '%s\n%s\n' "$(head -1 "$hosts")" "$(tail -1 "$hosts")" > "$OUT/${t}_pair.hosts"
-  run "${t}_p2p" 2 "$OUT/${t}_pair.hosts" -- --algo ring_sendrecv --sizes 16M --reps 1 --warmup 1
-  run "${t}_libcomm" "$np" "$hosts" -- --topology "$topo" --sizes "$SIZES" --reps "$REPS" \
-    --warmup 1 --algo tree_scheduled,tree_scheduled_barrier,linear,ring,ring_sendrecv,pairwise
-  for a in $BUILTIN; do
-    run "${t}_simgrid_$a" "$np" "$hosts" --cfg=smpi/alltoall:"$a" -- --algo native \
-      --sizes "$SIZES" --reps "$REPS" --warmup 1
-  done
+  run "${t}_p2p" 2 "$OUT/${t}_pair.hosts" -- --algo ring_sendrecv --sizes 16M --reps 1 --warmup 1 \
+    --skip-native
+  OURS=tree_scheduled,tree_scheduled_barrier,linear,ring,ring_sendrecv,pairwise
+  if [[ "$NETWORK" == fluid ]]; then
+    run "${t}_libcomm" "$np" "$hosts" -- --topology "$topo" --sizes "$SIZES" --reps "$REPS" \
+      --warmup 1 --algo "$OURS"
+    for a in $BUILTIN; do
+      run "${t}_simgrid_$a" "$np" "$hosts" --cfg smpi/alltoall:"$a" -- --algo native \
+        --sizes "$SIZES" --reps "$REPS" --warmup 1
+    done
+  else
+    # One simulation per algorithm: every run starts from an idle network (no warmup:
+    # the binding opens a new TCP connection per message, so nothing warms up).
+    for a in native ${OURS//,/ }; do
+      run "${t}_packet_$a" "$np" "$hosts" -- --topology "$topo" --sizes "$SIZES" \
+        --reps "$REPS" --warmup 0 --algo "$a" --skip-native "${PROGRESS[@]}"
+    done
+  fi
 done
-python3 scripts/reproduce/ethernet_report.py "$OUT" > "$DOCS/ethernet.md" || status=1
-cat "$DOCS/ethernet.md"
+python3 scripts/reproduce/ethernet_report.py "$OUT" --network "$NETWORK" > "$DOCS/$REPORT.md" || status=1
+cat "$DOCS/$REPORT.md"
 # PNG plots (matplotlib: the Debian python3-matplotlib is in /usr/bin/python3).
 for py in python3 /usr/bin/python3; do
   if "$py" -c "import matplotlib" 2>/dev/null; then
-    "$py" scripts/reproduce/ethernet_plot.py "$OUT" "$DOCS" || status=1
+    "$py" scripts/reproduce/ethernet_plot.py "$OUT" "$DOCS" --network "$NETWORK" || status=1
     break
   fi
 done
