@@ -125,8 +125,11 @@ if [[ "$NETWORK" == packet ]]; then
   #   (SIGSEGV in TcpRateLinux::SkbSent) once SACKed losses open the congestion window;
   #   a receive window above twice the message never equals what the sender has out.
   # - MinRto 200 ms: Linux's minimum retransmission timeout (ns-3's default is 1 s).
+  # - ConnTimeout 200 ms: the binding opens a TCP connection per message, where an MPI
+  #   library keeps one per peer; a SYN lost in a full queue would cost ns-3's 3 s
+  #   connection timeout, so it costs what a lost first segment costs instead.
   ATTRS="ns3::TcpSocket::SndBufSize=$TCP_BUFFER_BYTES;ns3::TcpSocket::RcvBufSize=$TCP_BUFFER_BYTES"
-  ATTRS+=";ns3::TcpSocketBase::MinRto=+200ms"
+  ATTRS+=";ns3::TcpSocketBase::MinRto=+200ms;ns3::TcpSocket::ConnTimeout=+200ms"
   export NS_ATTRIBUTE_DEFAULT="$ATTRS${NS_ATTRIBUTE_DEFAULT:+;$NS_ATTRIBUTE_DEFAULT}"
 fi
 [[ -n "$SPEED" ]] && OPTS+=("--cfg=smpi/host-speed:$SPEED") ||
