@@ -11,12 +11,20 @@
 #               the paper's full system but SimGrid needs hours for the flat algorithms
 #               there on this machine: 261,632 concurrent flows per call)
 #     --out D   where the JSON records go (default results/hierarchical)
+#     --network packet   instead, both experiments on Ethernet with ns-3's TCP
+#               (scripts/simulate.sh --network packet): every node a switch of its own with
+#               one host per core (topo2platform.py --cores), 100 Mbit/s network links;
+#               paper 000 on 6 x 4 (memory links 300 Mbit/s: the paper's 300:105 MB/s),
+#               paper 002 on 4 x 4 and 8 x 8 (memory links 1 Gbit/s); each algorithm in a
+#               simulation of its own, 3 repetitions. Writes docs/results/hierarchical_packet.md
+#               and its records in docs/results/hierarchical_packet/ (--quick: --out only).
 # A full run writes docs/results/hierarchical_tables.md, its PNG plots and a copy of the
 # JSON records in docs/results/hierarchical/; --quick writes its tables into --out only.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 source "$ROOT/scripts/lib.sh"
 QUICK=0
+NETWORK=fluid
 MC_NP=128
 OUT="$ROOT/results/hierarchical"
 while (($#)); do
@@ -24,15 +32,70 @@ while (($#)); do
     --quick) QUICK=1; shift ;;
     --out) OUT="$2"; shift 2 ;;
     --np) MC_NP="$2"; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --network) NETWORK="$2"; shift 2 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "hierarchical.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
+[[ "$NETWORK" == fluid || "$NETWORK" == packet ]] ||
+  { echo "hierarchical.sh: --network must be fluid or packet" >&2; exit 2; }
 ensure_packages python3-matplotlib
-mkdir -p "$OUT"
 SIM="$ROOT/scripts/simulate.sh"
 "$SIM" -np 1 commbench --sizes 8 --reps 1 --algo native >/dev/null  # builds build-sim once
 export SIM_REBUILD=0
+
+if [[ "$NETWORK" == packet ]]; then
+  [[ "$OUT" == "$ROOT/results/hierarchical" ]] && OUT="$ROOT/results/hierarchical_packet"
+  mkdir -p "$OUT"
+  PLAT="$OUT/platforms"
+  mkdir -p "$PLAT"
+  # packet_run NAME PLATFORM HOSTFILE NODES SIZES ALGOS: one simulation per algorithm.
+  packet_run() {
+    local name="$1" plat="$2" hosts="$3" nodes="$4" sizes="$5" algos="$6" a start
+    for a in ${algos//,/ }; do
+      start=$SECONDS
+      "$SIM" --network packet --platform "$plat" --hostfile "$hosts" commbench --nodes "$nodes" \
+        --sizes "$sizes" --reps 3 --warmup 0 --algo "$a" --skip-native \
+        --json "$OUT/${name}_$a.json" >"$OUT/${name}_$a.log" 2>&1 ||
+        { tail -5 "$OUT/${name}_$a.log"; echo "== $name $a FAILED"; exit 1; }
+      echo "== $name $a: $(grep -E '^validation' "$OUT/${name}_$a.log" | cut -c1-16), $((SECONDS - start)) s"
+    done
+  }
+  if ((QUICK)); then
+    UN_SIZES=64K LAYOUTS="organ_pipe_18" MC_SIZES=512 MC_SHAPES="4x4"
+  else
+    UN_SIZES=1K,4K,16K,64K,256K MC_SIZES=1,8,64,256,512,2K,8K MC_SHAPES="4x4 8x8"
+    LAYOUTS="regular_24 organ_pipe_18 alternating_15 random_seed1_15 random_seed2_11 random_seed3_13"
+  fi
+  for layout in $LAYOUTS; do
+    sizes=$(python3 -c "import sys; sys.path.insert(0, '$ROOT/scripts')
+from platform_hosts import layout_sizes; print(','.join(map(str, layout_sizes('$ROOT/inputs/nodes/$layout.nodes'))))")
+    python3 "$ROOT/scripts/reproduce/topo2platform.py" "$ROOT/inputs/topologies/star6.topo" \
+      "$PLAT/p000_$layout.xml" --hostfile "$PLAT/p000_$layout.hosts" --cores 4 \
+      --memory-bandwidth 300Mbps --layout "sizes=$sizes"
+    packet_run "p000_$layout" "$PLAT/p000_$layout.xml" "$PLAT/p000_$layout.hosts" "sizes=$sizes" \
+      "$UN_SIZES" linear,clustered_factor,clustered_factor_fill,native
+  done
+  for shape in $MC_SHAPES; do
+    n=${shape%x*} k=${shape#*x}
+    python3 "$ROOT/scripts/reproduce/topo2platform.py" "$ROOT/inputs/topologies/star$n.topo" \
+      "$PLAT/p002_$shape.xml" --hostfile "$PLAT/p002_$shape.hosts" --cores "$k"
+    packet_run "p002_$shape" "$PLAT/p002_$shape.xml" "$PLAT/p002_$shape.hosts" "ppn=$k" "$MC_SIZES" \
+      auto,linear,pairwise,bruck,leader,send_aggregate,recv_distribute
+  done
+  DOC="$ROOT/docs/results"
+  if ((QUICK)); then
+    DOC="$OUT"
+  else
+    mkdir -p "$DOC/hierarchical_packet"
+    cp "$OUT"/*.json "$DOC/hierarchical_packet/"
+  fi
+  python3 "$ROOT/scripts/reproduce/hierarchical_report.py" --network packet "$OUT" \
+    "$DOC/hierarchical_packet.md"
+  cat "$DOC/hierarchical_packet.md"
+  exit 0
+fi
+mkdir -p "$OUT"
 
 if ((QUICK)); then
   MC_SIZES=512

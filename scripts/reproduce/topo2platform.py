@@ -6,9 +6,18 @@ Machines become hosts, switches routers, every link a full-duplex SimGrid link
 Routes are given between neighbours only; Floyd routing finds the unique tree paths.
 
     topo2platform.py TOPO OUT.xml [--bandwidth 100Mbps] [--latency 10us] [--hostfile OUT]
+                     [--cores K [--memory-bandwidth 1Gbps] [--memory-latency 1us]
+                      [--layout FILE|sizes=A,B,..]]
 
 The host file lists the machines in rank order (the topology's `ranks` line, else
 listing order), one per line, for smpirun -hostfile.
+
+--cores K makes every machine a multi-core node for the packet-level model, where ranks
+cannot share a host (scripts/packet_platform.py): the machine becomes a router (its
+memory) with K hosts M-c0 .. M-c(K-1), one per core, each on its own memory link. Messages
+between cores of a node cross two memory links; messages leaving the node share the
+machine's one network link. The host file then lists node u's first n_u cores for each u,
+n_u from --layout (inputs/nodes/*.nodes or sizes=A,B,..; default K on every node).
 """
 import argparse
 import re
@@ -50,8 +59,30 @@ def main():
     ap.add_argument("--latency", default="10us")
     ap.add_argument("--speed", default="1Gf", help="host compute speed")
     ap.add_argument("--hostfile")
+    ap.add_argument("--cores", type=int, default=0, help="hosts per machine (packet model)")
+    ap.add_argument("--memory-bandwidth", default="1Gbps")
+    ap.add_argument("--memory-latency", default="1us")
+    ap.add_argument("--layout", help="ranks per node: a .nodes file or sizes=A,B,..")
     a = ap.parse_args()
     switches, machines, links, ranks = parse(a.topo)
+    if a.layout and not a.cores:
+        sys.exit("topo2platform.py: --layout needs --cores")
+    memory = []
+    if a.cores:
+        if a.cores < 1:
+            sys.exit("topo2platform.py: --cores must be positive")
+        sizes = [a.cores] * len(ranks)
+        if a.layout:
+            sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent.parent))
+            from platform_hosts import layout_sizes  # noqa: E402
+            sizes = layout_sizes(a.layout)
+            if len(sizes) > len(ranks) or max(sizes) > a.cores:
+                sys.exit(f"topo2platform.py: layout {sizes} does not fit {len(ranks)} machines "
+                         f"x {a.cores} cores")
+        memory = [(m, f"{m}-c{c}") for m in machines for c in range(a.cores)]
+        switches = switches + machines  # a machine is now its memory's router
+        machines = [core for _, core in memory]
+        ranks = [f"{m}-c{c}" for m, n in zip(ranks, sizes) for c in range(n)]
     out = [
         '<?xml version="1.0"?>',
         '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
@@ -65,7 +96,10 @@ def main():
     for u, v in links:
         out.append(f'    <link id="{u}-{v}" bandwidth="{a.bandwidth}" latency="{a.latency}" '
                    'sharing_policy="SPLITDUPLEX"/>')
-    for u, v in links:
+    for u, v in memory:
+        out.append(f'    <link id="{u}-{v}" bandwidth="{a.memory_bandwidth}" latency="{a.memory_latency}" '
+                   'sharing_policy="SPLITDUPLEX"/>')
+    for u, v in links + memory:
         out.append(f'    <route src="{u}" dst="{v}"><link_ctn id="{u}-{v}" direction="UP"/></route>')
     out += ["  </zone>", "</platform>", ""]
     open(a.out, "w").write("\n".join(out))
