@@ -116,6 +116,14 @@ fi
 OPTS=(--cfg=smpi/shared-malloc:global --cfg=smpi/privatization:dlopen)
 if [[ "$NETWORK" == packet ]]; then
   python3 "$LIBCOMM_ROOT/scripts/packet_platform.py" "$PLATFORM" "$HOSTFILE" || exit 2
+  for c in "${CFG[@]}"; do
+    if [[ "$c" == --cfg=tracing* ]]; then
+      echo "simulate.sh: $c: SimGrid 3.32's tracing fails under the ns-3 binding (\"No route\"" \
+        "while drawing the platform, SIGSEGV without it); LIBCOMM_TRACE_STAGES=DIR traces a" \
+        "schedule's stages instead (README, \"Packet-level model\")" >&2
+      exit 2
+    fi
+  done
   OPTS+=(--cfg=network/model:ns-3)
   # ns-3 attribute defaults (README, "Packet-level model"):
   # - SndBufSize above the largest message: SimGrid 3.32's binding aborts ("total_bytes is
@@ -154,9 +162,9 @@ if ((rc != 0)); then
     echo "simulate.sh: a message was larger than the packet model's TCP send buffer" \
       "($TCP_BUFFER_BYTES bytes): give --tcp-buffer more than twice the largest message" >&2
   elif grep -q "SkbSent\|Segmentation fault" "$ERRLOG"; then
-    echo "simulate.sh: ns-3 crashed (see README, \"Packet-level model\"): a message of more" \
-      "than half of --tcp-buffer ($TCP_BUFFER_BYTES bytes) lets ns-3.37's TCP send an empty" \
-      "segment; raise --tcp-buffer" >&2
+    echo "simulate.sh: the simulation crashed (SIGSEGV). With messages of more than half of" \
+      "--tcp-buffer ($TCP_BUFFER_BYTES bytes) that is ns-3.37's empty-segment crash: raise" \
+      "--tcp-buffer (README, \"Packet-level model\")" >&2
   fi
 fi
 exit $rc

@@ -65,6 +65,7 @@ expect_refusal "one shared CSMA bus" --platform flat64 -np 4
 expect_refusal "host n0 holds 2 ranks" --platform "$TMP/star4.xml" --ppn 2
 expect_refusal "must be fluid or packet" --network tcp --platform "$TMP/star4.xml"
 expect_refusal "below 4 GiB" --tcp-buffer 8G --platform "$TMP/star4.xml"
+expect_refusal "tracing fails under the ns-3 binding" --platform "$TMP/star4.xml" --cfg tracing:yes
 if ((failures)); then
   echo "packet model: $failures failure(s)"
   exit 1

@@ -5,7 +5,9 @@
 // communication step due by it has completed. In a SimGrid build the local copies are
 // charged by the copy model and skipped with a simulated payload (libcomm/sim.hpp,
 // libcomm/buffer.hpp), the reductions are charged as local work.
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 
 #include "libcomm/error.hpp"
 #include "libcomm/reduce_scatter.hpp"
@@ -39,6 +41,44 @@ std::byte* at(const PlanState& s, const ByteRange& r) {
 }
 
 bool is_local(StepKind k) { return k == StepKind::Copy || k == StepKind::Reduce || k == StepKind::Check; }
+
+// LIBCOMM_TRACE_STAGES=DIR: when a run of a step program completes, its rank appends one
+// line per stage to DIR/stages.<world rank>.txt: algorithm, run, stage, the times (MPI_Wtime:
+// simulated seconds under SimGrid) at which the stage was posted and was done, and what it
+// posted (s<peer>:<bytes> sends, r<peer>:<bytes> receives, . for sync messages). Shows
+// where a schedule spends its time: waiting for synchronisation, or sending.
+const char* trace_dir() {
+  static const char* dir = std::getenv("LIBCOMM_TRACE_STAGES");
+  return dir != nullptr && *dir != '\0' ? dir : nullptr;
+}
+
+void stage_mark(PlanState& s, bool posted) {
+  if (!trace_dir()) return;
+  if (posted) s.stage_times.resize(s.stage + 1, {-1, -1}), s.stage_times[s.stage].first = MPI_Wtime();
+  else if (s.stage < s.stage_times.size()) s.stage_times[s.stage].second = MPI_Wtime();
+}
+
+void write_stage_trace(PlanState& s, const StepProgram& p) {
+  if (!trace_dir()) return;
+  int world = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world);
+  std::ofstream out(std::string(trace_dir()) + "/stages." + std::to_string(world) + ".txt", std::ios::app);
+  const std::uint64_t run = s.traced_runs++;
+  std::size_t k = 0;
+  for (std::uint32_t stage = 0; stage < s.stage_times.size(); ++stage) {
+    out << p.algorithm << " " << run << " " << stage << " " << s.stage_times[stage].first << " "
+        << s.stage_times[stage].second;
+    for (; k < p.steps.size() && p.steps[k].stage == stage; ++k) {
+      const Step& st = p.steps[k];
+      if (st.kind != StepKind::Send && st.kind != StepKind::Recv) continue;
+      out << " " << (st.kind == StepKind::Send ? 's' : 'r') << st.peer << ":";
+      if (st.tag == TagKind::Sync) out << ".";
+      else out << (st.kind == StepKind::Send ? st.from.bytes : st.to.bytes);
+    }
+    out << "\n";
+  }
+  s.stage_times.clear();
+}
 
 void run_local(PlanState& s, const StepProgram& p, const Step& st) {
   const std::size_t n = st.from.bytes;
@@ -199,7 +239,9 @@ bool progress(PlanState& s, bool block) {
   const StepProgram& p = *s.program;
   while (s.stage < p.stages) {
     if (!s.stage_posted) {
+      stage_mark(s, true);
       if (post_stage(s, p, block && s.blocking_run)) {
+        stage_mark(s, false);
         ++s.stage;
         s.stage_posted = false;
         continue;
@@ -210,11 +252,13 @@ bool progress(PlanState& s, bool block) {
       if (!requests_done(s.waitset, block)) return false;
       s.waitset.clear();
     }
+    stage_mark(s, false);
     ++s.stage;
     s.stage_posted = false;
   }
   require(s.reqs.empty(), [&] { return "executor: " + p.algorithm + ": rank " + std::to_string(p.rank) +
                               ": communication left after the last stage (a program error)"; });
+  write_stage_trace(s, p);
   s.active = false;
   return true;
 }

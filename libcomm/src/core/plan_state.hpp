@@ -57,6 +57,9 @@ struct PlanState {
   std::vector<MPI_Request> reqs;
   std::vector<std::uint32_t> req_complete;
   std::vector<MPI_Request> waitset;
+  // LIBCOMM_TRACE_STAGES (executor.cpp): this run's stage times, {posted, done} per stage.
+  std::vector<std::pair<double, double>> stage_times;
+  std::uint64_t traced_runs = 0;
 };
 
 // A plan state for `program` on `comm` (channel 0 = comm.internal()); with `own_scratch`
