@@ -145,7 +145,10 @@ fi
 ((VERBOSE)) || OPTS+=(--log=root.thres:warning --log=smpi_config.thres:error)
 export OMPI_ALLOW_RUN_AS_ROOT=1
 # auto finds inputs/tuning/<platform>.tune through this (inputs/tuning/README.md).
-export LIBCOMM_PLATFORM="${LIBCOMM_PLATFORM:-$(basename "$PLATFORM" .xml)}"
+# The packet model has tables of its own: inputs/tuning/<platform>_packet.tune.
+SUFFIX=""
+[[ "$NETWORK" == packet ]] && SUFFIX=_packet
+export LIBCOMM_PLATFORM="${LIBCOMM_PLATFORM:-$(basename "$PLATFORM" .xml)$SUFFIX}"
 if [[ "$NETWORK" == fluid ]]; then
   exec smpirun -np "$NP" -platform "$PLATFORM" -hostfile "$HOSTFILE" "${OPTS[@]}" "${CFG[@]}" \
     "$PROGRAM" "$@"

@@ -238,8 +238,10 @@ int run(int argc, char** argv) {
   app.add_option("--reps", reps, "timed repetitions per size and algorithm (median used)")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
-  app.add_option("--warmup", warmup, "untimed runs before timing")
-      ->check(CLI::Range(1, 1000))
+  app.add_option("--warmup", warmup,
+                 "untimed runs before timing (0: time each algorithm from its first call, for "
+                 "deterministic simulations where a run leaves nothing warm)")
+      ->check(CLI::Range(0, 1000))
       ->capture_default_str();
   app.add_option("--nodes", nodes,
                  "node map: shared | flat | ppn=N | sizes=A,B,.. | map=N0,N1,.. | file:PATH")
