@@ -14,10 +14,15 @@
 #                network another one left behind; SimGrid's built-ins are left out
 #                (native is SimGrid's default, our linear/ring/pairwise are the others)
 #     --sizes L  block sizes (default 8K,16K,32K,64K,128K,256K)
+#     --reps N   repetitions per simulation (default 2 fluid, 3 packet)
+#     --resume   packet: skip an algorithm whose record of this topology is already there
+#                (a long run that was stopped goes on where it was)
 #     --progress print each simulation's medians as they come
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 QUICK=0
+REPS_ARG=""
+RESUME=0
 NETWORK=fluid
 PROGRESS=()
 SIZES="8K,16K,32K,64K,128K,256K"
@@ -29,7 +34,9 @@ while (($#)); do
     --network) NETWORK="$2"; shift 2 ;;
     --sizes) SIZES="$2"; shift 2 ;;
     --progress) PROGRESS=(--progress); shift ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --reps) REPS_ARG="$2"; shift 2 ;;
+    --resume) RESUME=1; shift ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ethernet.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -50,6 +57,10 @@ if [[ "$NETWORK" == packet ]]; then
 fi
 DOCS=docs/results
 ((QUICK)) && SIZES="64K,256K" && REPS=1 && DOCS=$OUT
+if [[ -n "$REPS_ARG" ]]; then
+  [[ "$REPS_ARG" =~ ^[1-9][0-9]*$ ]] || { echo "ethernet.sh: --reps must be a positive integer" >&2; exit 2; }
+  REPS=$REPS_ARG
+fi
 mkdir -p "$OUT" inputs/platforms docs/results
 BUILTIN="basic_linear pair ring bruck ompi"
 status=0
@@ -93,6 +104,10 @@ for t in $TOPOS; do
     # One simulation per algorithm: every run starts from an idle network (no warmup:
     # the binding opens a new TCP connection per message, so nothing warms up).
     for a in native ${OURS//,/ }; do
+      if ((RESUME)) && [[ -s "$OUT/${t}_packet_$a.json" ]]; then
+        echo "== ${t}_packet_$a: kept (--resume)"
+        continue
+      fi
       run "${t}_packet_$a" "$np" "$hosts" -- --topology "$topo" --sizes "$SIZES" \
         --reps "$REPS" --warmup 0 --algo "$a" --skip-native "${PROGRESS[@]}"
     done

@@ -2,7 +2,10 @@
 """PNG plots of the SimGrid Ethernet runs (aggregate throughput against block size, the
 peak bound and the paper's generated routine alongside), like Figs. 6-8 (b) of paper 003.
 
-    ethernet_plot.py RESULTS_DIR OUT_DIR      (needs matplotlib)
+    ethernet_plot.py RESULTS_DIR OUT_DIR [--network packet]     (needs matplotlib)
+
+With --network packet it plots the per-algorithm records of the ns-3 runs
+({topo}_packet_{algo}.json) into ethernet_packet_{topo}.png.
 """
 import json
 import pathlib
@@ -19,14 +22,29 @@ from ethernet_report import PAPER, load_of  # noqa: E402
 SHOW = ["tree_scheduled", "tree_scheduled_barrier", "linear", "ring", "ring_sendrecv", "pairwise", "native"]
 
 
-def main(folder, out):
+def packet_record(folder, topo):
+    """The per-algorithm records of a packet-level run merged into one."""
+    results = []
+    for algo in SHOW:
+        path = folder / f"{topo}_packet_{algo}.json"
+        if path.exists():
+            results += json.loads(path.read_text())["results"]
+    return {"results": results} if results else None
+
+
+def main(folder, out, network="fluid"):
     folder, out = pathlib.Path(folder), pathlib.Path(out)
     for topo in ("fig5a", "fig5b", "fig5c"):
-        lib = folder / f"{topo}_libcomm.json"
-        if not lib.exists():
-            continue
+        if network == "packet":
+            rec = packet_record(folder, topo)
+            if rec is None:
+                continue
+        else:
+            lib = folder / f"{topo}_libcomm.json"
+            if not lib.exists():
+                continue
+            rec = json.loads(lib.read_text())
         m, load = load_of(f"inputs/topologies/{topo}.topo")
-        rec = json.loads(lib.read_text())
         fig, ax = plt.subplots(figsize=(7, 4.5))
         sizes = sorted({r["block_bytes"] for r in rec["results"]})
         for algo in SHOW:
@@ -55,12 +73,20 @@ def main(folder, out):
         ax.set_xticks([s // 1024 for s in sizes], [f"{s // 1024}K" for s in sizes])
         ax.set_xlabel("block size")
         ax.set_ylabel("aggregate throughput (Mbit/s)")
-        ax.set_title(f"Paper 003 topology ({topo[-1]}), {m} machines, SimGrid")
+        model = "ns-3 TCP (packets)" if network == "packet" else "SimGrid"
+        ax.set_title(f"Paper 003 topology ({topo[-1]}), {m} machines, {model}")
         ax.legend(fontsize=7, ncol=2)
         fig.tight_layout()
-        fig.savefig(out / f"ethernet_{topo}.png", dpi=110)
-        print(f"wrote {out / f'ethernet_{topo}.png'}")
+        name = f"ethernet_packet_{topo}.png" if network == "packet" else f"ethernet_{topo}.png"
+        fig.savefig(out / name, dpi=110)
+        print(f"wrote {out / name}")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    args = sys.argv[1:]
+    net = "fluid"
+    if "--network" in args:
+        i = args.index("--network")
+        net = args[i + 1]
+        del args[i:i + 2]
+    main(args[0], args[1], net)

@@ -13,6 +13,7 @@
 
 #include "libcomm/error.hpp"
 
+#include "libcomm/program.hpp"
 #include "libcomm/tree_schedule.hpp"
 #include "sync_plan_reference.hpp"
 
@@ -127,6 +128,33 @@ TEST(SyncPlan, Fig1IsOrderedAndMinimal) {
   std::cout << "fig1: " << plan.contending_pairs << " contending pairs, " << plan.consecutive_pairs
             << " consecutive, " << plan.same_sender_pairs << " same sender, " << plan.redundant
             << " redundant, " << plan.syncs.size() << " synchronisations\n";
+}
+
+// The synchronisations (and the barrier variant's barriers) order messages only if a data
+// send completes once the receiver has it: every data send of both variants is
+// synchronous, no synchronisation message is, and every rank sends to each other rank once.
+TEST(TreeProgram, DataSendsAreSynchronous) {
+  const Topology t = Topology::load(kDir + "/fig5b.topo");
+  const Schedule s = tree_rank_schedule(schedule_tree_aapc(t), t);
+  const SyncPlan plan = plan_synchronisation(s, t);
+  for (TreeSync mode : {TreeSync::Pairwise, TreeSync::Barrier}) {
+    for (int rank = 0; rank < s.nprocs; ++rank) {
+      const StepProgram p = tree_program(s, plan, rank, 1024, mode);
+      int data = 0, sync = 0;
+      for (const Step& st : p.steps) {
+        if (st.kind != StepKind::Send) continue;
+        if (st.tag == TagKind::Data) {
+          ++data;
+          EXPECT_TRUE(st.synchronous) << "rank " << rank << ": " << p.to_string();
+        } else {
+          ++sync;
+          EXPECT_FALSE(st.synchronous) << "rank " << rank << ": a synchronisation message";
+        }
+      }
+      EXPECT_EQ(data, s.nprocs - 1) << "rank " << rank;
+      EXPECT_GT(sync, 0) << "rank " << rank;  // pairwise notifications, or the barriers
+    }
+  }
 }
 
 TEST(SyncPlan, RandomSmallTreesAreOrderedAndMinimal) {

@@ -63,6 +63,11 @@ struct Step {
   // Copy/Reduce: run after the stage's sends and receives are posted (overlapping them)
   // instead of before.
   bool overlap = false;
+  // Send: synchronous (MPI_Issend): it completes only once the receiver has matched it,
+  // never from a copy into the library's buffer. For a schedule whose synchronisation
+  // messages must follow the message itself off the network (tree_scheduled: an eager
+  // send completes at once, and the next sender on the link would start beside it).
+  bool synchronous = false;
   ByteRange from, to;
 };
 
@@ -103,6 +108,8 @@ class ProgramBuilder {
             TagKind tag = TagKind::Data, std::uint8_t channel = 0);
   void recv(std::uint32_t stage, int peer, ByteRange to, std::uint32_t complete,
             TagKind tag = TagKind::Data, std::uint8_t channel = 0);
+  // A data send that completes only once the receiver has matched it (Step::synchronous).
+  void send_synchronous(std::uint32_t stage, int peer, ByteRange from, std::uint32_t complete);
   // A data message of zero bytes is not posted at all (sender and receiver compute the
   // same length, so both skip it); Sync messages always are.
   // Same-stage send + receive that complete in that stage (one blocking exchange).

@@ -30,7 +30,7 @@ StepProgram tree_program(const Schedule& s, const SyncPlan& sync, int rank, std:
         if (t.src == rank && t.dst == rank)
           out.copy(stage, block(Area::Send, rank), block(Area::Recv, rank));
         else if (t.src == rank)
-          out.send(stage, t.dst, block(Area::Send, t.dst), stage);
+          out.send_synchronous(stage, t.dst, block(Area::Send, t.dst), stage);
         else if (t.dst == rank)
           out.recv(stage, t.src, block(Area::Recv, t.src), stage);
       }
@@ -40,7 +40,10 @@ StepProgram tree_program(const Schedule& s, const SyncPlan& sync, int rank, std:
   }
   // Pairwise (section 5): the i-th phase in which this rank sends waits for its
   // synchronisations in stage 2i, sends in stage 2i + 1 and notifies in stage 2i + 2, so a
-  // notification leaves only once the message it follows has gone.
+  // notification leaves only once the message it follows has gone. The data sends of both
+  // variants are synchronous: an eager send completes as soon as the library has copied it,
+  // and its notification (or the barrier) would let the next phase onto a link the message
+  // still occupies (under SimGrid below 64 KiB: packet drops, and times that vary run to run).
   std::vector<std::vector<int>> wait_from(s.rounds.size()), notify(s.rounds.size());
   for (const auto& y : sync.syncs) {
     if (y.to == rank) wait_from.at(static_cast<std::size_t>(y.before)).push_back(y.from);
@@ -60,7 +63,7 @@ StepProgram tree_program(const Schedule& s, const SyncPlan& sync, int rank, std:
         out.copy(0, block(Area::Send, rank), block(Area::Recv, rank), true);
       if (t.src != rank || t.dst == rank) continue;
       for (int from : wait_from[r]) out.recv(2 * i, from, {Area::Recv, 0, 0}, 2 * i, TagKind::Sync);
-      out.send(2 * i + 1, t.dst, block(Area::Send, t.dst), 2 * i + 1);
+      out.send_synchronous(2 * i + 1, t.dst, block(Area::Send, t.dst), 2 * i + 1);
       for (int to : notify[r]) out.send(2 * i + 2, to, {Area::Send, 0, 0}, last, TagKind::Sync);
       ++i;
     }

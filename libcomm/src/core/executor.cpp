@@ -120,8 +120,12 @@ void post(PlanState& s, const Step& st) {
               "MPI_Irecv");
   } else {
     const MpiBytes n(st.from.bytes);
-    check_mpi(MPI_Isend(at(s, st.from), n.count(), n.type(), st.peer, tag, comm, &s.reqs.back()),
-              "MPI_Isend");
+    if (st.synchronous)
+      check_mpi(MPI_Issend(at(s, st.from), n.count(), n.type(), st.peer, tag, comm, &s.reqs.back()),
+                "MPI_Issend");
+    else
+      check_mpi(MPI_Isend(at(s, st.from), n.count(), n.type(), st.peer, tag, comm, &s.reqs.back()),
+                "MPI_Isend");
   }
 }
 
@@ -131,7 +135,7 @@ void post(PlanState& s, const Step& st) {
 // 2-rank ring allgather of 8 B took about 10 % longer through MPI_Irecv + MPI_Isend + MPI_Waitall).
 bool run_exchange(PlanState& s, const Step* recv, const Step* send) {
   if (!s.reqs.empty() || (recv && recv->complete != s.stage) || (send && send->complete != s.stage) ||
-      (recv && send && recv->channel != send->channel))
+      (recv && send && (recv->channel != send->channel || send->synchronous)))
     return false;
   const MPI_Comm comm = s.channels[(recv ? recv : send)->channel];
   const auto tag = [&](const Step* st) { return st->tag == TagKind::Data ? s.tag_data : s.tag_sync; };
@@ -146,7 +150,10 @@ bool run_exchange(PlanState& s, const Step* recv, const Step* send) {
               "MPI_Recv");
   } else {
     const MpiBytes out(send->from.bytes);
-    check_mpi(MPI_Send(at(s, send->from), out.count(), out.type(), send->peer, tag(send), comm), "MPI_Send");
+    if (send->synchronous)
+      check_mpi(MPI_Ssend(at(s, send->from), out.count(), out.type(), send->peer, tag(send), comm), "MPI_Ssend");
+    else
+      check_mpi(MPI_Send(at(s, send->from), out.count(), out.type(), send->peer, tag(send), comm), "MPI_Send");
   }
   return true;
 }

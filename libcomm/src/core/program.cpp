@@ -79,6 +79,7 @@ std::string StepProgram::to_string() const {
     if ((s.kind == StepKind::Send || s.kind == StepKind::Recv) && s.complete != s.stage)
       out << " (complete by stage " << s.complete << ")";
     if (s.overlap) out << " (overlapped)";
+    if (s.synchronous) out << " (synchronous)";
     out << "\n";
   }
   return out.str();
@@ -109,6 +110,12 @@ void ProgramBuilder::add_message(StepKind kind, std::uint32_t stage, int peer, B
 void ProgramBuilder::send(std::uint32_t stage, int peer, ByteRange from, std::uint32_t complete,
                           TagKind tag, std::uint8_t channel) {
   add_message(StepKind::Send, stage, peer, from, complete, tag, channel);
+}
+
+void ProgramBuilder::send_synchronous(std::uint32_t stage, int peer, ByteRange from, std::uint32_t complete) {
+  const std::size_t before = p_.steps.size();
+  send(stage, peer, from, complete);
+  if (p_.steps.size() > before) p_.steps.back().synchronous = true;
 }
 
 void ProgramBuilder::recv(std::uint32_t stage, int peer, ByteRange to, std::uint32_t complete,
