@@ -287,7 +287,9 @@ int )" << function
       rc = MPI_Recv(nullptr, 0, MPI_BYTE, kWait[k], kSyncTag, comm, MPI_STATUS_IGNORE);
       if (rc != MPI_SUCCESS) return rc;
     }
-    rc = MPI_Send(s + kSendTo[i] * sblock, sendcount, sendtype, kSendTo[i], kDataTag, comm);
+    // Synchronous: MPI_Send may return once the message is buffered, and the notifications
+    // below would let the next sender onto a link this message still occupies.
+    rc = MPI_Ssend(s + kSendTo[i] * sblock, sendcount, sendtype, kSendTo[i], kDataTag, comm);
     if (rc != MPI_SUCCESS) return rc;
     for (int k = kNotifyStart[i]; k < kNotifyStart[i + 1]; ++k) {
       reqs.emplace_back();
