@@ -40,6 +40,27 @@ sim --network packet commbench --sizes 4M --reps 1 --warmup 0 --algo linear --sk
   >"$TMP/big.log" 2>&1 || { tail -5 "$TMP/big.log"; fail "4 MiB packet run failed"; }
 grep -q "^validation: PASS" "$TMP/big.log" || fail "4 MiB: validation did not pass"
 
+echo "== packet model: 6 nodes x 4 cores (topo2platform --cores), the run SimGrid deadlocked"
+python3 scripts/reproduce/topo2platform.py inputs/topologies/star6.topo "$TMP/cores.xml" \
+  --hostfile "$TMP/cores.hosts" --cores 4 --memory-bandwidth 300Mbps >/dev/null
+[[ $(wc -l <"$TMP/cores.hosts") == 24 && $(head -2 "$TMP/cores.hosts" | tr '\n' ' ') == "n0-c0 n0-c1 " ]] ||
+  fail "topo2platform --cores 4: host file $(head -3 "$TMP/cores.hosts" | tr '\n' ' ')"
+cores() { scripts/simulate.sh --network packet --platform "$TMP/cores.xml" --hostfile "$TMP/cores.hosts" "$@" \
+  commbench --nodes sizes=4,4,4,4,4,4 --sizes 1K,4K --reps 3 --warmup 0 --algo clustered_factor --skip-native; }
+# With SimGrid's 10 ns sleep in MPI_Wtime this run stopped on "Deadlock detected" after the
+# 1 KiB runs (and SimGrid exited 0); simulate.sh sets smpi/wtime:0.
+cores >"$TMP/cores.log" 2>&1 || { tail -5 "$TMP/cores.log"; fail "the cores run failed"; }
+grep -Eq "^alltoall +clustered_factor +24 +4 KiB .*PASS" "$TMP/cores.log" || fail "the cores run did not finish 4 KiB"
+# Whatever SimGrid does with the sleeps, a run that stops on a deadlock must fail.
+rc=0
+cores --cfg smpi/wtime:1e-8 >"$TMP/sleeps.log" 2>&1 || rc=$?
+if ((rc == 0)); then
+  grep -q "^validation: PASS" "$TMP/sleeps.log" || fail "a run exited 0 without finishing"
+elif ! grep -q "simulate.sh: SimGrid stopped the simulation on a deadlock" "$TMP/sleeps.log"; then
+  tail -5 "$TMP/sleeps.log"
+  fail "a failed run without the deadlock message (exit $rc)"
+fi
+
 echo "== packet model: a message above the TCP buffer gets a clear error"
 printf 'n0\nn1\n' >"$TMP/two.hosts"
 if scripts/simulate.sh --network packet --tcp-buffer 512K --platform "$TMP/star4.xml" \
