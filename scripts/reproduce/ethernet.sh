@@ -15,6 +15,8 @@
 #                (native is SimGrid's default, our linear/ring/pairwise are the others)
 #     --sizes L  block sizes (default 8K,16K,32K,64K,128K,256K)
 #     --reps N   repetitions per simulation (default 2 fluid, 3 packet)
+#     --algos L  packet: the algorithms to run, in this order (default: native and every
+#                one of ours)
 #     --resume   packet: skip an algorithm whose record of this topology is already there
 #                (a long run that was stopped goes on where it was)
 #     --progress print each simulation's medians as they come
@@ -23,6 +25,7 @@ cd "$(dirname "$0")/../.."
 QUICK=0
 REPS_ARG=""
 RESUME=0
+PACKET_ALGOS=""
 NETWORK=fluid
 PROGRESS=()
 SIZES="8K,16K,32K,64K,128K,256K"
@@ -36,7 +39,8 @@ while (($#)); do
     --progress) PROGRESS=(--progress); shift ;;
     --reps) REPS_ARG="$2"; shift 2 ;;
     --resume) RESUME=1; shift ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --algos) PACKET_ALGOS="$2"; shift 2 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ethernet.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -103,7 +107,7 @@ for t in $TOPOS; do
   else
     # One simulation per algorithm: every run starts from an idle network (no warmup:
     # the binding opens a new TCP connection per message, so nothing warms up).
-    for a in native ${OURS//,/ }; do
+    for a in ${PACKET_ALGOS:-native ${OURS//,/ }}; do
       if ((RESUME)) && [[ -s "$OUT/${t}_packet_$a.json" ]]; then
         echo "== ${t}_packet_$a: kept (--resume)"
         continue
