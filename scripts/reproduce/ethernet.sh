@@ -88,7 +88,7 @@ for t in $TOPOS; do
       echo "== $name FAILED (see $OUT/$name.log)"
       status=1
     fi
-    echo "   $((SECONDS - start)) s of wall time" | tee -a "$OUT/wall_times.txt"
+    echo "   $name: $((SECONDS - start)) s of wall time" | tee -a "$OUT/wall_times.txt"
     grep -E "validation" "$OUT/$name.log" || true
   }
   # Effective bandwidth of the simulator: one 16 MiB exchange between the first and the

@@ -203,15 +203,15 @@ def packet_main(folder, out):
             for b in sizes:
                 bw = {a: inter * b / t[(a, b)] / 1e6 for a in algos if (a, b) in t}
                 cell = lambda a: (f"{bw[a]:.1f} ±{spread[(a, b)] / 2:.0%}" if a in bw else "-")  # noqa: E731
-                g = bw["clustered_factor"] / bw["linear"] - 1
-                gf = bw["clustered_factor_fill"] / bw["linear"] - 1
+                gain = lambda a: bw[a] / bw["linear"] - 1 if a in bw and "linear" in bw else None  # noqa: E731
+                pct = lambda x: "-" if x is None else f"{x:+.0%}"  # noqa: E731
+                g, gf = gain("clustered_factor"), gain("clustered_factor_fill")
                 fg = (fluid[("linear", b)] / fluid[("clustered_factor", b)] - 1
                       if ("linear", b) in fluid and ("clustered_factor", b) in fluid else None)
-                gains.append(g * 100)
+                gains.append(float("nan") if g is None else g * 100)
                 lines.append(f"| {layout} ({rec['nodes'].split('sizes ')[1]}) | {fmt_size(b)} | "
                              f"{cell('linear')} | {cell('clustered_factor')} | {cell('clustered_factor_fill')} | "
-                             f"{cell('native')} | **{g:+.0%}** | {gf:+.0%} | "
-                             f"{'-' if fg is None else f'{fg:+.0%}'} |")
+                             f"{cell('native')} | **{pct(g)}** | {pct(gf)} | {pct(fg)} |")
             series[layout] = gains
             all_sizes = sizes
         lines.append("")
