@@ -3,7 +3,8 @@
 # `tune` measures every algorithm and writes inputs/tuning/<name>.tune; then commbench
 # times every algorithm and auto side by side with that table, and auto_report.py prints
 # auto / best and auto / native per size (docs/results/auto.md).
-#   scripts/reproduce/auto.sh [--only real|flat64|cluster64x8|ethernet_fig5b|flat512|cluster64x8_np512]...
+#   scripts/reproduce/auto.sh [--only real|flat64|cluster64x8|ethernet_fig5b|flat512|cluster64x8_np512|
+#                                     ethernet_fig5b_packet|ethernet_fig5c_packet]...
 #                             [--model-copy GBS] [--real-runs N]
 # real: 2 ranks on this machine; each commbench command runs N times (default 5) and the
 # report takes the median of the run medians.
@@ -30,7 +31,7 @@ while (($#)); do
     --only) ONLY+=("$2"); shift 2 ;;
     --model-copy) COPY_GBS="$2"; shift 2 ;;
     --real-runs) REAL_RUNS="$2"; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "auto.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -95,6 +96,24 @@ if want ethernet_fig5b; then
     --reps 1 --simulated-payload --model-copy "$COPY_GBS" --nodes flat --topology inputs/topologies/fig5b.topo \
     --json "$OUT/ethernet_fig5b.json" >"$OUT/ethernet_fig5b.log"
 fi
+
+# The Fig. 5 (b) and (c) trees on packets (ns-3's TCP, scripts/simulate.sh --network
+# packet), only when named: each all-to-all of 32 machines costs up to a minute of CPU, so
+# the table is tuned at four sizes (8K, 32K, 64K, 256K) among the algorithms that win
+# somewhere on packets (docs/results/ethernet_packet.md), and auto is checked against them
+# at four sizes between (16K, 48K, 128K, 192K). simulate.sh points auto at
+# inputs/tuning/ethernet_fig5X_packet.tune itself.
+for t in fig5b fig5c; do
+  name=ethernet_${t}_packet
+  named "$name" || continue
+  PKT=(--network packet --platform "ethernet_$t" --hostfile "inputs/platforms/ethernet_$t.hosts")
+  scripts/simulate.sh "${PKT[@]}" tune --ops alltoall --algo native,linear,ring,pairwise,tree_scheduled \
+    --sizes 8K,32K,64K,256K --reps 1 --warmup 0 --refine 0 --nodes flat --topology "inputs/topologies/$t.topo" \
+    --platform "$name" -o "inputs/tuning/$name.tune"
+  scripts/simulate.sh "${PKT[@]}" commbench --algo native,linear,pairwise,tree_scheduled,auto \
+    --sizes 16K,48K,128K,192K --reps 1 --warmup 0 --nodes flat --topology "inputs/topologies/$t.topo" \
+    --progress --json "$OUT/$name.json" >"$OUT/$name.log"
+done
 
 # Evaluated at the tuned sizes, the sizes --refine added, and sizes between them.
 SIZES_512=8,32,64,128,256
