@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from ethernet_report import PAPER, load_of  # noqa: E402
+from ethernet_report import PAPER, load_of, network_arg  # noqa: E402
 
 SHOW = ["tree_scheduled", "tree_scheduled_barrier", "linear", "ring", "ring_sendrecv", "pairwise", "native"]
 
@@ -83,10 +83,5 @@ def main(folder, out, network="fluid"):
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    net = "fluid"
-    if "--network" in args:
-        i = args.index("--network")
-        net = args[i + 1]
-        del args[i:i + 2]
+    args, net = network_arg(sys.argv[1:])
     main(args[0], args[1], net)

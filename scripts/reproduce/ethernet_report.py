@@ -280,12 +280,17 @@ def packet_main(folder):
     return 0 if ok else 1
 
 
-if __name__ == "__main__":
-    args = sys.argv[1:]
-    network = "fluid"
+def network_arg(argv):
+    """(the arguments without `--network M`, M or 'fluid'), for this script and the plots."""
+    args, network = list(argv), "fluid"
     if "--network" in args:
         i = args.index("--network")
         network = args[i + 1]
         del args[i:i + 2]
+    return args, network
+
+
+if __name__ == "__main__":
+    args, network = network_arg(sys.argv[1:])
     folder = args[0] if args else "results/ethernet"
     sys.exit(packet_main(folder) if network == "packet" else main(folder))
