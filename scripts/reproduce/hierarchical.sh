@@ -15,7 +15,7 @@
 #               (scripts/simulate.sh --network packet): every node a switch of its own with
 #               one host per core (topo2platform.py --cores), 100 Mbit/s network links;
 #               paper 000 on 6 x 4 (memory links 300 Mbit/s: the paper's 300:105 MB/s),
-#               paper 002 on 4 x 4 and 8 x 8 (memory links 1 Gbit/s); each algorithm in a
+#               paper 002 on 4 x 4 and 8 x 4 (memory links 1 Gbit/s); each algorithm in a
 #               simulation of its own, 3 repetitions. Writes docs/results/hierarchical_packet.md
 #               and its records in docs/results/hierarchical_packet/ (--quick: --out only).
 # A full run writes docs/results/hierarchical_tables.md, its PNG plots and a copy of the
@@ -64,7 +64,7 @@ if [[ "$NETWORK" == packet ]]; then
   if ((QUICK)); then
     UN_SIZES=64K LAYOUTS="organ_pipe_18" MC_SIZES=512 MC_SHAPES="4x4"
   else
-    UN_SIZES=1K,4K,16K,64K,256K MC_SIZES=1,8,64,256,512,2K,8K MC_SHAPES="4x4 8x8"
+    UN_SIZES=1K,4K,16K,64K,256K MC_SIZES=1,8,64,256,512,2K,8K MC_SHAPES="4x4 8x4"
     LAYOUTS="regular_24 organ_pipe_18 alternating_15 random_seed1_15 random_seed2_11 random_seed3_13"
   fi
   for layout in $LAYOUTS; do
