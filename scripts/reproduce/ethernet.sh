@@ -7,7 +7,8 @@
 # bound, the paper's numbers alongside).
 #   scripts/reproduce/ethernet.sh [--quick] [--network fluid|packet] [--topologies "fig5a ..."]
 #     --quick    2 sizes (64 KiB, 256 KiB), 1 repetition; tables and plots go to
-#                results/ethernet*/ instead of docs/results/
+#                results/ethernet*/ instead of docs/results/. With --network packet:
+#                64 KiB only, native, tree_scheduled, linear and pairwise (a few minutes)
 #     --network  fluid (default: SimGrid's flow model, docs/results/ethernet.md) or packet
 #                (ns-3 TCP, docs/results/ethernet_packet.md): each algorithm then runs in a
 #                simulation of its own, 3 repetitions, so that no algorithm inherits the
@@ -61,6 +62,10 @@ if [[ "$NETWORK" == packet ]]; then
 fi
 DOCS=docs/results
 ((QUICK)) && SIZES="64K,256K" && REPS=1 && DOCS=$OUT
+if ((QUICK)) && [[ "$NETWORK" == packet ]]; then
+  SIZES=64K
+  PACKET_ALGOS=${PACKET_ALGOS:-native tree_scheduled linear pairwise}
+fi
 if [[ -n "$REPS_ARG" ]]; then
   [[ "$REPS_ARG" =~ ^[1-9][0-9]*$ ]] || { echo "ethernet.sh: --reps must be a positive integer" >&2; exit 2; }
   REPS=$REPS_ARG
