@@ -49,7 +49,7 @@ while (($#)); do
     --hostfile) HOSTFILE_IN="$2"; shift 2 ;;
     --network) NETWORK="$2"; shift 2 ;;
     --tcp-buffer) TCP_BUFFER="$2"; shift 2 ;;
-    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; break ;;
     -*) echo "simulate.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) break ;;
