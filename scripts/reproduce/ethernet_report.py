@@ -248,7 +248,7 @@ def packet_main(folder):
                 cells.append(f"**{cell}**" if a == best else cell)
             print(f"| {b // KIB} KiB | " + " | ".join(cells) + " |")
         print("\nCells: time / aggregate throughput in Mbit/s / fraction of the bound (half the spread "
-              "of the 3 repetitions); the fastest in bold.\n")
+              "of the repetitions); the fastest in bold.\n")
     # Side by side: the paper, packets, the fluid model, the testbed (fractions of the bound).
     fluid = {}
     for topo, bound in bounds.items():
