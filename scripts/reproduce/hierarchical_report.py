@@ -89,6 +89,37 @@ def multicore_one(path, out_dir, lines):
         lines += [f"![64 x 8]({png.name})", ""]
 
 
+def percent(x):
+    return "-" if x is None else f"{x:+.0%}"
+
+
+def uneven_row(layout, rec, b, t, spread=None, extra=()):
+    """One row of an uneven-layout table at block b: the bandwidth (bytes that cross between
+    nodes / time, MB/s) of linear, clustered_factor, clustered_factor_fill and native, with
+    half the spread of the repetitions when `spread` is given ('-' for one not run), the
+    gains of the two clustered factor variants over linear, then the `extra` cells. Returns
+    the line and the clustered_factor gain in % (nan when not run)."""
+    node_sizes = [int(x) for x in rec["nodes"].split("sizes ")[1].split(",")]
+    p = sum(node_sizes)
+    inter = sum(n * (p - n) for n in node_sizes)  # messages that cross nodes
+    bw = {a: inter * b / time / 1e6 for (a, size), time in t.items() if size == b}
+
+    def cell(a):
+        if a not in bw:
+            return "-"
+        return f"{bw[a]:.1f}" + (f" ±{spread[(a, b)] / 2:.0%}" if spread is not None else "")
+
+    def gain(a):
+        return bw[a] / bw["linear"] - 1 if a in bw and "linear" in bw else None
+
+    g, gf = gain("clustered_factor"), gain("clustered_factor_fill")
+    mark = "**" if spread is not None else ""
+    cells = [cell(a) for a in ("linear", "clustered_factor", "clustered_factor_fill", "native")]
+    cells += [f"{mark}{percent(g)}{mark}", percent(gf), *extra]
+    line = f"| {layout} ({rec['nodes'].split('sizes ')[1]}) | {fmt_size(b)} | " + " | ".join(cells) + " |"
+    return line, float("nan") if g is None else g * 100
+
+
 def uneven(folder, out_dir, lines):
     paths = sorted(folder.glob("uneven_*.json"))
     if not paths:
@@ -109,18 +140,11 @@ def uneven(folder, out_dir, lines):
     for path in paths:
         rec, t, sizes, algos, ran = load(path)
         layout = path.stem.removeprefix("uneven_")
-        node_sizes = [int(x) for x in rec["nodes"].split("sizes ")[1].split(",")]
-        p = sum(node_sizes)
-        inter = sum(n * (p - n) for n in node_sizes)  # messages that cross nodes
         gains = []
         for b in sizes:
-            bw = {a: inter * b / t[(a, b)] / 1e6 for a in algos}
-            g = bw["clustered_factor"] / bw["linear"] - 1
-            gf = bw["clustered_factor_fill"] / bw["linear"] - 1
-            gains.append(g * 100)
-            lines.append(f"| {layout} ({rec['nodes'].split('sizes ')[1]}) | {fmt_size(b)} | "
-                         f"{bw['linear']:.1f} | {bw['clustered_factor']:.1f} | "
-                         f"{bw['clustered_factor_fill']:.1f} | {bw['native']:.1f} | {g:+.0%} | {gf:+.0%} |")
+            line, gain = uneven_row(layout, rec, b, t)
+            lines.append(line)
+            gains.append(gain)
         series[layout] = gains
         all_sizes = sizes
     lines.append("")
@@ -194,24 +218,15 @@ def packet_main(folder, out):
         series, all_sizes = {}, None
         for layout in layouts:
             rec, t, sizes, algos, ran, spread = load_split(folder, f"p000_{layout}")
-            node_sizes = [int(x) for x in rec["nodes"].split("sizes ")[1].split(",")]
-            p = sum(node_sizes)
-            inter = sum(n * (p - n) for n in node_sizes)
             fluid_path = pathlib.Path("docs/results/hierarchical") / f"uneven_{layout}.json"
             fluid = load(fluid_path)[1] if fluid_path.exists() else {}
             gains = []
             for b in sizes:
-                bw = {a: inter * b / t[(a, b)] / 1e6 for a in algos if (a, b) in t}
-                cell = lambda a: (f"{bw[a]:.1f} ±{spread[(a, b)] / 2:.0%}" if a in bw else "-")  # noqa: E731
-                gain = lambda a: bw[a] / bw["linear"] - 1 if a in bw and "linear" in bw else None  # noqa: E731
-                pct = lambda x: "-" if x is None else f"{x:+.0%}"  # noqa: E731
-                g, gf = gain("clustered_factor"), gain("clustered_factor_fill")
                 fg = (fluid[("linear", b)] / fluid[("clustered_factor", b)] - 1
                       if ("linear", b) in fluid and ("clustered_factor", b) in fluid else None)
-                gains.append(float("nan") if g is None else g * 100)
-                lines.append(f"| {layout} ({rec['nodes'].split('sizes ')[1]}) | {fmt_size(b)} | "
-                             f"{cell('linear')} | {cell('clustered_factor')} | {cell('clustered_factor_fill')} | "
-                             f"{cell('native')} | **{pct(g)}** | {pct(gf)} | {pct(fg)} |")
+                line, gain = uneven_row(layout, rec, b, t, spread, extra=[percent(fg)])
+                lines.append(line)
+                gains.append(gain)
             series[layout] = gains
             all_sizes = sizes
         lines.append("")
