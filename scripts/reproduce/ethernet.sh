@@ -10,7 +10,8 @@
 #                results/ethernet*/ instead of docs/results/. With --network packet:
 #                64 KiB only, native, tree_scheduled, linear and pairwise (a few minutes)
 #     --network  fluid (default: SimGrid's flow model, docs/results/ethernet.md) or packet
-#                (ns-3 TCP, docs/results/ethernet_packet.md): each algorithm then runs in a
+#                (ns-3 TCP, docs/results/ethernet_packet.md, records in ethernet_packet/):
+#                each algorithm then runs in a
 #                simulation of its own, 3 repetitions, so that no algorithm inherits the
 #                network another one left behind; SimGrid's built-ins are left out
 #                (native is SimGrid's default, our linear/ring/pairwise are the others)
@@ -41,7 +42,7 @@ while (($#)); do
     --reps) REPS_ARG="$2"; shift 2 ;;
     --resume) RESUME=1; shift ;;
     --algos) PACKET_ALGOS="$2"; shift 2 ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ethernet.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -123,6 +124,11 @@ for t in $TOPOS; do
   fi
 done
 python3 scripts/reproduce/ethernet_report.py "$OUT" --network "$NETWORK" > "$DOCS/$REPORT.md" || status=1
+if [[ "$NETWORK" == packet && "$DOCS" == docs/results ]]; then
+  # The packet runs take hours: their records are kept beside the tables.
+  mkdir -p docs/results/ethernet_packet
+  cp "$OUT"/*.json docs/results/ethernet_packet/
+fi
 cat "$DOCS/$REPORT.md"
 # PNG plots (matplotlib: the Debian python3-matplotlib is in /usr/bin/python3).
 for py in python3 /usr/bin/python3; do
