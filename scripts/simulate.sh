@@ -174,6 +174,11 @@ if ((rc != 0)); then
   if grep -q "is not sent_bytes" "$ERRLOG"; then
     echo "simulate.sh: a message was larger than the packet model's TCP send buffer" \
       "($TCP_BUFFER_BYTES bytes): give --tcp-buffer more than twice the largest message" >&2
+  elif grep -q "Too many endpoints" "$ERRLOG"; then
+    echo "simulate.sh: ns-3 ran out of port numbers. The binding gives every message a TCP" \
+      "connection on a port of its own and wraps after 65535, onto ports whose connections" \
+      "still wait out TIME_WAIT; this simulation sent more messages than that. Split it into" \
+      "several (fewer sizes, repetitions or algorithms each)" >&2
   elif grep -q "SkbSent\|Segmentation fault" "$ERRLOG"; then
     echo "simulate.sh: the simulation crashed (SIGSEGV). With messages of more than half of" \
       "--tcp-buffer ($TCP_BUFFER_BYTES bytes) that is ns-3.37's empty-segment crash: raise" \
