@@ -120,12 +120,9 @@ void post(PlanState& s, const Step& st) {
               "MPI_Irecv");
   } else {
     const MpiBytes n(st.from.bytes);
-    if (st.synchronous)
-      check_mpi(MPI_Issend(at(s, st.from), n.count(), n.type(), st.peer, tag, comm, &s.reqs.back()),
-                "MPI_Issend");
-    else
-      check_mpi(MPI_Isend(at(s, st.from), n.count(), n.type(), st.peer, tag, comm, &s.reqs.back()),
-                "MPI_Isend");
+    const auto isend = st.synchronous ? &MPI_Issend : &MPI_Isend;
+    check_mpi(isend(at(s, st.from), n.count(), n.type(), st.peer, tag, comm, &s.reqs.back()),
+              st.synchronous ? "MPI_Issend" : "MPI_Isend");
   }
 }
 
@@ -150,10 +147,9 @@ bool run_exchange(PlanState& s, const Step* recv, const Step* send) {
               "MPI_Recv");
   } else {
     const MpiBytes out(send->from.bytes);
-    if (send->synchronous)
-      check_mpi(MPI_Ssend(at(s, send->from), out.count(), out.type(), send->peer, tag(send), comm), "MPI_Ssend");
-    else
-      check_mpi(MPI_Send(at(s, send->from), out.count(), out.type(), send->peer, tag(send), comm), "MPI_Send");
+    const auto send_fn = send->synchronous ? &MPI_Ssend : &MPI_Send;
+    check_mpi(send_fn(at(s, send->from), out.count(), out.type(), send->peer, tag(send), comm),
+              send->synchronous ? "MPI_Ssend" : "MPI_Send");
   }
   return true;
 }
