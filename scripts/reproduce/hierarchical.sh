@@ -68,12 +68,11 @@ if [[ "$NETWORK" == packet ]]; then
     LAYOUTS="regular_24 organ_pipe_18 alternating_15 random_seed1_15 random_seed2_11 random_seed3_13"
   fi
   for layout in $LAYOUTS; do
-    sizes=$(python3 -c "import sys; sys.path.insert(0, '$ROOT/scripts')
-from platform_hosts import layout_sizes; print(','.join(map(str, layout_sizes('$ROOT/inputs/nodes/$layout.nodes'))))")
+    nodes="$ROOT/inputs/nodes/$layout.nodes"
     python3 "$ROOT/scripts/reproduce/topo2platform.py" "$ROOT/inputs/topologies/star6.topo" \
       "$PLAT/p000_$layout.xml" --hostfile "$PLAT/p000_$layout.hosts" --cores 4 \
-      --memory-bandwidth 300Mbps --layout "sizes=$sizes"
-    packet_run "p000_$layout" "$PLAT/p000_$layout.xml" "$PLAT/p000_$layout.hosts" "sizes=$sizes" \
+      --memory-bandwidth 300Mbps --layout "$nodes"
+    packet_run "p000_$layout" "$PLAT/p000_$layout.xml" "$PLAT/p000_$layout.hosts" "file:$nodes" \
       "$UN_SIZES" linear,clustered_factor,clustered_factor_fill,native
   done
   for shape in $MC_SHAPES; do

@@ -20,8 +20,12 @@ machine's one network link. The host file then lists node u's first n_u cores fo
 n_u from --layout (inputs/nodes/*.nodes or sizes=A,B,..; default K on every node).
 """
 import argparse
+import pathlib
 import re
 import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent.parent))
+from platform_hosts import layout_sizes  # noqa: E402
 
 
 def expand(token):
@@ -73,8 +77,6 @@ def main():
             sys.exit("topo2platform.py: --cores must be positive")
         sizes = [a.cores] * len(ranks)
         if a.layout:
-            sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent.parent))
-            from platform_hosts import layout_sizes  # noqa: E402
             sizes = layout_sizes(a.layout)
             if len(sizes) > len(ranks) or max(sizes) > a.cores:
                 sys.exit(f"topo2platform.py: layout {sizes} does not fit {len(ranks)} machines "
