@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from ethernet_report import PAPER, load_of, network_arg  # noqa: E402
+from ethernet_report import PAPER, aggregate_mbps, load_of, network_arg  # noqa: E402
 
 SHOW = ["tree_scheduled", "tree_scheduled_barrier", "linear", "ring", "ring_sendrecv", "pairwise", "native"]
 
@@ -48,19 +48,19 @@ def main(folder, out, network="fluid"):
         fig, ax = plt.subplots(figsize=(7, 4.5))
         sizes = sorted({r["block_bytes"] for r in rec["results"]})
         for algo in SHOW:
-            pts = [(r["block_bytes"], m * (m - 1) * r["block_bytes"] * 8 / r["median_s"] / 1e6)
+            pts = [(r["block_bytes"], aggregate_mbps(m, r["block_bytes"], r["median_s"]))
                    for r in rec["results"] if r["algo"] == algo]
             if pts:
                 ax.plot([p[0] // 1024 for p in pts], [p[1] for p in pts], marker="o", label=algo)
         for path in sorted(folder.glob(f"{topo}_simgrid_*.json")):
             r2 = json.loads(path.read_text())
-            pts = [(r["block_bytes"], m * (m - 1) * r["block_bytes"] * 8 / r["median_s"] / 1e6)
+            pts = [(r["block_bytes"], aggregate_mbps(m, r["block_bytes"], r["median_s"]))
                    for r in r2["results"]]
             ax.plot([p[0] // 1024 for p in pts], [p[1] for p in pts], linestyle=":",
                     label="simgrid:" + path.stem.split("_simgrid_")[1])
         paper = PAPER[topo]
         ks = sorted(paper)
-        ax.plot(ks, [m * (m - 1) * k * 1024 * 8 / (paper[k][2] / 1e3) / 1e6 for k in ks], "k--",
+        ax.plot(ks, [aggregate_mbps(m, k * 1024, paper[k][2] / 1e3) for k in ks], "k--",
                 marker="s", label="paper: generated routine")
         ax.axhline(m * (m - 1) * 100 / load, color="red", label="peak bound (100 Mbit/s)")
         p2p = folder / f"{topo}_p2p.json"

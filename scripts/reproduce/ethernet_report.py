@@ -34,6 +34,12 @@ PAPER = {
 NOMINAL_MBPS = 100.0
 
 
+def aggregate_mbps(m, block, seconds):
+    """|M|(|M|-1) blocks of `block` bytes in `seconds`, in Mbit/s (the paper's aggregate
+    throughput)."""
+    return m * (m - 1) * block * 8 / seconds / 1e6
+
+
 def load_of(topo):
     switches, machines, links, _ = parse(topo)
     adj = {n: [] for n in switches + machines}
@@ -115,25 +121,25 @@ def main(folder):
                     cells.append("")
                     continue
                 t = r["median_s"]
-                thr = m * (m - 1) * b * 8 / t / 1e6
+                thr = aggregate_mbps(m, b, t)
                 ran = "" if r.get("ran", a) == a or a.startswith("simgrid") else f" ({r['ran']})"
                 cells.append(f"{t * 1e3:.1f} ms / {thr:.0f}{ran}")
             paper = PAPER[topo].get(b // KIB)
-            pc = [f"{x} ms / {m * (m - 1) * b * 8 / (x / 1e3) / 1e6:.0f}" for x in paper] if paper else ["", "", ""]
+            pc = [f"{x} ms / {aggregate_mbps(m, b, x / 1e3):.0f}" for x in paper] if paper else ["", "", ""]
             print(f"| {b // KIB} KiB | " + " | ".join(cells + pc) + " |")
         print("\nCells: time / aggregate throughput in Mbit/s.\n")
         for b in (128 * KIB, 256 * KIB):
             r = rows.get(("tree_scheduled", b))
             if not r:
                 continue
-            thr = m * (m - 1) * b * 8 / r["median_s"] / 1e6
+            thr = aggregate_mbps(m, b, r["median_s"])
             best = max(names, key=lambda a: -(rows.get((a, b)) or builtin.get(a, {}).get(b) or {"median_s": 1e9})["median_s"])
             eff = f", {thr / bound_eff:.0%} of the effective bound" if bound_eff else ""
             print(f"- tree_scheduled at {b // KIB} KiB: {thr:.0f} Mbit/s = {thr / bound:.0%} of the nominal "
                   f"bound{eff}; fastest at this size: {best}")
             paper = PAPER[topo].get(b // KIB)
             if paper:
-                pthr = m * (m - 1) * b * 8 / (paper[2] / 1e3) / 1e6
+                pthr = aggregate_mbps(m, b, paper[2] / 1e3)
                 print(f"  (paper: {pthr:.0f} Mbit/s = {pthr / bound:.0%} of the bound)")
         print()
     print(f"validation: {'PASS' if ok else 'FAIL'}")
@@ -144,9 +150,9 @@ PACKET_ALGOS = ["tree_scheduled", "tree_scheduled_barrier", "linear", "ring", "r
                 "pairwise", "native"]
 
 
-def markdown_fractions(path, header_prefix, pick):
-    """{topo: {(column, KiB): fraction}} from one of our markdown reports: pick(cell) turns a
-    table cell into a fraction of the bound, or None."""
+def markdown_cells(path, pick):
+    """{topo: {(column, KiB): value}} from one of our markdown reports: pick(cell) turns a
+    table cell into a number, or None."""
     out, topo, cols = {}, None, []
     if not path.exists():
         return out
@@ -166,15 +172,6 @@ def markdown_fractions(path, header_prefix, pick):
                 if f is not None:
                     out[topo][(c, kib)] = f
     return out
-
-
-def fluid_fraction(bounds):
-    def pick_factory(topo):
-        def pick(cell):
-            m = re.match(r"([\d.]+) ms / (\d+)", cell)
-            return float(m[2]) / bounds[topo] if m else None
-        return pick
-    return pick_factory
 
 
 def reps_text(folder):
@@ -200,15 +197,14 @@ def packet_main(folder):
           "block x 8 / time; bound = |M|(|M|-1) x 100 Mbit/s / load (the paper's peak aggregate "
           "throughput). The discussion: docs/algorithms/tree_scheduled.md, \"Reproduction on "
           "packets\".\n")
-    bounds = {}
-    rows_by_topo = {}
+    bounds, machines, rows_by_topo = {}, {}, {}
     for topo in ("fig5a", "fig5b", "fig5c"):
         files = {a: folder / f"{topo}_packet_{a}.json" for a in PACKET_ALGOS}
         if not any(f.exists() for f in files.values()):
             continue
         m, load = load_of(f"inputs/topologies/{topo}.topo")
         bound = m * (m - 1) * NOMINAL_MBPS / load
-        bounds[topo] = bound
+        bounds[topo], machines[topo] = bound, m
         p2p_rec, p2p = results(folder / f"{topo}_p2p.json")
         b_eff = None
         for (algo, b), r in p2p.items():
@@ -241,7 +237,7 @@ def packet_main(folder):
                     cells.append("")
                     continue
                 t = r["median_s"]
-                thr = m * (m - 1) * b * 8 / t / 1e6
+                thr = aggregate_mbps(m, b, t)
                 ts = r.get("times_s") or [t]
                 spread = (max(ts) - min(ts)) / t if t > 0 else 0
                 cell = f"{t * 1e3:.0f} ms / {thr:.0f} / {thr / bound:.0%} (±{spread / 2:.0%})"
@@ -250,15 +246,16 @@ def packet_main(folder):
         print("\nCells: time / aggregate throughput in Mbit/s / fraction of the bound (half the spread "
               "of the repetitions); the fastest in bold.\n")
     # Side by side: the paper, packets, the fluid model, the testbed (fractions of the bound).
-    fluid = {}
-    for topo, bound in bounds.items():
-        one = markdown_fractions(pathlib.Path("docs/results/ethernet.md"), "", fluid_fraction(bounds)(topo))
-        fluid[topo] = one.get(topo, {})
+    def throughput(cell):  # the fluid page: "time ms / Mbit/s"
+        m = re.match(r"[\d.]+ ms / (\d+)", cell)
+        return float(m[1]) if m else None
 
-    def pct(cell):
+    def pct(cell):  # the testbed page: "... / **fraction%**"
         m = re.search(r"\*\*(\d+)%\*\*", cell)
         return int(m[1]) / 100 if m else None
-    testbed = markdown_fractions(pathlib.Path("docs/results/testbed_ethernet.md"), "", pct)
+    fluid_mbps = markdown_cells(pathlib.Path("docs/results/ethernet.md"), throughput)
+    fluid = {topo: {k: v / bounds[topo] for k, v in fluid_mbps.get(topo, {}).items()} for topo in bounds}
+    testbed = markdown_cells(pathlib.Path("docs/results/testbed_ethernet.md"), pct)
     print("## Side by side: fraction of the peak bound\n")
     print("Paper: Figs. 6-8 at 100 Mbit/s (LAM / MPICH / generated routine). Packets: this page. "
           "Fluid: SimGrid's flow model (docs/results/ethernet.md). Testbed: Linux namespaces, "
@@ -269,15 +266,14 @@ def packet_main(folder):
     print("|---|---|---|---|---|---|---|")
     f = lambda x: "-" if x is None else f"{x:.0%}"  # noqa: E731
     for topo, rows in rows_by_topo.items():
-        m, load = load_of(f"inputs/topologies/{topo}.topo")
-        bound = bounds[topo]
+        m, bound = machines[topo], bounds[topo]
         for b in sorted({b for (_, b) in rows}):
             kib = b // KIB
-            frac = lambda a: (m * (m - 1) * b * 8 / rows[(a, b)]["median_s"] / 1e6 / bound  # noqa: E731
+            frac = lambda a: (aggregate_mbps(m, b, rows[(a, b)]["median_s"]) / bound  # noqa: E731
                               if (a, b) in rows else None)
             mpich = max((frac(a) for a in ("ring", "ring_sendrecv", "pairwise") if frac(a)), default=None)
             paper = PAPER[topo].get(kib)
-            pp = " / ".join(f(m * (m - 1) * b * 8 / (x / 1e3) / 1e6 / bound) for x in paper) if paper else "-"
+            pp = " / ".join(f(aggregate_mbps(m, b, x / 1e3) / bound) for x in paper) if paper else "-"
             fl = fluid.get(topo, {})
             tb = testbed.get(topo, {})
             speed = (rows[("linear", b)]["median_s"] / rows[("tree_scheduled", b)]["median_s"]
@@ -294,12 +290,12 @@ def packet_main(folder):
     print("| topology | block | tree_scheduled | fastest other | tree_scheduled vs linear | met |")
     print("|---|---|---|---|---|---|")
     for topo, rows in rows_by_topo.items():
-        m, load = load_of(f"inputs/topologies/{topo}.topo")
+        m = machines[topo]
         for b in (64 * KIB, 128 * KIB, 256 * KIB):
             if ("tree_scheduled", b) not in rows:
                 continue
             t = rows[("tree_scheduled", b)]["median_s"]
-            frac = m * (m - 1) * b * 8 / t / 1e6 / bounds[topo]
+            frac = aggregate_mbps(m, b, t) / bounds[topo]
             others = [(rows[(a, b)]["median_s"], a) for (a, bb) in rows if bb == b and a != "tree_scheduled"]
             best_t, best = min(others) if others else (None, "-")
             lin = rows.get(("linear", b), {}).get("median_s")
