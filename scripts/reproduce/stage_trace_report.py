@@ -14,6 +14,7 @@ splits the run's time into
 A message counts from the time its stage was posted to the time the stage was done.
 """
 import collections
+import functools
 import pathlib
 import statistics
 import sys
@@ -29,7 +30,8 @@ def tree_paths(topo):
         adj[u].append(v)
         adj[v].append(u)
 
-    def path(a, b):
+    @functools.lru_cache(maxsize=None)
+    def parents(a):  # the tree hung from a: each node's neighbour towards a (one search per source)
         prev, todo = {a: None}, [a]
         while todo:
             x = todo.pop()
@@ -37,6 +39,10 @@ def tree_paths(topo):
                 if y not in prev:
                     prev[y] = x
                     todo.append(y)
+        return prev
+
+    def path(a, b):
+        prev = parents(a)
         out, x = [], b
         while prev[x] is not None:
             out.append((prev[x], x))  # a directed link
