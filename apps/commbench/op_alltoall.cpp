@@ -17,11 +17,13 @@ using libcomm::AlltoallAlgo;
 
 std::string g_inter = "auto";  // --inter
 std::string g_topology;        // --topology
+std::string g_intra = "shared";  // --intra
 
 class AlltoallOp : public Operation {
  public:
   AlltoallOp(const libcomm::Comm& comm, const Settings& s) : comm_(comm) {
     opts_.allow_fallback = !s.no_fallback;
+    opts_.node_shared_memory = g_intra == "shared";
     try {
       opts_.inter_node = libcomm::alltoall_algo_from_name(g_inter);
     } catch (const libcomm::Error& e) {
@@ -118,6 +120,12 @@ const Registrar registrar(
        app.add_option("--inter", g_inter,
                       "alltoall: regular algorithm for the inter-node step of leader / "
                       "send_aggregate / recv_distribute")
+           ->capture_default_str();
+       app.add_option("--intra", g_intra,
+                      "alltoall: how leader / send_aggregate / recv_distribute move data inside a node: "
+                      "shared (a shared-memory window, when the node's processes share memory) or "
+                      "messages (the fallback)")
+           ->check(CLI::IsMember({"shared", "messages"}))
            ->capture_default_str();
        app.add_option("--topology", g_topology,
                       "alltoall: switch tree (inputs/topologies/*.topo) for tree_scheduled and "

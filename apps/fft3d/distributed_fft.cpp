@@ -61,8 +61,12 @@ libcomm::NodeMap restricted_nodes(const libcomm::Comm& world, const std::vector<
 }  // namespace
 
 DistributedFft::DistributedFft(const libcomm::Comm& world, Extent grid, ProcGrid procs, bool r2c,
-                               unsigned flags, int overlap_chunks)
-    : grid_(grid), procs_(procs), r2c_(r2c), nzc_(r2c ? grid.nz / 2 + 1 : grid.nz) {
+                               unsigned flags, int overlap_chunks, double sphere)
+    : grid_(grid), procs_(procs), r2c_(r2c), nzc_(r2c ? grid.nz / 2 + 1 : grid.nz), sphere_(sphere) {
+  libcomm::require(sphere >= 0 && sphere <= 1, "fft3d: --sphere " + std::to_string(sphere) + " must lie in (0, 1]");
+  libcomm::require(sphere == 0 || (procs.pc == 1 && !r2c && overlap_chunks == 0),
+                   "fft3d: --sphere (CPMD's cutoff sphere) applies to the slab decomposition, complex-to-complex, "
+                   "without --overlap");
   const int p = world.size();
   libcomm::require(grid.nx > 0 && grid.ny > 0 && grid.nz > 0,
                    "fft3d: grid " + grid.str() + " has a dimension of 0");
@@ -170,13 +174,131 @@ DistributedFft::DistributedFft(const libcomm::Comm& world, Extent grid, ProcGrid
     y_bwd_ = FftPlan::dft(FftKind::Backward, ydims, ybatch, b, b, flags);
   }
   // x lines of [x][y_l][z_l]: stride y_l * z_l, batch over the y_l * z_l contiguous lines.
-  cplx* out = output();
+  cplx* out = pc == 1 ? a : b;  // (output() of the full transform)
   const std::size_t plane = yout_.n * zl;
   x_fwd_ = FftPlan::dft(FftKind::Forward, {{sd(nx), sd(plane), sd(plane)}}, {{sd(plane), 1, 1}},
                         out, out, flags);
   x_bwd_ = FftPlan::dft(FftKind::Backward, {{sd(nx), sd(plane), sd(plane)}},
                         {{sd(plane), 1, 1}}, out, out, flags);
   if (overlap_chunks >= 2 && pr > 1) prepare_overlap(overlap_chunks, flags);
+  if (sphere_ > 0) prepare_sphere(flags);
+}
+
+namespace {
+// Signed frequency of index k on an n-point axis.
+double signed_frequency(std::size_t k, std::size_t n) {
+  return k <= n / 2 ? static_cast<double>(k) : static_cast<double>(k) - static_cast<double>(n);
+}
+}  // namespace
+
+void DistributedFft::prepare_sphere(unsigned flags) {
+  const int p = procs_.pr;
+  const std::size_t nx = grid_.nx, ny = grid_.ny, nz = grid_.nz;
+  const double ry = sphere_ * static_cast<double>(ny) / 2, rz = sphere_ * static_cast<double>(nz) / 2;
+  sticks_of_.assign(static_cast<std::size_t>(p), {});
+  for (std::size_t y = 0; y < ny; ++y)
+    for (std::size_t z = 0; z < nz; ++z) {
+      const double fy = signed_frequency(y, ny) / ry, fz = signed_frequency(z, nz) / rz;
+      if (fy * fy + fz * fz > 1.0) continue;
+      sticks_of_[total_sticks_ % static_cast<std::size_t>(p)].push_back(y * nz + z);
+      ++total_sticks_;
+    }
+  for (const auto& s : sticks_of_) max_sticks_ = std::max(max_sticks_, s.size());
+  for (std::size_t yz : sticks_of_[static_cast<std::size_t>(r_)]) my_sticks_.emplace_back(yz / nz, yz % nz);
+  const std::size_t mine = my_sticks_.size(), m = max_sticks_;
+  sphere_send_ = kernels::FftBuffer<cplx>(std::max<std::size_t>(static_cast<std::size_t>(p) * xin_.n * m, 1));
+  sphere_recv_ = kernels::FftBuffer<cplx>(std::max<std::size_t>(nx * m, 1));
+  sphere_out_ = kernels::FftBuffer<cplx>(std::max<std::size_t>(mine * nx, 1));
+  if (mine > 0) {
+    cplx* o = sphere_out_.data();
+    sx_fwd_ = FftPlan::dft(FftKind::Forward, {{sd(nx), 1, 1}}, {{sd(mine), sd(nx), sd(nx)}}, o, o, flags);
+    sx_bwd_ = FftPlan::dft(FftKind::Backward, {{sd(nx), 1, 1}}, {{sd(mine), sd(nx), sd(nx)}}, o, o, flags);
+  }
+  if (p > 1) {  // to rank d: [x_l][m] of d's sticks; from rank s: [x of s][m] of mine
+    std::vector<std::size_t> send(static_cast<std::size_t>(p)), recv(static_cast<std::size_t>(p));
+    for (int d = 0; d < p; ++d) {
+      send[static_cast<std::size_t>(d)] = xin_.n * m;
+      recv[static_cast<std::size_t>(d)] = split(nx, p, d).n * m;
+    }
+    sphere_fwd_ = Exchange(col_.get(), send, recv, sizeof(cplx));
+    sphere_bwd_ = Exchange(col_.get(), recv, send, sizeof(cplx));
+  }
+}
+
+std::string DistributedFft::forward_sphere(libcomm::AlltoallAlgo algo, const libcomm::AlltoallOptions& opts,
+                                           StageTimes& t) {
+  const int p = procs_.pr;
+  const std::size_t nx = grid_.nx, plane = grid_.ny * grid_.nz, m = max_sticks_, xl = xin_.n;
+  const std::size_t mine = my_sticks_.size();
+  const cplx* a = a_.data();
+  cplx* send = sphere_send_.data();
+  cplx* recv = sphere_recv_.data();
+  cplx* out = sphere_out_.data();
+  const double rate = model_.copy_bytes_per_second;
+  const auto charge = [&](std::size_t elems) { return rate > 0 ? static_cast<double>(elems * sizeof(cplx)) / rate : 0.0; };
+  fft_stage(t, first_fwd_);
+  // Pack: to rank d, per local x plane, d's sticks (padded to m with zeros).
+  timed(t.pack, [&] {
+    for (int d = 0; d < p; ++d) {
+      const auto& st = sticks_of_[static_cast<std::size_t>(d)];
+      for (std::size_t x = 0; x < xl; ++x) {
+        cplx* blk = send + (static_cast<std::size_t>(d) * xl + x) * m;
+        for (std::size_t k = 0; k < st.size(); ++k) blk[k] = a[x * plane + st[k]];
+        std::fill(blk + st.size(), blk + m, cplx{});
+      }
+    }
+  }, charge(static_cast<std::size_t>(p) * xl * m));
+  std::string ran = "local";
+  if (p > 1) {
+    timed(t.comm, [&] { ran = sphere_fwd_.run(send, recv, algo, opts); });
+  } else {
+    std::copy(send, send + xl * m, recv);
+  }
+  // Unpack: blocks arrive in rank order, which is x order: recv is [x][m]; out is [stick][x].
+  timed(t.pack, [&] {
+    for (std::size_t k = 0; k < mine; ++k)
+      for (std::size_t x = 0; x < nx; ++x) out[k * nx + x] = recv[x * m + k];
+  }, charge(mine * nx));
+  if (mine > 0) fft_stage(t, sx_fwd_);
+  return ran;
+}
+
+std::string DistributedFft::backward_sphere(libcomm::AlltoallAlgo algo, const libcomm::AlltoallOptions& opts,
+                                            StageTimes& t) {
+  const int p = procs_.pr;
+  const std::size_t nx = grid_.nx, plane = grid_.ny * grid_.nz, m = max_sticks_, xl = xin_.n;
+  const std::size_t mine = my_sticks_.size();
+  cplx* a = a_.data();
+  cplx* send = sphere_send_.data();
+  cplx* recv = sphere_recv_.data();
+  cplx* out = sphere_out_.data();
+  const double rate = model_.copy_bytes_per_second;
+  const auto charge = [&](std::size_t elems) { return rate > 0 ? static_cast<double>(elems * sizeof(cplx)) / rate : 0.0; };
+  if (mine > 0) fft_stage(t, sx_bwd_);
+  timed(t.pack, [&] {  // [stick][x] -> [x][m] (recv's layout, the blocks of the x ranges in rank order)
+    for (std::size_t x = 0; x < nx; ++x) {
+      for (std::size_t k = 0; k < mine; ++k) recv[x * m + k] = out[k * nx + x];
+      std::fill(recv + x * m + mine, recv + (x + 1) * m, cplx{});
+    }
+  }, charge(nx * m));
+  std::string ran = "local";
+  if (p > 1) {
+    timed(t.comm, [&] { ran = sphere_bwd_.run(recv, send, algo, opts); });
+  } else {
+    std::copy(recv, recv + xl * m, send);
+  }
+  timed(t.pack, [&] {  // from rank d: [x_l][m] of d's sticks; the other columns are zero
+    std::fill(a, a + xl * plane, cplx{});
+    for (int d = 0; d < p; ++d) {
+      const auto& st = sticks_of_[static_cast<std::size_t>(d)];
+      for (std::size_t x = 0; x < xl; ++x) {
+        const cplx* blk = send + (static_cast<std::size_t>(d) * xl + x) * m;
+        for (std::size_t k = 0; k < st.size(); ++k) a[x * plane + st[k]] = blk[k];
+      }
+    }
+  }, charge(static_cast<std::size_t>(p) * xl * m));
+  fft_stage(t, first_bwd_);
+  return ran;
 }
 
 void DistributedFft::prepare_overlap(int k_chunks, unsigned flags) {
@@ -279,6 +401,7 @@ void DistributedFft::unpack(StageTimes& t, const cplx* blocks, cplx* rows,
 
 std::string DistributedFft::forward(libcomm::AlltoallAlgo algo,
                                     const libcomm::AlltoallOptions& opts, StageTimes& t) {
+  if (sphere_ > 0) return forward_sphere(algo, opts, t);
   cplx* a = a_.data();
   cplx* b = b_.data();
   out_ = nullptr;
@@ -338,6 +461,7 @@ std::string DistributedFft::forward_overlapped(StageTimes& t) {
 
 std::string DistributedFft::backward(libcomm::AlltoallAlgo algo,
                                      const libcomm::AlltoallOptions& opts, StageTimes& t) {
+  if (sphere_ > 0) return backward_sphere(algo, opts, t);
   cplx* a = a_.data();
   cplx* b = b_.data();
   if (out_ != nullptr) {  // after forward_overlapped: the spectrum back where backward reads it
@@ -371,6 +495,10 @@ std::string DistributedFft::describe_transposes() const {
                                                " B blocks, libcomm::alltoall)"
                                          : " uneven (" + std::string(kAlltoallvName) + ")");
   };
+  if (sphere_ > 0)
+    return "cutoff sphere " + std::to_string(sphere_) + ": " + std::to_string(total_sticks_) + " of " +
+           std::to_string(grid_.ny * grid_.nz) + " x-lines, at most " + std::to_string(max_sticks_) +
+           " per rank; " + one("x<->y over " + std::to_string(procs_.pr), sphere_fwd_, procs_.pr);
   std::string s = one("y<->z over rows of " + std::to_string(procs_.pc), t1_fwd_, procs_.pc);
   const std::string s2 = one("x<->y over columns of " + std::to_string(procs_.pr), t2_fwd_,
                              procs_.pr);

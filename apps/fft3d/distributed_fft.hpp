@@ -13,6 +13,15 @@
 // transpose arrive in rank order, which is x order, so that side needs no unpack; the
 // other sides go through kernels::pack_row_pieces / unpack_row_pieces. Plans are made
 // once, on the engine's own buffers, and reused by every call and every algorithm.
+//
+// Cutoff sphere (`sphere` > 0, slab c2c only): CPMD's transform (paper 002, s. 2.3 and
+// 6.2). A plane-wave code keeps only the Fourier coefficients inside a cutoff sphere, so
+// its transpose carries only the x lines ("sticks") whose (ky, kz) lies inside the sphere's
+// disk: (ky / (NY/2))^2 + (kz / (NZ/2))^2 <= sphere^2, signed frequencies. The sticks are
+// dealt round-robin over the ranks (as CPMD balances them), every block is padded to the
+// largest rank's count, so the transpose is one regular all-to-all of blocks a fraction of
+// the full slab's. Output: this rank's sticks, [stick][x] (sphere_sticks() says which);
+// backward zero-fills the columns outside the disk.
 #pragma once
 
 #include <complex>
@@ -53,7 +62,7 @@ class DistributedFft {
   // overlap_chunks >= 2 also prepares forward_overlapped() (x <-> y transpose in that many
   // pipelined chunks).
   DistributedFft(const libcomm::Comm& world, Extent grid, ProcGrid procs, bool r2c,
-                 unsigned plan_flags, int overlap_chunks = 0);
+                 unsigned plan_flags, int overlap_chunks = 0, double sphere = 0);
   ~DistributedFft();
   DistributedFft(const DistributedFft&) = delete;
   DistributedFft& operator=(const DistributedFft&) = delete;
@@ -71,7 +80,15 @@ class DistributedFft {
   cplx* complex_input() { return a_.data(); }  // c2c: the input goes here
   double* real_input() { return real_.data(); }  // r2c: the input goes here
   // Where the last forward transform left the spectrum.
-  cplx* output() { return out_ ? out_ : procs_.pc == 1 ? a_.data() : b_.data(); }
+  cplx* output() {
+    return sphere_ > 0 ? sphere_out_.data() : out_ ? out_ : procs_.pc == 1 ? a_.data() : b_.data();
+  }
+  // Cutoff sphere: the (y, z) of this rank's sticks, in output order; all sticks; the
+  // largest count of a rank (each block carries that many per x plane).
+  double sphere() const { return sphere_; }
+  const std::vector<std::pair<std::size_t, std::size_t>>& sphere_sticks() const { return my_sticks_; }
+  std::size_t sphere_total_sticks() const { return total_sticks_; }
+  std::size_t sphere_max_sticks() const { return max_sticks_; }
 
   // Forward transform of the input into the output (the input is overwritten). Returns
   // what the transposes ran ("pairwise", "mpi_alltoallv", "pairwise+mpi_alltoallv").
@@ -128,6 +145,19 @@ class DistributedFft {
   kernels::FftPlan x_fwd_c_;
   cplx* out_ = nullptr;
   void prepare_overlap(int chunks, unsigned flags);
+
+  // Cutoff sphere: the flat y * NZ + z of each rank's sticks, this rank's (y, z), buffers,
+  // the x transforms of this rank's sticks and the transposes.
+  double sphere_ = 0;
+  std::vector<std::vector<std::size_t>> sticks_of_;
+  std::vector<std::pair<std::size_t, std::size_t>> my_sticks_;
+  std::size_t total_sticks_ = 0, max_sticks_ = 0;
+  kernels::FftBuffer<cplx> sphere_send_, sphere_recv_, sphere_out_;
+  kernels::FftPlan sx_fwd_, sx_bwd_;
+  Exchange sphere_fwd_, sphere_bwd_;
+  void prepare_sphere(unsigned flags);
+  std::string forward_sphere(libcomm::AlltoallAlgo algo, const libcomm::AlltoallOptions& opts, StageTimes& t);
+  std::string backward_sphere(libcomm::AlltoallAlgo algo, const libcomm::AlltoallOptions& opts, StageTimes& t);
 
   // One FFT stage / one pack or unpack, timed into t.fft / t.pack and charged by model_.
   void fft_stage(StageTimes& t, const kernels::FftPlan& plan) const;

@@ -74,6 +74,38 @@ TEST_F(Hierarchical, HierarchicalInterNodeAlgorithmIsRefusedOnEveryRank) {
   EXPECT_NE(o.message.find("regular"), std::string::npos) << o.message;
 }
 
+TEST_F(Hierarchical, PaperTwoSchemesUseTheNodesSharedWindowAndFallBackToMessages) {
+  // One machine: every virtual node shares memory, so leader / SA / RD move the intra-node
+  // data through a window (Area::Shared); node_shared_memory = false runs the message
+  // fallback. Both match native; a plan run three times alternates the window's halves.
+  const auto& comm = node_comm();
+  bool multi = false;
+  for (int n = 0; n < comm.nodes().num_nodes(); ++n) multi = multi || comm.nodes().node_size(n) > 1;
+  for (AlltoallAlgo algo : {AlltoallAlgo::Leader, AlltoallAlgo::SendAggregate, AlltoallAlgo::RecvDistribute})
+    for (bool shared : {true, false}) {
+      libcomm::AlltoallOptions opts;
+      opts.node_shared_memory = shared;
+      const std::size_t b = 33;
+      auto plan = libcomm::plan_alltoall(comm, b, algo, opts);
+      ASSERT_NE(plan.program(), nullptr);
+      EXPECT_EQ(plan.program()->shared_bytes > 0, shared && multi)
+          << libcomm::alltoall_algo_name(algo) << " on " << comm.nodes().describe();
+      const int p = comm.size(), me = comm.rank();
+      for (int run = 0; run < 3; ++run) {
+        std::vector<std::byte> send(b * p), recv(b * p, std::byte{0x11}), ref(b * p);
+        for (int d = 0; d < p; ++d) apps::fill_pattern(send.data() + d * b, me + run * p, d, b);
+        libcomm::alltoall(send.data(), ref.data(), b, comm, AlltoallAlgo::Native);
+        plan.start(send.data(), recv.data());
+        plan.wait();
+        EXPECT_TRUE(recv == ref) << libcomm::alltoall_algo_name(algo) << (shared ? " (window)" : " (messages)")
+                                 << " run " << run << " rank " << me;
+        std::fill(recv.begin(), recv.end(), std::byte{0x22});
+        libcomm::alltoall(send.data(), recv.data(), b, comm, algo, opts);
+        EXPECT_TRUE(recv == ref) << libcomm::alltoall_algo_name(algo) << " blocking, run " << run;
+      }
+    }
+}
+
 TEST_F(Hierarchical, RepeatedCallsReuseTheSubCommunicators) {
   for (int i = 0; i < 3; ++i)
     for (AlltoallAlgo algo : kHierarchical) check_exchange(algo, 16, AlltoallAlgo::Auto);

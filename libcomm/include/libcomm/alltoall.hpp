@@ -59,6 +59,10 @@ struct AlltoallOptions {
   // The regular algorithm the hierarchical schemes (leader, send_aggregate,
   // recv_distribute) use between nodes. Must not itself be hierarchical.
   AlltoallAlgo inter_node = AlltoallAlgo::Auto;
+  // The paper 002 schemes move data inside a node through a shared-memory window when the
+  // processes of every node share memory (multicore.cpp); false sends intra-node messages
+  // instead, the fallback used where memory is not shared (kept to compare the two).
+  bool node_shared_memory = true;
 };
 
 // True for the algorithms that use the Comm's NodeMap.
@@ -90,9 +94,11 @@ StepProgram alltoall_program(AlltoallAlgo a, int nprocs, int rank, std::size_t b
 // map: the inter-node algorithm `inter` (Auto: the size rule of choose_alltoall; native:
 // the MPI library's all-to-all as a library-collective step with `library_collectives`,
 // which the blocking calls use, else linear, as the non-blocking and persistent forms do).
+// With `shared_memory` the intra-node steps go through the node's shared window (what runs
+// when every node's processes share memory), else through messages (the fallback).
 StepProgram hierarchical_alltoall_program(AlltoallAlgo scheme, const NodeMap& nodes, int rank,
                                           std::size_t block_bytes, AlltoallAlgo inter = AlltoallAlgo::Auto,
-                                          bool library_collectives = false);
+                                          bool library_collectives = false, bool shared_memory = true);
 
 // Non-blocking form (MPI_Ialltoall): starts the algorithm and returns its request; the
 // buffers must stay untouched until test() or wait() reports completion. No collective

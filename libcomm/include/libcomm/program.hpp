@@ -26,8 +26,12 @@ enum class ReduceOp;
 
 // Where a byte range lives. Const is the program's own read-only data
 // (StepProgram::constants), for what an algorithm sends besides the user's data (the moved
-// indices of paper 004's index motion).
-enum class Area : std::uint8_t { Send, Recv, Scratch, Const };
+// indices of paper 004's index motion). Shared is the node's shared-memory window (MPI-3,
+// MPI_Win_allocate_shared on the channel StepProgram::shared_channel): every member of that
+// channel addresses the same bytes at the same offsets, so one process writes what another
+// reads, ordered by messages between them (a node barrier). How paper 002's SA / RD / leader
+// aggregate on a node (s. 5) without intra-node messages.
+enum class Area : std::uint8_t { Send, Recv, Scratch, Const, Shared };
 
 struct ByteRange {
   Area area = Area::Send;
@@ -68,6 +72,13 @@ struct Step {
   // messages must follow the message itself off the network (tree_scheduled: an eager
   // send completes at once, and the next sender on the link would start beside it).
   bool synchronous = false;
+  // Copy: its source was written by the network (a receive), not by this core, so it is not
+  // in this core's cache. The copy model charges it at the cold rate (libcomm/sim.hpp): paper
+  // 002, s. 3, Fig. 5, receive-side distribution costs more than send-side aggregation.
+  // A builder marks the copies out of what another process received into the shared
+  // window; in a simulation that charges cold copies the executor marks those out of the
+  // program's own receives.
+  bool cold = false;
   ByteRange from, to;
 };
 
@@ -93,6 +104,12 @@ struct StepProgram {
   // channel_ranks[c - 1] and channel_names[c - 1] for channel c.
   std::vector<std::vector<int>> channel_ranks;
   std::vector<std::string> channel_names;
+  // Area::Shared: `shared_bytes` of one window per member set of channel `shared_channel`
+  // (never 0: channel 0 is the whole communicator, which need not share memory), the same
+  // size on every member. The executor keeps two and alternates them between runs, so a run
+  // never writes what the previous run's slower processes may still read.
+  std::uint8_t shared_channel = 0;
+  std::size_t shared_bytes = 0;
   std::vector<Step> steps;  // sorted by stage
 
   std::size_t messages_sent() const;
@@ -116,6 +133,8 @@ class ProgramBuilder {
   void exchange(std::uint32_t stage, int to, ByteRange out, int from, ByteRange in,
                 std::uint8_t channel = 0);
   void copy(std::uint32_t stage, ByteRange from, ByteRange to, bool overlap = false);
+  // A copy out of data another process received (Step::cold).
+  void copy_cold(std::uint32_t stage, ByteRange from, ByteRange to);
   void reduce(std::uint32_t stage, ByteRange from, ByteRange to);
   void check(std::uint32_t stage, ByteRange expected, ByteRange got);
   // Appends `bytes` of read-only program data; returns its range (Area::Const).
@@ -124,7 +143,11 @@ class ProgramBuilder {
   // rank + 2^k, receive from rank - 2^k), one stage a round from `stage`; returns the first
   // stage after it. Point to point with the program's own tag, so that it never matches a
   // barrier of another collective in flight (an MPI_Ibarrier would, in posting order).
-  std::uint32_t barrier(std::uint32_t stage);
+  // On a channel: the same among its members (a node barrier on the node's channel).
+  std::uint32_t barrier(std::uint32_t stage, std::uint8_t channel = 0);
+  // The program uses `bytes` of shared window (Area::Shared) on `channel` (its members
+  // must compute the same size and layout).
+  void set_shared(std::uint8_t channel, std::size_t bytes);
   void set_reduction(ElemType elem, ReduceOp op, std::size_t elem_bytes);
   void set_extents(std::size_t send_bytes, std::size_t recv_bytes);
   // Reserves `bytes` of scratch and returns its offset.

@@ -38,7 +38,13 @@ void charge_seconds(double seconds);
 // recv_distribute, Bruck's rotations and packing, a schedule's self-copies) charge
 // bytes / rate through charge_copy(). Set by fft3d --model-copy. Per simulated process.
 void set_copy_rate(double bytes_per_second);
-void charge_copy(double bytes);
+// The rate of a cold copy (Step::cold: its source was written by the network, so it comes
+// from memory rather than this core's cache; paper 002, s. 3, Fig. 5). 0 (default): the
+// copy rate. Set by --model-copy-cold.
+void set_cold_copy_rate(double bytes_per_second);
+// True when cold copies are charged at a rate of their own.
+bool cold_copies_differ();
+void charge_copy(double bytes, bool cold = false);
 // For a program option that charges modelled local work (fft3d --model-fft/--model-copy,
 // commbench/tune --model-copy): throws Error naming `option` unless this is a SimGrid
 // build whose SMPI does not charge the measured computation itself (--host-speed).

@@ -220,7 +220,7 @@ std::shared_ptr<detail::PlanState> alltoall_state(const AlltoallChoice& c, std::
 // inner choice depends on the inter-node algorithm too).
 PlanKey plan_key(AlltoallAlgo ran, std::size_t block_bytes, const AlltoallOptions& opts) {
   return PlanKey{"alltoall", static_cast<int>(ran), block_bytes,
-                 is_hierarchical(ran) ? static_cast<std::uint64_t>(opts.inter_node) : 0};
+                 is_hierarchical(ran) ? static_cast<std::uint64_t>(opts.inter_node) * 2 + opts.node_shared_memory : 0};
 }
 
 AlltoallChoice resolve(AlltoallAlgo algo, std::size_t block_bytes, const Comm& comm, const AlltoallOptions& opts) {
@@ -277,7 +277,8 @@ StepProgram alltoall_program(AlltoallAlgo a, int nprocs, int rank, std::size_t b
 }
 
 StepProgram hierarchical_alltoall_program(AlltoallAlgo scheme, const NodeMap& nodes, int rank,
-                                          std::size_t block_bytes, AlltoallAlgo inter, bool library_collectives) {
+                                          std::size_t block_bytes, AlltoallAlgo inter, bool library_collectives,
+                                          bool shared_memory) {
   require(rank >= 0 && rank < nodes.num_ranks(), [&] {
     return "hierarchical_alltoall_program: rank " + std::to_string(rank) + " of P = " +
            std::to_string(nodes.num_ranks()) + " does not exist";
@@ -289,7 +290,7 @@ StepProgram hierarchical_alltoall_program(AlltoallAlgo scheme, const NodeMap& no
     o.allow_fallback = true;
     return choose_alltoall(inter, bytes, n, o).algo;
   };
-  return detail::hierarchical_program(scheme, nodes, rank, block_bytes, inner, library_collectives);
+  return detail::hierarchical_program(scheme, nodes, rank, block_bytes, inner, library_collectives, shared_memory);
 }
 
 AlltoallChoice alltoall(const void* send, void* recv, std::size_t block_bytes, const Comm& comm,

@@ -46,7 +46,7 @@ void native_alltoall(const std::byte* send, std::byte* recv, std::size_t block_b
 // inter-node one) be the MPI library's all-to-all, for blocking runs only.
 using InnerChoice = std::function<AlltoallAlgo(std::size_t bundle_bytes)>;
 StepProgram hierarchical_program(AlltoallAlgo scheme, const NodeMap& nodes, int rank, std::size_t block_bytes,
-                                 const InnerChoice& inner, bool library_collectives);
+                                 const InnerChoice& inner, bool library_collectives, bool shared_memory);
 // Its plan on comm's sub-communicators (made once per Comm).
 std::shared_ptr<PlanState> hierarchical_plan(AlltoallAlgo scheme, const Comm& comm, std::size_t block_bytes,
                                              const AlltoallOptions& opts, std::string reason, bool blocking);

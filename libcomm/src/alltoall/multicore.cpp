@@ -23,14 +23,34 @@
 //
 // Each scheme is a step program (libcomm/program.hpp) on sub-communicators (channels):
 // the node, the columns a process plays, the leaders. The inter-node all-to-all is the
-// chosen algorithm's own program embedded on the column (or leader) channel. In a
-// blocking run the intra-node exchange is the MPI library's all-to-all on the node (and a
-// native inter-node step the library's on the column): a library collective step. A
-// non-blocking or persistent plan uses point-to-point there instead (the linear
-// algorithm, which is what the library's basic all-to-all does): two requests in flight
-// could post their library collectives on a sub-communicator in different orders on
-// different ranks, while point-to-point messages carry each request's own tag.
-// The leader's gather and scatter are point-to-point messages on the node channel.
+// chosen algorithm's own program embedded on the column (or leader) channel.
+//
+// Intra-node steps through shared memory (paper 002, s. 3 and 5: "all cores of a node copy
+// data from the send buffers to a shared buffer"), when the processes of every node share
+// memory: an MPI-3 window per node (Area::Shared), one copy into it, a node barrier, one
+// copy out of it. The inter-node all-to-all reads (SA, leader) or writes (RD, leader) the
+// window itself, and on a blocked node map (node V holds ranks V*s .. V*s+s-1) it reads the
+// send buffer (RD) or writes the receive buffer (SA) directly, so each scheme makes one copy
+// of each block:
+//   SA      copy in (warm: the process's own send buffer), barrier, column all-to-alls
+//   RD      column all-to-alls into the window, barrier, copy out (cold: the network wrote it)
+//   leader  copy in, barrier, the leaders' all-to-all window to window, barrier, copy out
+// Window layouts, b-byte blocks, cmax the largest node size:
+//   SA  W[z][V][x]   = m_{(U,x) -> (V,z)}: column z's out-going bundles ([x] padded to cmax)
+//   RD  R[z][W][y]   = m_{(W,z) -> (U,y)}: column z's incoming bundles
+//   leader G[V][x][y] = m_{(U,x) -> (V,y)}, I[W][x][y] = m_{(W,x) -> (U,y)}
+// The window's first member allocates it; run k uses half k mod 2, so a fast process's
+// next run never overwrites what a slow one still reads (its barrier orders it after the
+// previous run of every member).
+//
+// Without shared memory (a node map that spans machines) the intra-node steps are messages,
+// the fallback: in a blocking run the MPI library's all-to-all on the node (and a native
+// inter-node step the library's on the column), a library collective step; a non-blocking or
+// persistent plan uses point-to-point there instead (the linear algorithm, which is what the
+// library's basic all-to-all does): two requests in flight could post their library
+// collectives on a sub-communicator in different orders on different ranks, while
+// point-to-point messages carry each request's own tag. The leader's gather and scatter are
+// point-to-point messages on the node channel.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -60,6 +80,7 @@ struct OwnedComm {
 // The sub-communicators of a Comm's node map, made once (collectively) and attached to it.
 struct Hierarchy {
   OwnedComm node, leaders;              // leaders: only on local rank 0
+  bool shared_memory = false;           // every node's processes share memory (all ranks agree)
   std::vector<std::unique_ptr<OwnedComm>> columns;  // the columns this process plays, ascending
   // Comms of the played columns (the inner algorithm's choice asks the first): made for
   // every played column in ascending order, as the splits are, so that no rank waits in a
@@ -68,6 +89,24 @@ struct Hierarchy {
 };
 
 namespace {
+
+// Whether the processes of `node` share memory, agreed on over `all` (one node that does
+// not makes every node use messages). Under SimGrid every simulated process is a thread of
+// one OS process, so they always do (and the copies are charged by the copy model).
+bool node_shares_memory(MPI_Comm node, MPI_Comm all) {
+  int ok = 1;
+#ifndef LIBCOMM_SIMGRID
+  MPI_Comm same = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(node, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &same), "MPI_Comm_split_type");
+  int n = 0, m = 0;
+  MPI_Comm_size(same, &n);
+  MPI_Comm_size(node, &m);
+  MPI_Comm_free(&same);
+  ok = n == m ? 1 : 0;
+#endif
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, all), "MPI_Allreduce");
+  return ok != 0;
+}
 
 // Made by the first hierarchical call on comm (collective, like every call) and kept.
 std::shared_ptr<const Hierarchy> hierarchy_of(const Comm& comm) {
@@ -80,6 +119,7 @@ std::shared_ptr<const Hierarchy> hierarchy_of(const Comm& comm) {
   for (int n = 0; n < nm.num_nodes(); ++n) cmax = std::max(cmax, nm.node_size(n));
   const MPI_Comm base = comm.internal();
   check_mpi(MPI_Comm_split(base, node, local, &h->node.comm), "MPI_Comm_split");
+  h->shared_memory = node_shares_memory(h->node.comm, base);
   check_mpi(MPI_Comm_split(base, local == 0 ? 0 : MPI_UNDEFINED, node, &h->leaders.comm), "MPI_Comm_split");
   for (int z = 0; z < cmax; ++z) {  // member of column z: node V's process z mod size(V)
     const bool plays = z % size == local;
@@ -98,8 +138,8 @@ std::shared_ptr<const Hierarchy> hierarchy_of(const Comm& comm) {
 class SchemeBuilder {
  public:
   SchemeBuilder(AlltoallAlgo scheme, const NodeMap& nm, int rank, std::size_t b, const InnerChoice& inner,
-                bool library)
-      : nm_(nm), me_(rank), b_(b), inner_(inner), library_(library),
+                bool library, bool shared)
+      : nm_(nm), me_(rank), b_(b), inner_(inner), library_(library), shared_(shared),
         pb_(std::string(alltoall_algo_name(scheme)), rank, nm.num_ranks()) {
     node_ = nm.node_of(rank);
     local_ = nm.local_index(rank);
@@ -108,6 +148,10 @@ class SchemeBuilder {
     for (int v = 0; v < nm.num_nodes(); ++v) cmax_ = std::max(cmax_, static_cast<std::size_t>(nm.node_size(v)));
     c_ = (cmax_ + s_ - 1) / s_;
     p_ = static_cast<std::size_t>(nm.num_ranks());
+    blocked_ = true;  // node V holds ranks V*cmax .. V*cmax + cmax - 1
+    for (std::size_t v = 0; v < n_; ++v)
+      for (std::size_t y = 0; y < cmax_; ++y)
+        blocked_ = blocked_ && y < node_size(v) && static_cast<std::size_t>(rank_of(v, y)) == v * cmax_ + y;
     pb_.set_extents(p_ * b, p_ * b);
     // Channels in the order Hierarchy holds their communicators: node, columns, leaders.
     node_ch_ = add_channel("node " + std::to_string(node_), nm.ranks_of_node(node_));
@@ -125,6 +169,7 @@ class SchemeBuilder {
 
   StepProgram leader() {
     if (cmax_ == 1) return one_process_per_node();
+    if (shared_) return leader_shared();
     const std::size_t row = p_ * b_;
     if (local_ != 0) {  // gather to the leader, the scattered row back
       pb_.send(0, 0, {Area::Send, 0, row}, 0, TagKind::Data, node_ch_);
@@ -160,6 +205,7 @@ class SchemeBuilder {
 
   StepProgram send_aggregate() {
     if (cmax_ == 1) return one_process_per_node();
+    if (shared_) return send_aggregate_shared();
     // Step 1 (intra-node): to local rank w, for each column c it plays (z = w + c s) and each
     // node V, my block for (V, z). Layout [w][c][V].
     const std::size_t intra = c_ * n_ * b_;
@@ -190,6 +236,7 @@ class SchemeBuilder {
 
   StepProgram recv_distribute() {
     if (cmax_ == 1) return one_process_per_node();
+    if (shared_) return recv_distribute_shared();
     // Step 1 (inter-node), per played column: to node V the bundle [y] of my blocks for
     // (V, y) (in the columns this process only represents, the same bundle as padding).
     const std::size_t bundle = cmax_ * b_, intra = c_ * n_ * b_;
@@ -219,6 +266,90 @@ class SchemeBuilder {
   }
 
  private:
+  // ---- Through the node's shared window ----
+
+  // SA: every process copies each of its blocks into W[z][V][x] (z, V: the block's
+  // destination); after the node barrier, column z's all-to-all sends W[z] (bundles of
+  // cmax blocks) and receives [W][x'] = m_{(W,x') -> me}, into the receive buffer itself
+  // when the node map is blocked. In a column this process only represents nothing arrives
+  // for it (padding).
+  StepProgram send_aggregate_shared() {
+    const std::size_t bundle = cmax_ * b_, column = n_ * bundle;
+    pb_.set_shared(node_ch_, cmax_ * column);
+    for (std::size_t v = 0; v < n_; ++v)
+      for (std::size_t z = 0; z < node_size(v); ++z)
+        pb_.copy(0, {Area::Send, rank_of(v, z) * b_, b_},
+                 {Area::Shared, z * column + v * bundle + static_cast<std::size_t>(local_) * b_, b_});
+    std::uint32_t t = pb_.barrier(1, node_ch_);
+    const bool direct = blocked_;
+    const std::size_t in = direct ? 0 : pb_.scratch(column);
+    std::size_t pad = 0;
+    for (std::size_t c = 0; c < column_ch_.size(); ++c) {
+      const std::size_t z = static_cast<std::size_t>(local_) + c * s_;
+      const ByteRange from{Area::Shared, z * column, column};
+      if (c != 0 && pad == 0) pad = pb_.scratch(column);
+      const ByteRange to = c != 0 ? ByteRange{Area::Scratch, pad, column}
+                           : direct ? ByteRange{Area::Recv, 0, column}
+                                    : ByteRange{Area::Scratch, in, column};
+      t = exchange_areas(t, column_ch_[c], from, to, bundle, n_, true);
+    }
+    if (!direct)
+      for (std::size_t w = 0; w < n_; ++w)
+        for (std::size_t x = 0; x < node_size(w); ++x)
+          pb_.copy(t, {Area::Scratch, in + w * bundle + x * b_, b_}, {Area::Recv, rank_of(w, x) * b_, b_});
+    return std::move(pb_).program();
+  }
+
+  // RD: column z's all-to-all sends to node V the bundle [y] of this process's blocks for
+  // (V, y) (the send buffer itself when the node map is blocked; in a column it only
+  // represents, the same bytes as padding) and receives into R[z]; after the node barrier
+  // every process copies out what its node received for it.
+  StepProgram recv_distribute_shared() {
+    const std::size_t bundle = cmax_ * b_, column = n_ * bundle;
+    pb_.set_shared(node_ch_, cmax_ * column);
+    ByteRange out{Area::Send, 0, column};
+    if (!blocked_) {
+      out = {Area::Scratch, pb_.scratch(column), column};
+      for (std::size_t v = 0; v < n_; ++v)
+        for (std::size_t y = 0; y < node_size(v); ++y)
+          pb_.copy(0, {Area::Send, rank_of(v, y) * b_, b_}, {Area::Scratch, out.offset + v * bundle + y * b_, b_});
+    }
+    std::uint32_t t = 0;
+    for (std::size_t c = 0; c < column_ch_.size(); ++c) {
+      const std::size_t z = static_cast<std::size_t>(local_) + c * s_;
+      t = exchange_areas(t, column_ch_[c], out, {Area::Shared, z * column, column}, bundle, n_, true);
+    }
+    t = pb_.barrier(t, node_ch_);
+    for (std::size_t z = 0; z < cmax_; ++z)
+      for (std::size_t w = 0; w < n_; ++w)
+        if (z < node_size(w))
+          pb_.copy_cold(t, {Area::Shared, z * column + w * bundle + static_cast<std::size_t>(local_) * b_, b_},
+                        {Area::Recv, rank_of(w, z) * b_, b_});
+    return std::move(pb_).program();
+  }
+
+  // Leader: every process copies its blocks into G[V][x][y]; after a node barrier the
+  // leader's all-to-all sends G's bundles to the other leaders and receives I[W][x][y];
+  // after a second barrier every process copies out its blocks.
+  StepProgram leader_shared() {
+    const std::size_t bundle = cmax_ * cmax_ * b_, half = n_ * bundle;
+    pb_.set_shared(node_ch_, 2 * half);
+    const std::size_t x = static_cast<std::size_t>(local_);
+    for (std::size_t v = 0; v < n_; ++v)
+      for (std::size_t y = 0; y < node_size(v); ++y)
+        pb_.copy(0, {Area::Send, rank_of(v, y) * b_, b_}, {Area::Shared, v * bundle + (x * cmax_ + y) * b_, b_});
+    std::uint32_t t = pb_.barrier(1, node_ch_);
+    if (local_ == 0) t = exchange_areas(t, leaders_ch_, {Area::Shared, 0, half}, {Area::Shared, half, half}, bundle, n_, true);
+    // (the others wait for it in the barrier; every member's barrier starts at the same
+    // stage or later, which the stage numbers need not agree on)
+    t = pb_.barrier(t, node_ch_);
+    for (std::size_t w = 0; w < n_; ++w)
+      for (std::size_t u = 0; u < node_size(w); ++u)
+        pb_.copy_cold(t, {Area::Shared, half + w * bundle + (u * cmax_ + x) * b_, b_},
+                      {Area::Recv, rank_of(w, u) * b_, b_});
+    return std::move(pb_).program();
+  }
+
   std::size_t node_size(std::size_t v) const { return static_cast<std::size_t>(nm_.node_size(static_cast<int>(v))); }
   int rank_of(std::size_t v, std::size_t x) const { return nm_.ranks_of_node(static_cast<int>(v))[x]; }
 
@@ -268,6 +399,8 @@ class SchemeBuilder {
   std::size_t b_;
   const InnerChoice& inner_;
   bool library_;
+  bool shared_;          // intra-node steps through the node's shared window
+  bool blocked_ = false;  // node V holds ranks V*cmax .. V*cmax + cmax - 1
   ProgramBuilder pb_;
   int node_ = 0, local_ = 0;
   std::size_t s_ = 1, n_ = 1, cmax_ = 1, c_ = 1, p_ = 1;
@@ -279,8 +412,8 @@ class SchemeBuilder {
 }  // namespace
 
 StepProgram hierarchical_program(AlltoallAlgo scheme, const NodeMap& nodes, int rank, std::size_t block_bytes,
-                                 const InnerChoice& inner, bool library_collectives) {
-  SchemeBuilder sb(scheme, nodes, rank, block_bytes, inner, library_collectives);
+                                 const InnerChoice& inner, bool library_collectives, bool shared_memory) {
+  SchemeBuilder sb(scheme, nodes, rank, block_bytes, inner, library_collectives, shared_memory);
   switch (scheme) {
     case AlltoallAlgo::Leader: return sb.leader();
     case AlltoallAlgo::SendAggregate: return sb.send_aggregate();
@@ -297,7 +430,8 @@ std::shared_ptr<PlanState> hierarchical_plan(AlltoallAlgo scheme, const Comm& co
   const InnerChoice inner = [&](std::size_t bytes) {
     return choose_alltoall(opts.inter_node, bytes, h->column_comms.front(), inner_opts).algo;
   };
-  StepProgram prog = hierarchical_program(scheme, comm.nodes(), comm.rank(), b, inner, blocking);
+  StepProgram prog = hierarchical_program(scheme, comm.nodes(), comm.rank(), b, inner, blocking,
+                                          h->shared_memory && opts.node_shared_memory);
   std::vector<MPI_Comm> channels = {h->node.comm};
   for (const auto& c : h->columns) channels.push_back(c->comm);
   if (h->leaders.comm != MPI_COMM_NULL) channels.push_back(h->leaders.comm);

@@ -32,6 +32,8 @@ std::byte* area_base(const PlanState& s, Area a) {
       return s.scratch;
     case Area::Const:
       return const_cast<std::byte*>(s.program->constants.data());
+    case Area::Shared:
+      return s.shared;
   }
   return nullptr;
 }
@@ -83,7 +85,7 @@ void write_stage_trace(PlanState& s, const StepProgram& p) {
 void run_local(PlanState& s, const StepProgram& p, const Step& st) {
   const std::size_t n = st.from.bytes;
   if (st.kind == StepKind::Copy) {
-    sim::charge_copy(static_cast<double>(n));
+    sim::charge_copy(static_cast<double>(n), st.cold);
     if (n && !simulated_payload()) std::memcpy(at(s, st.to), at(s, st.from), n);
     return;
   }
@@ -168,6 +170,9 @@ bool post_stage(PlanState& s, const StepProgram& p, bool blocking) {
     if (st.kind == StepKind::Alltoall) coll = &st, ++colls;
   }
   s.next_step = end;
+  // Orders this process's accesses to the shared window against the other members' (their
+  // writes before the messages that ended the previous stage are visible now).
+  if (s.window) check_mpi(MPI_Win_sync(s.window->win), "MPI_Win_sync");
   const auto local = [](const Step& st) { return is_local(st.kind); };
   for (std::size_t k = first; k < end; ++k)
     if (local(p.steps[k]) && !p.steps[k].overlap) run_local(s, p, p.steps[k]);
@@ -297,10 +302,53 @@ void start(PlanState& s, const void* send, void* recv, std::byte* borrowed_scrat
   s.stage = 0;
   s.stage_posted = false;
   s.next_step = 0;
+  if (s.window) s.shared = s.window->base + (s.shared_runs++ % 2) * s.program->shared_bytes;
   if (poll) progress(s, false);
 }
 
+bool ranges_touch(const ByteRange& a, const ByteRange& b) {
+  return a.area == b.area && a.bytes && b.bytes && a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
+}
+
+// Marks the copies that read what one of the program's own receives (or library
+// all-to-alls) wrote in an earlier stage (Step::cold), for the copy model's cold rate.
+void mark_cold_copies(StepProgram& p) {
+  std::vector<const Step*> arrivals;
+  for (Step& st : p.steps) {  // (sorted by stage)
+    if (st.kind == StepKind::Copy && !st.cold)
+      for (const Step* a : arrivals)
+        if (a->complete < st.stage && ranges_touch(st.from, a->to)) {
+          st.cold = true;
+          break;
+        }
+    if (st.kind == StepKind::Recv || st.kind == StepKind::Alltoall) arrivals.push_back(&st);
+  }
+}
+
 }  // namespace
+
+SharedWindow::SharedWindow(MPI_Comm comm, std::size_t bytes) {
+  int me = 0;
+  check_mpi(MPI_Comm_rank(comm, &me), "MPI_Comm_rank");
+  void* mine = nullptr;
+  check_mpi(MPI_Win_allocate_shared(static_cast<MPI_Aint>(me == 0 ? 2 * bytes : 0), 1, MPI_INFO_NULL, comm, &mine,
+                                    &win),
+            "MPI_Win_allocate_shared");
+  MPI_Aint size = 0;
+  int unit = 1;
+  void* first = nullptr;
+  check_mpi(MPI_Win_shared_query(win, 0, &size, &unit, &first), "MPI_Win_shared_query");
+  base = static_cast<std::byte*>(first);
+  check_mpi(MPI_Win_lock_all(MPI_MODE_NOCHECK, win), "MPI_Win_lock_all");
+}
+
+SharedWindow::~SharedWindow() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized || win == MPI_WIN_NULL) return;
+  MPI_Win_unlock_all(win);
+  MPI_Win_free(&win);
+}
 
 std::shared_ptr<PlanState> program_plan(const Comm& comm, StepProgram program, std::string reason,
                                         bool own_scratch, std::vector<MPI_Comm> channels,
@@ -323,6 +371,14 @@ std::shared_ptr<PlanState> program_plan(const Comm& comm, StepProgram program, s
   s->keep_alive = std::move(keep_alive);
   s->sequence = comm.sequence_counter();
   if (own_scratch) s->own_scratch.resize(program.scratch_bytes);
+  if (program.shared_bytes > 0) {
+    require(program.shared_channel != 0 && program.shared_channel < s->channels.size(), [&] {
+      return "executor: " + program.algorithm + ": rank " + std::to_string(comm.rank()) +
+             ": the shared window's channel " + std::to_string(program.shared_channel) + " does not exist";
+    });
+    s->window = std::make_shared<SharedWindow>(s->channels[program.shared_channel], program.shared_bytes);
+  }
+  if (sim::cold_copies_differ()) mark_cold_copies(program);
   s->program = std::make_shared<const StepProgram>(std::move(program));
   return s;
 }

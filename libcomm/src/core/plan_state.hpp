@@ -18,6 +18,19 @@
 
 namespace libcomm::detail {
 
+// A node's shared-memory window (Area::Shared): MPI_Win_allocate_shared on the channel's
+// communicator, twice the program's shared_bytes (alternate runs use alternate halves),
+// all of it allocated by the channel's first member and seen by every member at `base`.
+// Kept locked (MPI_Win_lock_all) for its lifetime, so MPI_Win_sync may order its accesses.
+struct SharedWindow {
+  MPI_Win win = MPI_WIN_NULL;
+  std::byte* base = nullptr;
+  SharedWindow(MPI_Comm comm, std::size_t bytes);
+  SharedWindow(const SharedWindow&) = delete;
+  SharedWindow& operator=(const SharedWindow&) = delete;
+  ~SharedWindow();
+};
+
 struct PlanState {
   std::string algorithm, reason;
   // The step program of this rank, or null for a native plan (native_start posts the MPI
@@ -35,6 +48,11 @@ struct PlanState {
   std::vector<std::size_t> channel_sizes;
   // Keeps what the channels and program refer to alive (sub-communicators).
   std::shared_ptr<const void> keep_alive;
+  // The program's shared window (null without Area::Shared); destroyed before keep_alive's
+  // communicators. `shared` is the half this run uses.
+  std::shared_ptr<SharedWindow> window;
+  std::byte* shared = nullptr;
+  std::uint64_t shared_runs = 0;
   // The Comm's sequence counter (tags.hpp); shared with every copy of the Comm.
   std::shared_ptr<std::uint64_t> sequence;
   // Scratch owned by the plan (non-blocking and persistent plans); the plans the blocking

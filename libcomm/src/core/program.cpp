@@ -37,6 +37,8 @@ const char* area_name(Area a) {
       return "scratch";
     case Area::Const:
       return "const";
+    case Area::Shared:
+      return "shared";
   }
   return "?";
 }
@@ -80,6 +82,7 @@ std::string StepProgram::to_string() const {
       out << " (complete by stage " << s.complete << ")";
     if (s.overlap) out << " (overlapped)";
     if (s.synchronous) out << " (synchronous)";
+    if (s.cold) out << " (cold)";
     out << "\n";
   }
   return out.str();
@@ -163,13 +166,33 @@ ByteRange ProgramBuilder::constant(const void* data, std::size_t bytes) {
   return {Area::Const, at, bytes};
 }
 
-std::uint32_t ProgramBuilder::barrier(std::uint32_t stage) {
-  const int p = p_.nprocs, me = p_.rank;
+void ProgramBuilder::copy_cold(std::uint32_t stage, ByteRange from, ByteRange to) {
+  if (from.bytes == 0) return;
+  p_.steps.push_back({.kind = StepKind::Copy, .stage = stage, .complete = stage, .cold = true, .from = from, .to = to});
+}
+
+std::uint32_t ProgramBuilder::barrier(std::uint32_t stage, std::uint8_t channel) {
+  int p = p_.nprocs, me = p_.rank;
+  if (channel != 0) {
+    require(channel <= p_.channel_ranks.size(), "ProgramBuilder::barrier: no channel " + std::to_string(channel));
+    const auto& m = p_.channel_ranks[channel - 1];
+    p = static_cast<int>(m.size());
+    me = static_cast<int>(std::find(m.begin(), m.end(), p_.rank) - m.begin());
+    require(me < p, "ProgramBuilder::barrier: rank " + std::to_string(p_.rank) + " is not a member of channel " +
+                        std::to_string(channel));
+  }
   for (int dist = 1; dist < p; dist *= 2, ++stage) {
-    recv(stage, (me - dist % p + p) % p, {Area::Recv, 0, 0}, stage, TagKind::Sync);
-    send(stage, (me + dist) % p, {Area::Send, 0, 0}, stage, TagKind::Sync);
+    recv(stage, (me - dist % p + p) % p, {Area::Recv, 0, 0}, stage, TagKind::Sync, channel);
+    send(stage, (me + dist) % p, {Area::Send, 0, 0}, stage, TagKind::Sync, channel);
   }
   return stage;
+}
+
+void ProgramBuilder::set_shared(std::uint8_t channel, std::size_t bytes) {
+  require(channel != 0 && channel <= p_.channel_ranks.size(),
+          "ProgramBuilder::set_shared: the window needs a sub-communicator channel, not " + std::to_string(channel));
+  p_.shared_channel = channel;
+  p_.shared_bytes = bytes;
 }
 
 void ProgramBuilder::set_reduction(ElemType elem, ReduceOp op, std::size_t elem_bytes) {
@@ -214,9 +237,10 @@ std::uint32_t ProgramBuilder::embed(const StepProgram& inner, std::uint32_t stag
       case Area::Send: return ByteRange{send.area, send.offset + r.offset, r.bytes};
       case Area::Recv: return ByteRange{recv.area, recv.offset + r.offset, r.bytes};
       case Area::Scratch: return ByteRange{Area::Scratch, scratch_at + r.offset, r.bytes};
-      case Area::Const: break;
+      case Area::Const:
+      case Area::Shared: break;
     }
-    throw Error("ProgramBuilder::embed: inner programs with constants are not supported");
+    throw Error("ProgramBuilder::embed: inner programs with constants or a shared window are not supported");
   };
   for (Step st : inner.steps) {
     st.stage += stage;
@@ -304,13 +328,36 @@ struct Inflight {
   std::uint32_t retire;  // removed when this stage ends
 };
 
+// Happens-before among ranks, for the shared window: a vector clock per rank, ticked by
+// each of its accesses and sends, merged from a message's sender when the receive completes.
+using Clock = std::vector<std::uint64_t>;
+
+struct Pending {
+  std::uint32_t complete;
+  bool* done;
+  Clock* sender_clock;  // a receive's: the sender's clock when it posted (null: none)
+};
+
+// Who last wrote a byte of a shared window, at which of its clock ticks.
+struct Writer {
+  int rank = -1;
+  std::uint64_t tick = 0;
+};
+
+struct SharedArea {
+  std::vector<Cell> cells;
+  std::vector<Writer> writers;
+};
+
 struct RankSim {
   const StepProgram* p = nullptr;
-  std::vector<Cell> area[4];  // by Area
+  std::vector<Cell> area[4];  // by Area, but Shared
+  SharedArea* shared = nullptr;  // the window of the program's shared channel
+  Clock clock;                   // (only with a shared window)
   std::uint32_t stage = 0;
   bool posted = false;
   std::size_t next = 0;
-  std::vector<std::pair<std::uint32_t, bool*>> pending;  // (complete, done flag)
+  std::vector<Pending> pending;
   std::vector<Inflight> inflight;
   bool finished() const { return stage >= p->stages; }
 };
@@ -343,7 +390,27 @@ class Verifier {
       s.area[3].resize(p.constants.size());
       for (std::size_t k = 0; k < p.constants.size(); ++k)
         s.area[3][k] = {1, kConstHash ^ static_cast<std::uint64_t>(p.constants[k]), 0};
+      if (p.shared_bytes == 0) continue;
+      clocks_ = true;
+      if (p.shared_channel == 0 || p.shared_channel > p.channel_names.size()) {
+        problem("rank " + std::to_string(r) + ": the shared window's channel " + std::to_string(p.shared_channel) +
+                " does not exist");
+        continue;
+      }
+      const std::string& name = p.channel_names[p.shared_channel - 1];
+      auto [it, fresh] = shared_.try_emplace(name);
+      if (fresh) {
+        it->second.cells.resize(p.shared_bytes);
+        it->second.writers.resize(p.shared_bytes);
+      } else if (it->second.cells.size() != p.shared_bytes) {
+        problem("rank " + std::to_string(r) + ": its shared window on channel '" + name + "' has " +
+                std::to_string(p.shared_bytes) + " bytes, another member's " +
+                std::to_string(it->second.cells.size()));
+      }
+      s.shared = &it->second;
     }
+    if (clocks_)
+      for (auto& s : ranks_) s.clock.assign(progs_.size(), 0);
     if (!res_.ok) return;
     bool moved = true;
     while (moved && res_.problems.size() < 32) {
@@ -373,12 +440,44 @@ class Verifier {
     int rank;
     const Step* step;
     bool* done;
+    Clock* clock = nullptr;  // the sender's clock at posting (with a shared window)
   };
   struct RecvRec {
     int rank;
     const Step* step;
     bool* done;
+    Clock* clock = nullptr;  // filled with the sender's at the match
   };
+
+  std::vector<Cell>& cells(int r, Area a) {
+    if (a != Area::Shared) return ranks_[r].area[static_cast<int>(a)];
+    static std::vector<Cell> none;
+    none.clear();
+    return ranks_[r].shared ? ranks_[r].shared->cells : none;
+  }
+
+  // A read of `x` (in the shared window) by rank r, which knows `known` of the others: each
+  // byte another rank wrote must have been written before something r heard of.
+  void check_shared_read(int r, const Step& st, const ByteRange& x, const Clock& known) {
+    if (x.area != Area::Shared || !ranks_[r].shared) return;
+    const auto& w = ranks_[r].shared->writers;
+    for (std::size_t k = x.offset; k < x.offset + x.bytes && k < w.size(); ++k)
+      if (w[k].rank >= 0 && w[k].rank != r && w[k].tick > known[static_cast<std::size_t>(w[k].rank)]) {
+        problem(where(r, st) + "reads " + range_text(x) + " byte " + std::to_string(k - x.offset) +
+                " of the shared window, which rank " + std::to_string(w[k].rank) +
+                " wrote with no message ordering the two (a race)");
+        return;
+      }
+  }
+
+  // A write of `x` by rank r: an earlier write by another rank must be ordered before it.
+  void note_shared_write(int r, const Step& st, const ByteRange& x) {
+    if (x.area != Area::Shared || !ranks_[r].shared) return;
+    check_shared_read(r, st, x, ranks_[r].clock);
+    auto& w = ranks_[r].shared->writers;
+    const std::uint64_t t = ++ranks_[r].clock[static_cast<std::size_t>(r)];
+    for (std::size_t k = x.offset; k < x.offset + x.bytes && k < w.size(); ++k) w[k] = {r, t};
+  }
 
   std::string where(int r, const Step& st) const {
     return progs_[r].algorithm + ": rank " + std::to_string(r) + " stage " +
@@ -390,7 +489,11 @@ class Verifier {
       problem(where(r, st) + "writes into the program's constants " + range_text(x));
       return false;
     }
-    const auto& a = ranks_[r].area[static_cast<int>(x.area)];
+    if (x.area == Area::Shared && !ranks_[r].shared) {
+      problem(where(r, st) + range_text(x) + ": the program has no shared window");
+      return false;
+    }
+    const auto& a = cells(r, x.area);
     if (x.offset + x.bytes <= a.size()) return true;
     problem(where(r, st) + range_text(x) + " lies outside the " + area_name(x.area) + " area of " +
             std::to_string(a.size()) + " bytes");
@@ -436,8 +539,12 @@ class Verifier {
   void run_local(int r, const Step& st) {
     if (!in_area(r, st.from, st) || !in_area(r, st.to, st, st.kind != StepKind::Check)) return;
     check_hazard(r, st);
-    auto& from = ranks_[r].area[static_cast<int>(st.from.area)];
-    auto& to = ranks_[r].area[static_cast<int>(st.to.area)];
+    if (clocks_) {
+      check_shared_read(r, st, st.from, ranks_[r].clock);
+      if (st.kind != StepKind::Check) note_shared_write(r, st, st.to);
+    }
+    auto& from = cells(r, st.from.area);
+    auto& to = cells(r, st.to.area);
     const int np = static_cast<int>(progs_.size());
     for (std::size_t k = 0; k < st.from.bytes; ++k) {
       const Cell c = from[st.from.offset + k];
@@ -482,6 +589,7 @@ class Verifier {
       sq.pop_front();
       rq.pop_front();
       *s.done = *v.done = true;
+      if (s.clock && v.clock) *v.clock = *s.clock;
       if (s.step->tag == TagKind::Sync) continue;
       if (s.step->from.bytes != v.step->to.bytes) {
         problem(where(s.rank, *s.step) + "sends " + std::to_string(s.step->from.bytes) +
@@ -489,8 +597,12 @@ class Verifier {
                 std::to_string(v.step->to.bytes));
         continue;
       }
-      const auto& from = ranks_[s.rank].area[static_cast<int>(s.step->from.area)];
-      auto& to = ranks_[v.rank].area[static_cast<int>(v.step->to.area)];
+      if (clocks_) {
+        check_shared_read(s.rank, *s.step, s.step->from, *s.clock);
+        note_shared_write(v.rank, *v.step, v.step->to);
+      }
+      const auto& from = cells(s.rank, s.step->from.area);
+      auto& to = cells(v.rank, v.step->to.area);
       // A message may carry bytes never written (padding of the hierarchical schemes): they
       // arrive unwritten, and the result check reports them if they end up there.
       std::copy_n(from.begin() + static_cast<std::ptrdiff_t>(s.step->from.offset), s.step->from.bytes,
@@ -502,7 +614,7 @@ class Verifier {
   // next one on that channel (collectives on a communicator match in posting order).
   void post_collective(int r, const Step& st, bool* done) {
     RankSim& s = ranks_[r];
-    s.pending.emplace_back(st.complete, done);
+    s.pending.push_back({st.complete, done, nullptr});
     if (!in_area(r, st.from, st) || !in_area(r, st.to, st, true)) {
       *done = true;
       return;
@@ -537,8 +649,8 @@ class Verifier {
       const std::size_t blk = bytes / n;
       for (std::size_t i = 0; i < n; ++i)
         for (std::size_t k = 0; k < n; ++k) {
-          const auto& from = ranks_[now[i].rank].area[static_cast<int>(now[i].step->from.area)];
-          auto& to = ranks_[now[k].rank].area[static_cast<int>(now[k].step->to.area)];
+          const auto& from = cells(now[i].rank, now[i].step->from.area);
+          auto& to = cells(now[k].rank, now[k].step->to.area);
           std::copy_n(from.begin() + static_cast<std::ptrdiff_t>(now[i].step->from.offset + k * blk), blk,
                       to.begin() + static_cast<std::ptrdiff_t>(now[k].step->to.offset + i * blk));
         }
@@ -552,7 +664,13 @@ class Verifier {
       return;
     }
     RankSim& s = ranks_[r];
-    s.pending.emplace_back(st.complete, done);
+    Clock* clock = nullptr;
+    if (clocks_) {
+      clocks_store_.emplace_back();
+      clock = &clocks_store_.back();
+      if (st.kind == StepKind::Send) ++s.clock[static_cast<std::size_t>(r)], *clock = s.clock;
+    }
+    s.pending.push_back({st.complete, done, st.kind == StepKind::Recv ? clock : nullptr});
     const ByteRange& x = st.kind == StepKind::Send ? st.from : st.to;
     if (!in_area(r, x, st, st.kind == StepKind::Recv)) {
       *done = true;
@@ -567,11 +685,11 @@ class Verifier {
     }
     if (st.kind == StepKind::Send) {
       const Key key{r, peer, channel_name(r, st), static_cast<int>(st.tag)};
-      sends_[key].push_back({r, &st, done});
+      sends_[key].push_back({r, &st, done, clock});
       try_match(key);
     } else {
       const Key key{peer, r, channel_name(r, st), static_cast<int>(st.tag)};
-      recvs_[key].push_back({r, &st, done});
+      recvs_[key].push_back({r, &st, done, clock});
       try_match(key);
     }
   }
@@ -602,10 +720,14 @@ class Verifier {
         moved = true;
       }
       bool ready = true;
-      for (const auto& [c, d] : s.pending)
-        if (c <= s.stage && !*d) ready = false;
+      for (const auto& x : s.pending)
+        if (x.complete <= s.stage && !*x.done) ready = false;
       if (!ready) break;
-      std::erase_if(s.pending, [&](const auto& x) { return x.first <= s.stage; });
+      if (clocks_)  // what the senders knew, now this rank knows
+        for (const auto& x : s.pending)
+          if (x.complete <= s.stage && x.sender_clock && !x.sender_clock->empty())
+            for (std::size_t k = 0; k < s.clock.size(); ++k) s.clock[k] = std::max(s.clock[k], (*x.sender_clock)[k]);
+      std::erase_if(s.pending, [&](const Pending& x) { return x.complete <= s.stage; });
       std::erase_if(s.inflight, [&](const Inflight& f) { return f.retire <= s.stage; });
       ++s.stage;
       s.posted = false;
@@ -626,6 +748,9 @@ class Verifier {
   std::map<Key, std::deque<RecvRec>> recvs_;
   std::map<std::string, std::map<int, std::deque<RecvRec>>> colls_;  // channel name -> rank -> posted
   std::deque<bool> flags_;  // stable addresses
+  bool clocks_ = false;     // some program has a shared window: track happens-before
+  std::map<std::string, SharedArea> shared_;  // by the shared channel's name
+  std::deque<Clock> clocks_store_;            // message clocks (stable addresses)
 };
 
 }  // namespace

@@ -18,6 +18,7 @@ namespace {
 // Per process; under SMPI's privatisation, per simulated process.
 double g_charged = 0.0;
 double g_copy_rate = 0.0;  // bytes per second of the copy model; 0 = off
+double g_cold_rate = 0.0;  // of a cold copy; 0 = g_copy_rate
 }  // namespace
 
 double thread_cpu_seconds() {
@@ -51,8 +52,13 @@ void charge_seconds(double seconds) {
 
 void set_copy_rate(double bytes_per_second) { g_copy_rate = bytes_per_second; }
 
-void charge_copy(double bytes) {
-  if (g_copy_rate > 0.0) charge_seconds(bytes / g_copy_rate);
+void set_cold_copy_rate(double bytes_per_second) { g_cold_rate = bytes_per_second; }
+
+bool cold_copies_differ() { return g_copy_rate > 0.0 && g_cold_rate > 0.0 && g_cold_rate != g_copy_rate; }
+
+void charge_copy(double bytes, bool cold) {
+  if (g_copy_rate <= 0.0) return;
+  charge_seconds(bytes / (cold && g_cold_rate > 0.0 ? g_cold_rate : g_copy_rate));
 }
 
 void require_cost_model_applies(const std::string& option) {
