@@ -488,12 +488,16 @@ std::string DistributedFft::backward(libcomm::AlltoallAlgo algo,
   return join_ran(ran1, ran2);
 }
 
+void DistributedFft::set_uneven_algorithm(libcomm::AlltoallvAlgo algo, libcomm::AlltoallvMode mode) {
+  for (Exchange* e : {&t1_fwd_, &t1_bwd_, &t2_fwd_, &t2_bwd_, &sphere_fwd_, &sphere_bwd_}) e->set_uneven(algo, mode);
+}
+
 std::string DistributedFft::describe_transposes() const {
   auto one = [](const std::string& name, const Exchange& e, int peers) {
     if (peers <= 1) return std::string();
     return name + (e.even() ? " even (" + std::to_string(e.block_bytes()) +
                                                " B blocks, libcomm::alltoall)"
-                                         : " uneven (" + std::string(kAlltoallvName) + ")");
+                                         : " uneven (" + e.describe_uneven() + ")");
   };
   if (sphere_ > 0)
     return "cutoff sphere " + std::to_string(sphere_) + ": " + std::to_string(total_sticks_) + " of " +

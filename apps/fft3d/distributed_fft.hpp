@@ -91,7 +91,7 @@ class DistributedFft {
   std::size_t sphere_max_sticks() const { return max_sticks_; }
 
   // Forward transform of the input into the output (the input is overwritten). Returns
-  // what the transposes ran ("pairwise", "mpi_alltoallv", "pairwise+mpi_alltoallv").
+  // what the transposes ran ("pairwise", "alltoallv:direct", "pairwise+alltoallv:direct").
   std::string forward(libcomm::AlltoallAlgo algo, const libcomm::AlltoallOptions& opts,
                       StageTimes& times);
   // The forward transform with the x <-> y transpose pipelined (heFFTe's pipelined
@@ -106,6 +106,8 @@ class DistributedFft {
   std::string backward(libcomm::AlltoallAlgo algo, const libcomm::AlltoallOptions& opts,
                        StageTimes& times);
 
+  // The algorithm and mode of the uneven transposes (libcomm::alltoallv; default auto, b).
+  void set_uneven_algorithm(libcomm::AlltoallvAlgo algo, libcomm::AlltoallvMode mode);
   // Per transpose: even (regular alltoall) or not (alltoallv), and its block size.
   std::string describe_transposes() const;
 

@@ -2,36 +2,11 @@
 
 #include <algorithm>
 #include <climits>
+#include <string>
 
 #include "libcomm/error.hpp"
 
 namespace fft3d {
-
-void alltoallv_bytes(const void* send, const std::vector<std::size_t>& scount,
-                     const std::vector<std::size_t>& sdispl, void* recv,
-                     const std::vector<std::size_t>& rcount,
-                     const std::vector<std::size_t>& rdispl, const libcomm::Comm& comm) {
-  const auto p = static_cast<std::size_t>(comm.size());
-  libcomm::require(scount.size() == p && sdispl.size() == p && rcount.size() == p &&
-                       rdispl.size() == p,
-                   "alltoallv_bytes: rank " + std::to_string(comm.rank()) +
-                       ": count and displacement vectors must hold P = " + std::to_string(p) +
-                       " entries");
-  std::vector<int> sc(p), sd(p), rc(p), rd(p);
-  for (std::size_t k = 0; k < p; ++k) {
-    for (std::size_t v : {scount[k], sdispl[k], rcount[k], rdispl[k]})
-      libcomm::require(v <= static_cast<std::size_t>(INT_MAX),
-                       "alltoallv_bytes: rank " + std::to_string(comm.rank()) +
-                           ": a count or displacement exceeds INT_MAX bytes (" +
-                           std::to_string(v) + "); MPI_Alltoallv cannot carry it");
-    sc[k] = static_cast<int>(scount[k]);
-    sd[k] = static_cast<int>(sdispl[k]);
-    rc[k] = static_cast<int>(rcount[k]);
-    rd[k] = static_cast<int>(rdispl[k]);
-  }
-  MPI_Alltoallv(send, sc.data(), sd.data(), MPI_BYTE, recv, rc.data(), rd.data(), MPI_BYTE,
-                comm.mpi());
-}
 
 Exchange::Exchange(const libcomm::Comm* comm, std::vector<std::size_t> send_count,
                    std::vector<std::size_t> recv_count, std::size_t elem_bytes)
@@ -41,18 +16,18 @@ Exchange::Exchange(const libcomm::Comm* comm, std::vector<std::size_t> send_coun
                    "Exchange: rank " + std::to_string(comm->rank()) + ": need P counts");
   std::size_t so = 0, ro = 0;
   for (std::size_t k = 0; k < p; ++k) {
-    scount_.push_back(send_count[k] * elem_bytes);
-    sdispl_.push_back(so);
-    so += scount_.back();
-    rcount_.push_back(recv_count[k] * elem_bytes);
-    rdispl_.push_back(ro);
-    ro += rcount_.back();
+    scount_.push_back(static_cast<std::int64_t>(send_count[k] * elem_bytes));
+    sdispl_.push_back(static_cast<std::int64_t>(so));
+    so += send_count[k] * elem_bytes;
+    rcount_.push_back(static_cast<std::int64_t>(recv_count[k] * elem_bytes));
+    rdispl_.push_back(static_cast<std::int64_t>(ro));
+    ro += recv_count[k] * elem_bytes;
   }
   // Even when every block on every rank has the same size: then the regular algorithms
   // apply. {min, -max} in one reduction.
   long long mm[2] = {LLONG_MAX, LLONG_MAX};
   for (std::size_t k = 0; k < p; ++k)
-    for (std::size_t c : {scount_[k], rcount_[k]}) {
+    for (std::int64_t c : {scount_[k], rcount_[k]}) {
       mm[0] = std::min(mm[0], static_cast<long long>(c));
       mm[1] = std::min(mm[1], -static_cast<long long>(c));
     }
@@ -67,8 +42,17 @@ std::string Exchange::run(const void* send, void* recv, libcomm::AlltoallAlgo al
     const auto ran = libcomm::alltoall(send, recv, block_bytes_, *comm_, algo, opts);
     return std::string(libcomm::alltoall_algo_name(ran));
   }
-  alltoallv_bytes(send, scount_, sdispl_, recv, rcount_, rdispl_, *comm_);
-  return kAlltoallvName;
+  libcomm::AlltoallvOptions vopts;
+  vopts.check_args = opts.check_args;
+  vopts.allow_fallback = opts.allow_fallback;
+  vopts.mode = vmode_;
+  const auto ran = libcomm::alltoallv(send, scount_, sdispl_, recv, rcount_, rdispl_, *comm_, valgo_, vopts);
+  return "alltoallv:" + std::string(libcomm::alltoallv_algo_name(ran.algo));
+}
+
+std::string Exchange::describe_uneven() const {
+  return "libcomm::alltoallv " + std::string(libcomm::alltoallv_algo_name(valgo_)) + " (" +
+         std::string(libcomm::alltoallv_mode_name(vmode_)) + ")";
 }
 
 }  // namespace fft3d

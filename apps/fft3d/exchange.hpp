@@ -2,26 +2,20 @@
 //
 // When every block of the exchange has the same size on every rank (the split is even)
 // it runs libcomm::alltoall with the algorithm asked for. Otherwise the blocks differ and
-// it runs alltoallv_bytes below, the one irregular entry point of fft3d.
+// it runs libcomm::alltoallv with the irregular algorithm and mode set on the exchange
+// (paper 001's A1-A4, or the MPI library's MPI_Alltoallv as native).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "libcomm/alltoall.hpp"
+#include "libcomm/alltoallv.hpp"
 #include "libcomm/comm.hpp"
 
 namespace fft3d {
-
-// Irregular all-to-all in bytes: to peer d goes send[sdispl[d], +scount[d]), from peer s
-// arrives recv[rdispl[s], +rcount[s]). Today MPI_Alltoallv (counts must fit in int);
-// libcomm's alltoallv replaces it here when the irregular family lands.
-void alltoallv_bytes(const void* send, const std::vector<std::size_t>& scount,
-                     const std::vector<std::size_t>& sdispl, void* recv,
-                     const std::vector<std::size_t>& rcount,
-                     const std::vector<std::size_t>& rdispl, const libcomm::Comm& comm);
-inline constexpr const char* kAlltoallvName = "mpi_alltoallv";
 
 class Exchange {
  public:
@@ -31,21 +25,30 @@ class Exchange {
   Exchange(const libcomm::Comm* comm, std::vector<std::size_t> send_count,
            std::vector<std::size_t> recv_count, std::size_t elem_bytes);
 
-  // Runs the exchange; returns the name of what ran ("pairwise", "mpi_alltoallv").
+  // The irregular algorithm of an uneven exchange (default auto, blocking).
+  void set_uneven(libcomm::AlltoallvAlgo algo, libcomm::AlltoallvMode mode) {
+    valgo_ = algo;
+    vmode_ = mode;
+  }
+
+  // Runs the exchange; returns the name of what ran ("pairwise", "alltoallv:four_stage").
   std::string run(const void* send, void* recv, libcomm::AlltoallAlgo algo,
                   const libcomm::AlltoallOptions& opts) const;
 
   bool even() const { return even_; }
   std::size_t block_bytes() const { return block_bytes_; }
-  const std::vector<std::size_t>& send_displ() const { return sdispl_; }
-  const std::vector<std::size_t>& recv_displ() const { return rdispl_; }
+  const std::vector<std::int64_t>& send_displ() const { return sdispl_; }
+  const std::vector<std::int64_t>& recv_displ() const { return rdispl_; }
   int peers() const { return comm_ ? comm_->size() : 0; }
+  std::string describe_uneven() const;  // "alltoallv auto (b)"
 
  private:
   const libcomm::Comm* comm_ = nullptr;
-  std::vector<std::size_t> scount_, sdispl_, rcount_, rdispl_;  // bytes
+  std::vector<std::int64_t> scount_, sdispl_, rcount_, rdispl_;  // bytes
   bool even_ = false;
   std::size_t block_bytes_ = 0;
+  libcomm::AlltoallvAlgo valgo_ = libcomm::AlltoallvAlgo::Auto;
+  libcomm::AlltoallvMode vmode_ = libcomm::AlltoallvMode::Blocking;
 };
 
 }  // namespace fft3d

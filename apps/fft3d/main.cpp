@@ -122,11 +122,25 @@ int run(int argc, char** argv) {
                  "with --model-fft: charge each pack/unpack, and the block copies inside the "
                  "all-to-all algorithms, their bytes at this many GB/s")
       ->check(apps::positive_number(1e6));
+  double model_cold_gbs = 0;
+  app.add_option("--model-copy-cold", model_cold_gbs,
+                 "with --model-copy: charge the copies out of data the network delivered (the receive-side "
+                 "distribution of recv_distribute / leader, a program's copies out of its own receives) at "
+                 "this many GB/s instead: not in the core's cache (paper 002, s. 3, Fig. 5); default: the "
+                 "--model-copy rate")
+      ->check(apps::positive_number(1e6));
   app.add_option("--overlap", overlap,
                  "also time the forward transform with the x <-> y transpose pipelined in this many chunks "
                  "(>= 2; persistent libcomm plans, each chunk's FFT and pack overlapping the chunks before "
                  "it in flight; its backward is the blocking one, after a copy)")
       ->check(CLI::Range(0, 4096));
+  std::string valgo_text = "auto", vmode_text = "b";
+  app.add_option("--alltoallv", valgo_text,
+                 "irregular algorithm of the uneven transposes (a grid that does not split evenly): "
+                 "native (MPI_Alltoallv), direct, two_stage, mesh, four_stage or auto (paper 001)")
+      ->capture_default_str();
+  app.add_option("--alltoallv-mode", vmode_text, "mode of the uneven transposes: b, n1 or n2 (paper 001, s. 3.4)")
+      ->capture_default_str();
   double sphere = 0;
   app.add_option("--sphere", sphere,
                  "CPMD's cutoff sphere (paper 002, s. 6.2): the slab transpose carries only the x lines "
@@ -149,6 +163,20 @@ int run(int argc, char** argv) {
                      "model (drop --fftw-mpi)");
     // The all-to-all algorithms' own block copies are charged at the same copy rate.
     libcomm::sim::set_copy_rate(model.copy_bytes_per_second);
+    libcomm::sim::set_cold_copy_rate(model_cold_gbs * 1e9);
+  }
+  libcomm::require(model_cold_gbs == 0 || model.enabled(), "--model-copy-cold goes with --model-fft and --model-copy");
+  libcomm::AlltoallvAlgo valgo{};
+  libcomm::AlltoallvMode vmode{};
+  try {
+    valgo = libcomm::alltoallv_algo_from_name(valgo_text);
+  } catch (const libcomm::Error& e) {
+    throw libcomm::Error(std::string("--alltoallv: ") + e.what());
+  }
+  try {
+    vmode = libcomm::alltoallv_mode_from_name(vmode_text);
+  } catch (const libcomm::Error& e) {
+    throw libcomm::Error(std::string("--alltoallv-mode: ") + e.what());
   }
   const libcomm::Comm world = apps::world_comm(nodes);
   const int p = world.size();
@@ -219,6 +247,7 @@ int run(int argc, char** argv) {
     const ProcGrid pg = d == "slab" ? ProcGrid{p, 1} : pencil_grid;
     engines.push_back(std::make_unique<DistributedFft>(world, g, pg, r2c, flags, overlap, sphere));
     engines.back()->set_local_work_model(model);
+    engines.back()->set_uneven_algorithm(valgo, vmode);
     engine_decomp.push_back(d);
   }
   std::vector<std::unique_ptr<FftwMpiPeer>> peers;
@@ -336,8 +365,10 @@ int run(int argc, char** argv) {
               << "; errors are max |error| / max |reference|, tolerance " << kTolerance << "\n";
     if (model.enabled())
       std::cout << "local work modelled: FFT stages at " << model_gflops
-                << " GFlop/s (5 n log2 n per transform), pack/unpack at " << model_copy_gbs
-                << " GB/s\n";
+                << " GFlop/s (5 n log2 n per transform), pack/unpack at " << model_copy_gbs << " GB/s"
+                << (model_cold_gbs > 0 ? ", copies of received data at " + std::to_string(model_cold_gbs).substr(0, 4) + " GB/s"
+                                       : std::string())
+                << "\n";
     for (std::size_t e = 0; e < engines.size(); ++e)
       std::cout << engine_decomp[e] << " " << engines[e]->procs().str() << ": "
                 << engines[e]->describe_transposes() << "\n";

@@ -172,7 +172,9 @@ bool post_stage(PlanState& s, const StepProgram& p, bool blocking) {
   s.next_step = end;
   // Orders this process's accesses to the shared window against the other members' (their
   // writes before the messages that ended the previous stage are visible now).
+#ifndef LIBCOMM_SIMGRID  // (SMPI's simulated processes are threads of one process; it lacks MPI_Win_sync)
   if (s.window) check_mpi(MPI_Win_sync(s.window->win), "MPI_Win_sync");
+#endif
   const auto local = [](const Step& st) { return is_local(st.kind); };
   for (std::size_t k = first; k < end; ++k)
     if (local(p.steps[k]) && !p.steps[k].overlap) run_local(s, p, p.steps[k]);
