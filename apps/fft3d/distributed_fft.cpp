@@ -488,24 +488,41 @@ std::string DistributedFft::backward(libcomm::AlltoallAlgo algo,
   return join_ran(ran1, ran2);
 }
 
+void DistributedFft::attach_topology(const libcomm::Topology& world_tree) {
+  const int pr = procs_.pr, pc = procs_.pc;
+  if (row_ && pc >= 3) {
+    std::vector<int> members;
+    for (int c = 0; c < pc; ++c) members.push_back(r_ * pc + c);
+    libcomm::attach_topology(*row_, world_tree.restricted(members));
+  }
+  if (col_ && pr >= 3) {
+    std::vector<int> members;
+    for (int r = 0; r < pr; ++r) members.push_back(r * pc + c_);
+    libcomm::attach_topology(*col_, world_tree.restricted(members));
+  }
+}
+
 void DistributedFft::set_uneven_algorithm(libcomm::AlltoallvAlgo algo, libcomm::AlltoallvMode mode) {
   for (Exchange* e : {&t1_fwd_, &t1_bwd_, &t2_fwd_, &t2_bwd_, &sphere_fwd_, &sphere_bwd_}) e->set_uneven(algo, mode);
 }
 
 std::string DistributedFft::describe_transposes() const {
-  auto one = [](const std::string& name, const Exchange& e, int peers) {
+  auto one = [](const std::string& name, const Exchange& e, int peers, const libcomm::Comm* comm) {
     if (peers <= 1) return std::string();
+    const auto tree = comm ? libcomm::attached_topology(*comm) : nullptr;
     return name + (e.even() ? " even (" + std::to_string(e.block_bytes()) +
                                                " B blocks, libcomm::alltoall)"
-                                         : " uneven (" + e.describe_uneven() + ")");
+                                         : " uneven (" + e.describe_uneven() + ")") +
+           (tree ? " on a switch tree of " + std::to_string(tree->num_nodes() - tree->num_machines()) + " switch(es)"
+                 : std::string());
   };
   if (sphere_ > 0)
     return "cutoff sphere " + std::to_string(sphere_) + ": " + std::to_string(total_sticks_) + " of " +
            std::to_string(grid_.ny * grid_.nz) + " x-lines, at most " + std::to_string(max_sticks_) +
-           " per rank; " + one("x<->y over " + std::to_string(procs_.pr), sphere_fwd_, procs_.pr);
-  std::string s = one("y<->z over rows of " + std::to_string(procs_.pc), t1_fwd_, procs_.pc);
+           " per rank; " + one("x<->y over " + std::to_string(procs_.pr), sphere_fwd_, procs_.pr, col_.get());
+  std::string s = one("y<->z over rows of " + std::to_string(procs_.pc), t1_fwd_, procs_.pc, row_.get());
   const std::string s2 = one("x<->y over columns of " + std::to_string(procs_.pr), t2_fwd_,
-                             procs_.pr);
+                             procs_.pr, col_.get());
   if (!s2.empty()) s += (s.empty() ? "" : "; ") + s2;
   return s.empty() ? "no transpose (1 rank)" : s;
 }

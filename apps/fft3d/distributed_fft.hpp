@@ -36,6 +36,7 @@
 #include "libcomm/alltoall.hpp"
 #include "libcomm/comm.hpp"
 #include "libcomm/plan.hpp"
+#include "libcomm/topology.hpp"
 
 namespace fft3d {
 
@@ -106,6 +107,10 @@ class DistributedFft {
   std::string backward(libcomm::AlltoallAlgo algo, const libcomm::AlltoallOptions& opts,
                        StageTimes& times);
 
+  // The switch tree of the world's ranks (--topology): each transpose's sub-communicator
+  // gets the part of it its ranks see (Topology::restricted), for tree_scheduled. A
+  // sub-communicator of fewer than 3 ranks needs no schedule and gets none.
+  void attach_topology(const libcomm::Topology& world_tree);
   // The algorithm and mode of the uneven transposes (libcomm::alltoallv; default auto, b).
   void set_uneven_algorithm(libcomm::AlltoallvAlgo algo, libcomm::AlltoallvMode mode);
   // Per transpose: even (regular alltoall) or not (alltoallv), and its block size.

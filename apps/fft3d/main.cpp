@@ -141,6 +141,12 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--alltoallv-mode", vmode_text, "mode of the uneven transposes: b, n1 or n2 (paper 001, s. 3.4)")
       ->capture_default_str();
+  std::string topology_path;
+  app.add_option("--topology", topology_path,
+                 "switch tree of the ranks (inputs/topologies/*.topo, one machine per rank) for tree_scheduled "
+                 "(paper 003): each transpose's sub-communicator gets the part of the tree its ranks use; "
+                 "default: one switch")
+      ->check(CLI::ExistingFile);
   double sphere = 0;
   app.add_option("--sphere", sphere,
                  "CPMD's cutoff sphere (paper 002, s. 6.2): the slab transpose carries only the x lines "
@@ -240,6 +246,15 @@ int run(int argc, char** argv) {
                    "--check serial: grid " + g.str() + " is too large to gather (use analytic)");
   const Signal signal = serial_check ? Signal::Random : Signal::PlaneWaves;
 
+  libcomm::Topology world_tree;
+  if (!topology_path.empty()) {
+    try {
+      world_tree = libcomm::Topology::load(topology_path);
+      libcomm::attach_topology(world, world_tree);  // checks one machine per rank
+    } catch (const libcomm::Error& e) {
+      throw libcomm::Error(std::string("--topology: ") + e.what());
+    }
+  }
   // Engines (plans made here, once) and peers.
   std::vector<std::unique_ptr<DistributedFft>> engines;
   std::vector<std::string> engine_decomp;
@@ -248,6 +263,7 @@ int run(int argc, char** argv) {
     engines.push_back(std::make_unique<DistributedFft>(world, g, pg, r2c, flags, overlap, sphere));
     engines.back()->set_local_work_model(model);
     engines.back()->set_uneven_algorithm(valgo, vmode);
+    if (!topology_path.empty()) engines.back()->attach_topology(world_tree);
     engine_decomp.push_back(d);
   }
   std::vector<std::unique_ptr<FftwMpiPeer>> peers;

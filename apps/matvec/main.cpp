@@ -167,7 +167,10 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--seed", seed, "seed of the matrix and vectors")->check(apps::seed_number())->capture_default_str();
   app.add_option("--json", json_path, "also write the results as JSON to this file")->check(apps::kWritableFile);
+  double model_gflops = 0;
+  apps::add_flop_model_option(app, model_gflops);
   apps::parse_command_line(app, argc, argv);
+  apps::apply_flop_model(model_gflops);
 
   int rank = 0, p = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

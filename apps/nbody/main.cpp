@@ -67,7 +67,10 @@ int run(int argc, char** argv) {
       ->check(apps::number_in(0, 1e6))
       ->capture_default_str();
   app.add_option("--json", json_path, "also write the results as JSON to this file")->check(apps::kWritableFile);
+  double model_gflops = 0;
+  apps::add_flop_model_option(app, model_gflops);
   apps::parse_command_line(app, argc, argv);
+  apps::apply_flop_model(model_gflops);
   libcomm::require(prm.n >= 1, "--n: need at least 1 body (got 0)");
   // The validation gathers all bodies on rank 0 with int counts and displacements.
   libcomm::require(prm.n <= static_cast<std::size_t>(INT_MAX / 4),

@@ -6,6 +6,7 @@
 #include "kernels/distribution.hpp"
 #include "kernels/nbody.hpp"
 #include "libcomm/error.hpp"
+#include "libcomm/sim.hpp"
 
 namespace nbody {
 namespace {
@@ -17,6 +18,11 @@ void check_mpi(int rc, const char* what) {
 // Sources per chunk of the systolic force loop: between chunks the shift in flight is
 // progressed with MPI_Testall.
 constexpr std::size_t kChunk = 128;
+
+// The flop model (--model-flops): the customary count of a softened gravitational
+// interaction (3 differences, the squared distance and softening, an inverse square root
+// cubed, 3 multiply-adds), and a kick or drift (3 multiply-adds) per body.
+constexpr double kFlopsPerInteraction = 20.0, kFlopsPerUpdate = 6.0;
 
 }  // namespace
 
@@ -54,6 +60,7 @@ Phases ParallelNBody::accelerations_allgather(libcomm::AllgatherAlgo algo,
   std::fill(acc_.begin(), acc_.end(), 0.0);
   kernels::accumulate_accelerations(bodies_.data(), bodies_.size() / 4, all_.data(), params_.n,
                                     params_.eps * params_.eps, acc_.data());
+  libcomm::sim::charge_flops(kFlopsPerInteraction * static_cast<double>(bodies_.size() / 4 * params_.n));
   ph.comm = t1 - t0;
   ph.compute = MPI_Wtime() - t1;
   return ph;
@@ -89,6 +96,7 @@ Phases ParallelNBody::accelerations_systolic() {
     for (std::size_t c = 0; c < nsrc; c += kChunk) {
       kernels::accumulate_accelerations(bodies_.data(), ntgt, travel_[cur].data() + 4 * c,
                                         std::min(kChunk, nsrc - c), eps2, acc_.data());
+      libcomm::sim::charge_flops(kFlopsPerInteraction * static_cast<double>(ntgt * std::min(kChunk, nsrc - c)));
       if (shift) {
         int done = 0;
         MPI_Testall(2, reqs, &done, MPI_STATUSES_IGNORE);
@@ -125,10 +133,12 @@ std::vector<Phases> ParallelNBody::run(bool systolic, libcomm::AllgatherAlgo alg
     double t0 = MPI_Wtime();
     kernels::kick(vel_.data(), acc_.data(), mine, 0.5 * params_.dt);
     kernels::drift(bodies_.data(), vel_.data(), mine, params_.dt);
+    libcomm::sim::charge_flops(2 * kFlopsPerUpdate * static_cast<double>(mine));
     const double local = MPI_Wtime() - t0;
     Phases ph = evaluate(false);
     t0 = MPI_Wtime();
     kernels::kick(vel_.data(), acc_.data(), mine, 0.5 * params_.dt);
+    libcomm::sim::charge_flops(kFlopsPerUpdate * static_cast<double>(mine));
     ph.compute += local + (MPI_Wtime() - t0);
     steps.push_back(ph);
   }

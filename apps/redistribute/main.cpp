@@ -12,6 +12,8 @@
 // and validates that every record arrived exactly once at the right rank (count and an
 // order-independent checksum of the multiset, payload recomputed from the key,
 // destination check) and, for the sort, that the result is globally sorted.
+#include <cmath>
+#include "libcomm/sim.hpp"
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstring>
@@ -111,7 +113,21 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--nodes", nodes, "node map (see commbench --help)")->capture_default_str();
   app.add_option("--json", json_path, "write the results as JSON to this file")->check(apps::kWritableFile);
+  double model_gflops = 0, model_copy_gbs = 0;
+  apps::add_flop_model_option(app, model_gflops);
+  app.add_option("--model-copy", model_copy_gbs,
+                 "with --model-flops: charge the composition and decomposition their bytes moved, and "
+                 "the algorithms' bucket copies theirs, at this many GB/s")
+      ->check(apps::positive_number(1e6));
   apps::parse_command_line(app, argc, argv);
+  libcomm::require(model_copy_gbs == 0 || model_gflops > 0, "--model-copy goes with --model-flops");
+  apps::apply_flop_model(model_gflops);
+  libcomm::sim::set_copy_rate(model_copy_gbs * 1e9);
+  // The modelled local work of the redistribution itself: bytes moved at the copy rate,
+  // and the decomposition's sort n log2 n comparisons as flops.
+  const auto charge_bytes = [&](double bytes) {
+    if (model_copy_gbs > 0) libcomm::sim::charge_seconds(bytes / (model_copy_gbs * 1e9));
+  };
   const libcomm::Comm comm = apps::world_comm(nodes);
   const int p = comm.size(), me = comm.rank();
   const auto mode = [&] {
@@ -222,6 +238,7 @@ int run(int argc, char** argv) {
         const std::byte* r = data.data() + k * rec;
         std::memcpy(send.data() + (fill[destination(r)]++) * rec, r, rec);
       }
+      charge_bytes(static_cast<double>(n_local * static_cast<std::int64_t>(rec)));
       double t1 = MPI_Wtime();
       // communicate
       MPI_Alltoall(sc.data(), 1, MPI_INT64_T, rc.data(), 1, MPI_INT64_T, comm.mpi());
@@ -248,9 +265,11 @@ int run(int argc, char** argv) {
         std::sort(order.begin(), order.end());
         for (std::int64_t k = 0; k < n_in; ++k)
           std::memcpy(out.data() + k * rec, recv.data() + order[k].second * rec, rec);
+        libcomm::sim::charge_flops(static_cast<double>(n_in) * std::log2(std::max<double>(2.0, static_cast<double>(n_in))));
       } else {
         out = recv;  // already grouped by source by alltoallv's layout
       }
+      charge_bytes(static_cast<double>(recv.size()));
       double t3 = MPI_Wtime();
       double d[3] = {t1 - t0, t2 - t1, t3 - t2};
       MPI_Allreduce(MPI_IN_PLACE, d, 3, MPI_DOUBLE, MPI_MAX, comm.mpi());

@@ -238,3 +238,22 @@ TEST(Topology, RegularTrees) {
 
 }  // namespace
 }  // namespace libcomm
+
+TEST(Topology, RestrictedKeepsTheSubCommunicatorsMachinesAndTheSwitchesBetweenThem) {
+  using libcomm::Topology;
+  // 4 switches of 4 machines under a root: ranks 0, 1 and 5 keep two leaf switches and the
+  // root; ranks 4..7 of one switch lose the root; sub-rank k runs on rank ranks[k]'s machine.
+  const Topology t = Topology::regular({4, 4});
+  const Topology a = t.restricted({5, 0, 1});
+  EXPECT_EQ(a.num_machines(), 3);
+  EXPECT_EQ(a.num_nodes(), 6);  // root, two switches, three machines
+  EXPECT_EQ(a.name(a.machine_node(a.machine_of_rank()[0])), t.name(t.machine_node(t.machine_of_rank()[5])));
+  EXPECT_EQ(a.path(a.machine_node(a.machine_of_rank()[0]), a.machine_node(a.machine_of_rank()[1])).size(), 4u);
+  EXPECT_EQ(a.path(a.machine_node(a.machine_of_rank()[1]), a.machine_node(a.machine_of_rank()[2])).size(), 2u);
+  const Topology b = t.restricted({4, 5, 6, 7});
+  EXPECT_EQ(b.num_nodes(), 5);  // one switch and its four machines
+  EXPECT_EQ(b.aapc_load(), 3);  // a star: each machine's link carries its 3 messages
+  EXPECT_THROW(t.restricted({0, 0, 1}), libcomm::Error);
+  EXPECT_THROW(t.restricted({0, 99, 1}), libcomm::Error);
+  EXPECT_THROW(t.restricted({0, 1}), libcomm::Error);
+}

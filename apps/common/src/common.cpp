@@ -10,6 +10,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "libcomm/sim.hpp"
 #include "libcomm/error.hpp"
 
 namespace apps {
@@ -105,6 +106,20 @@ CLI::Validator number_validator(double low, double high, bool low_open) {
 CLI::Validator number_in(double low, double high) { return number_validator(low, high, false); }
 CLI::Validator positive_number(double high) { return number_validator(0, high, true); }
 CLI::Validator seed_number() { return number_in(0, 4294967295.0); }
+
+void add_flop_model_option(CLI::App& app, double& gflops) {
+  app.add_option("--model-flops", gflops,
+                 "SimGrid build without --host-speed: charge the local computation its nominal flops, and "
+                 "each reduction combine one flop per element, at this many GFlop/s (deterministic simulated "
+                 "time; default 0: measured CPU time)")
+      ->check(positive_number(1e9));
+}
+
+void apply_flop_model(double gflops) {
+  if (gflops <= 0) return;
+  libcomm::sim::require_cost_model_applies("--model-flops");
+  libcomm::sim::set_flop_rate(gflops * 1e9);
+}
 
 libcomm::Comm world_comm(const std::string& nodes_spec) {
   libcomm::require(!nodes_spec.empty(), "--nodes: must not be empty (e.g. shared, flat, ppn=4)");

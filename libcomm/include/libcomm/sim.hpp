@@ -45,6 +45,13 @@ void set_cold_copy_rate(double bytes_per_second);
 // True when cold copies are charged at a rate of their own.
 bool cold_copies_differ();
 void charge_copy(double bytes, bool cold = false);
+// The flop model (matvec / nbody --model-flops): once a rate is set (flops per second; 0
+// turns it off), charge_flops(n) charges n / rate, and the executor's reduction steps charge
+// one flop per element combined instead of their measured CPU time (so the combines of a
+// reduce-scatter count in simulated time, deterministically). Per simulated process.
+void set_flop_rate(double flops_per_second);
+double flop_rate();
+void charge_flops(double flops);
 // For a program option that charges modelled local work (fft3d --model-fft/--model-copy,
 // commbench/tune --model-copy): throws Error naming `option` unless this is a SimGrid
 // build whose SMPI does not charge the measured computation itself (--host-speed).

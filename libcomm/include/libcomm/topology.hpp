@@ -72,6 +72,12 @@ class Topology {
   // fan-out below 1, fewer than 3 machines or more than 65536 nodes.
   static Topology regular(const std::vector<int>& fanout);
 
+  // The tree a sub-communicator sees: the machines of the ranks `ranks` (ranks of this
+  // tree's communicator, in the sub-communicator's rank order) and the switches between
+  // them; sub-rank k runs on the machine of rank ranks[k]. Throws Error for a rank out of
+  // range, a repeated rank or fewer than 3 ranks.
+  Topology restricted(const std::vector<int>& ranks) const;
+
   // Writes the tree back in the text format (parse(to_text()) gives the same tree).
   std::string to_text() const;
 

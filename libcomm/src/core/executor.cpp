@@ -95,7 +95,14 @@ void run_local(PlanState& s, const StepProgram& p, const Step& st) {
                   ": received data fails its check (a corrupt message)");
     return;
   }
-  // Reduce: element-wise combine, charged as local work in a simulation.
+  // Reduce: element-wise combine, charged as local work in a simulation: one flop per
+  // element under the flop model, else its measured CPU time (or, with a simulated
+  // payload, its bytes at the copy rate).
+  if (sim::flop_rate() > 0) {
+    sim::charge_flops(static_cast<double>(n / p.elem_bytes));
+    if (!simulated_payload()) reduce_local(at(s, st.from), at(s, st.to), n / p.elem_bytes, p.elem, p.op);
+    return;
+  }
   if (simulated_payload()) {
     sim::charge_copy(static_cast<double>(n));
     return;

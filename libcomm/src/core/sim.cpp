@@ -19,6 +19,7 @@ namespace {
 double g_charged = 0.0;
 double g_copy_rate = 0.0;  // bytes per second of the copy model; 0 = off
 double g_cold_rate = 0.0;  // of a cold copy; 0 = g_copy_rate
+double g_flop_rate = 0.0;  // flops per second of the flop model; 0 = off
 }  // namespace
 
 double thread_cpu_seconds() {
@@ -53,6 +54,12 @@ void charge_seconds(double seconds) {
 void set_copy_rate(double bytes_per_second) { g_copy_rate = bytes_per_second; }
 
 void set_cold_copy_rate(double bytes_per_second) { g_cold_rate = bytes_per_second; }
+
+void set_flop_rate(double flops_per_second) { g_flop_rate = flops_per_second; }
+double flop_rate() { return g_flop_rate; }
+void charge_flops(double flops) {
+  if (g_flop_rate > 0.0) charge_seconds(flops / g_flop_rate);
+}
 
 bool cold_copies_differ() { return g_copy_rate > 0.0 && g_cold_rate > 0.0 && g_cold_rate != g_copy_rate; }
 

@@ -217,6 +217,50 @@ Topology Topology::from_links(std::vector<std::string> names, std::vector<bool> 
   return t;
 }
 
+Topology Topology::restricted(const std::vector<int>& ranks) const {
+  const int n = num_nodes();
+  std::vector<char> keep(static_cast<std::size_t>(n), 0);
+  std::vector<int> machine_nodes;
+  for (int r : ranks) {
+    require(r >= 0 && r < num_machines(), "Topology::restricted: rank " + std::to_string(r) + " does not exist");
+    const int node = machines_[static_cast<std::size_t>(machine_of_rank_[static_cast<std::size_t>(r)])];
+    require(!keep[node], "Topology::restricted: rank " + std::to_string(r) + " is listed twice");
+    keep[node] = 1;
+    machine_nodes.push_back(node);
+  }
+  for (int node : machine_nodes)  // every switch on a path to the root
+    for (int u = parent_[node]; u >= 0 && !keep[u]; u = parent_[u]) keep[u] = 1;
+  // Prune switches that lead to one side only (degree <= 1 among the kept nodes).
+  for (bool pruned = true; pruned;) {
+    pruned = false;
+    for (int v = 0; v < n; ++v) {
+      if (!keep[v] || is_machine_[v]) continue;
+      int degree = 0;
+      for (int w : adjacency_[v]) degree += keep[w];
+      if (degree <= 1) keep[v] = 0, pruned = true;
+    }
+  }
+  std::vector<int> new_id(static_cast<std::size_t>(n), -1);
+  std::vector<std::string> names;
+  std::vector<bool> machine;
+  for (int v = 0; v < n; ++v)
+    if (keep[v]) new_id[v] = static_cast<int>(names.size()), names.push_back(names_[v]), machine.push_back(is_machine_[v]);
+  std::vector<std::pair<int, int>> links;
+  for (int v = 0; v < n; ++v)
+    if (keep[v] && parent_[v] >= 0 && keep[parent_[v]]) links.emplace_back(new_id[parent_[v]], new_id[v]);
+    else if (keep[v] && parent_[v] >= 0)  // its parent was pruned: join the nearest kept ancestor
+      for (int u = parent_[v]; u >= 0; u = parent_[u])
+        if (keep[u]) {
+          links.emplace_back(new_id[u], new_id[v]);
+          break;
+        }
+  Topology t = from_links(std::move(names), std::move(machine), links);
+  std::vector<int> machine_of;
+  for (int node : machine_nodes) machine_of.push_back(t.machine_index(new_id[node]));
+  t.set_machine_of_rank(std::move(machine_of));
+  return t;
+}
+
 void Topology::finish(const std::string& source, const std::vector<int>& /*link_lines*/) {
   const int n = num_nodes();
   // Root the tree at node 0 (breadth first, no recursion: trees may be deep).

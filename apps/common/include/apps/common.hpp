@@ -51,6 +51,13 @@ CLI::Validator positive_number(double high = 1e300);
 // A seed: an integer in [0, 2^32 - 1].
 CLI::Validator seed_number();
 
+// --model-flops GFLOPS (matvec, nbody): in a SimGrid build without --host-speed, charge
+// the local kernels their nominal flops and the collectives' reduction combines one flop
+// per element at this rate (libcomm::sim::set_flop_rate), so that the simulated time holds
+// the computation deterministically. apply_flop_model refuses it elsewhere.
+void add_flop_model_option(CLI::App& app, double& gflops);
+void apply_flop_model(double gflops);
+
 // libcomm's Comm of MPI_COMM_WORLD with the node map of --nodes; a bad map is an error
 // naming the option.
 libcomm::Comm world_comm(const std::string& nodes_spec);
