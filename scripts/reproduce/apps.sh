@@ -56,7 +56,10 @@ want() { [[ ",$ONLY," == *",$1,"* ]]; }
 
 ensure_packages "${LIBCOMM_PACKAGES[@]}" libsimgrid-dev python3-matplotlib
 BUILD="${SIMGRID_BUILD_DIR:-build-sim}"
-for t in fft3d commbench matvec nbody redistribute; do build_simgrid_target "$BUILD" "$t" || exit 1; done
+# (SIM_REBUILD=0, as for simulate.sh: use the binaries already in $BUILD as they are.)
+if [[ "${SIM_REBUILD:-1}" == 1 ]]; then
+  for t in fft3d commbench matvec nbody redistribute; do build_simgrid_target "$BUILD" "$t" || exit 1; done
+fi
 export SIM_REBUILD=0 SIM_BUILD_DIR="$BUILD"
 
 OUT=results/apps
