@@ -50,6 +50,20 @@ def fmt_ms(s):
     return f"{1e3 * s:.3f}"
 
 
+def new_figure(ncols=1, size=(7, 4)):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt.subplots(1, ncols, figsize=size)
+
+
+def save_figure(fig, out, name, alt):
+    """Saves the plot into `out` and returns its markdown lines."""
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, name), dpi=110)
+    return [f"![{alt}]({name})", ""]
+
+
 def cpmd_section(d, out, plots):
     lines = ["## Paper 002: CPMD's 3-D FFT on 16 x 8 and 64 x 8 cores (s. 6.2, Fig. 13)", ""]
     cases = [("0.35", "cpmd16x8_r0.35"), ("0.5", "cpmd16x8_r0.5"), ("0.7", "cpmd16x8_r0.7"), ("full slab", "cpmd16x8_full")]
@@ -142,10 +156,7 @@ def cpmd_section(d, out, plots):
                 lines.append(f"| {key[1]} B | {key[0]} | {sh[key]:.1f} | {ms[key]:.1f} |")
         lines.append("")
     if plots and plot_rows:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        fig, ax = plt.subplots(figsize=(7, 4))
+        fig, ax = new_figure()
         names = ["best", "auto", "send_aggregate", "recv_distribute", "leader"]
         width = 0.15
         for k, n in enumerate(names):
@@ -157,9 +168,7 @@ def cpmd_section(d, out, plots):
         ax.set_ylabel("transform time saved vs native (%)")
         ax.set_title("fft3d CPMD-like slab, 16 x 8 cores (cluster64x8, SimGrid)")
         ax.legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(os.path.join(out, "apps_cpmd.png"), dpi=110)
-        lines += ["![CPMD-like transform: time saved against native](apps_cpmd.png)", ""]
+        lines += save_figure(fig, out, "apps_cpmd.png", "CPMD-like transform: time saved against native")
     return lines
 
 
@@ -215,10 +224,7 @@ def cube_section(d, out, plots):
                 plot.setdefault((r_ss["layout"], r_ss["op"]), []).append((k, app, comm))
         lines.append("")
         if plots and plot:
-            import matplotlib
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-            fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+            fig, axes = new_figure(2, (10, 4))
             for (layout, op), pts in sorted(plot.items()):
                 pts.sort()
                 axes[0].plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{op} {layout}")
@@ -230,9 +236,7 @@ def cube_section(d, out, plots):
             for ax in axes:
                 ax.set_xlabel("cube dimension d")
                 ax.legend(fontsize=6)
-            fig.tight_layout()
-            fig.savefig(os.path.join(out, "apps_cube.png"), dpi=110)
-            lines += ["![matvec on the d-cube](apps_cube.png)", ""]
+            lines += save_figure(fig, out, "apps_cube.png", "matvec on the d-cube")
     if nb:
         lines += ["Direct N-body (one step: kick, drift, all-to-all broadcast of positions and masses,",
                   "interactions, kick; ms of the slowest rank):", "",
@@ -288,10 +292,7 @@ def redistribute_section(d, out, plots):
                 plot.setdefault((kase, a), []).append((p, 1e3 * w))
     lines.append("")
     if plots and plot:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+        fig, axes = new_figure(2, (10, 4))
         for (kase, a), pts in sorted(plot.items()):
             ax = axes[0 if kase == "sort" else 1]
             pts.sort()
@@ -301,9 +302,7 @@ def redistribute_section(d, out, plots):
             ax.set_xlabel("P")
             ax.set_ylabel("simulated ms")
             ax.legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(os.path.join(out, "apps_redistribute.png"), dpi=110)
-        lines += ["![redistribution at scale](apps_redistribute.png)", ""]
+        lines += save_figure(fig, out, "apps_redistribute.png", "redistribution at scale")
     return lines
 
 

@@ -5,13 +5,7 @@
 # aggregation, matvec's flop model charging exactly the nominal flops, nbody's systolic
 # ring, and commbench's two intra-node transports. Run by scripts/test.sh; seconds once
 # built (builds fft3d, commbench, matvec and nbody in build-sim/ or SIM_BUILD_DIR first).
-set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-cd "$ROOT"
-TMP=$(mktemp -d /tmp/libcomm-apps-model.XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+source "$(dirname "$0")/common.sh" libcomm-apps-model
 CL=(--platform cluster64x8 --ppn 4 -np 8 --cfg smpi/allgather:ring)
 for t in fft3d commbench matvec nbody; do  # (builds once, then never again below)
   scripts/simulate.sh -np 1 "$t" --help >/dev/null 2>&1 || { fail "$t does not build or run under SimGrid"; }
@@ -40,11 +34,17 @@ echo "== matvec --model-flops charges 2 rows cols flops per product"
 python3 scripts/reproduce/hypercube_platform.py 2 "$TMP/cube2.xml" --hostfile "$TMP/cube2.hosts" >/dev/null
 CUBE=(--platform "$TMP/cube2.xml" --hostfile "$TMP/cube2.hosts" --cfg smpi/allgather:ring --cfg smpi/test:0)
 scripts/simulate.sh "${CUBE[@]}" matvec --model-flops 0.5 --n 256 --op matvec --layout rows,cols --algo d_cycles,send_spread \
-  --reps 1 >"$TMP/matvec.log" 2>&1 || { cat "$TMP/matvec.log"; fail "matvec run"; }
+  --reps 1 --json "$TMP/matvec.json" >"$TMP/matvec.log" 2>&1 || { cat "$TMP/matvec.log"; fail "matvec run"; }
 grep -q "^validation: PASS" "$TMP/matvec.log" || fail "matvec: validation did not pass"
-# 256 x 256 over 4 nodes: 64 x 256 per node, 32768 flops at 0.5 GFlop/s = 0.065536 ms.
-compute=$(awk '$1 == "matvec" && $2 == "rows" && $4 == "d_cycles" {print $8}' "$TMP/matvec.log")
-awk -v c="$compute" 'BEGIN {exit !(c > 0.0655 && c < 0.0656)}' || fail "matvec compute_ms is '$compute', want 0.0655"
+# 256 x 256 over 4 nodes: 64 x 256 per node, 32768 flops at 0.5 GFlop/s = 65.536 us (SMPI adds
+# 10 ns per MPI_Wtime call).
+python3 - "$TMP/matvec.json" <<'PY' || fail "matvec's compute time is not the modelled flops"
+import json, sys
+rows = [r for r in json.load(open(sys.argv[1]))["results"] if r["layout"] == "rows"]
+assert rows, "no rows-layout result"
+for r in rows:
+    assert abs(r["compute_s"] - 65.536e-6) < 5e-8, f"{r['algo']}: compute {r['compute_s']} s, want 65.536 us"
+PY
 
 echo "== nbody: allgather and the systolic ring under the flop model"
 scripts/simulate.sh "${CUBE[@]}" nbody --model-flops 0.5 --n 256 --steps 1 --algo d_cycles,systolic --reps 1 \

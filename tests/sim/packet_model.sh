@@ -2,13 +2,7 @@
 # The packet-level model of scripts/simulate.sh (ns-3 TCP) on 4 machines of one switch,
 # beside the fluid model, and its refusals. Builds commbench with SimGrid (build-sim/ or
 # SIM_BUILD_DIR) when needed. Run by scripts/test.sh; takes about a minute once built.
-set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-cd "$ROOT"
-TMP=$(mktemp -d /tmp/libcomm-packet-test.XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+source "$(dirname "$0")/common.sh" libcomm-packet-test
 python3 scripts/reproduce/topo2platform.py inputs/topologies/star4.topo "$TMP/star4.xml" \
   --hostfile "$TMP/star4.hosts" >/dev/null
 sim() { scripts/simulate.sh --platform "$TMP/star4.xml" --hostfile "$TMP/star4.hosts" "$@"; }
