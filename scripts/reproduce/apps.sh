@@ -23,7 +23,8 @@
 #   matvec        paper 004, s. 2, Table 19: matrix-vector and vector-matrix products on
 #                 row, column and 2-D (column-major) layouts of a simulated binary d-cube,
 #                 d = 1..8, every allgather / reduce-scatter pairing, flops charged at
-#                 0.5 GFlop/s per node (--model-flops; the reduce-scatter's combines too).
+#                 0.5 GFlop/s per node (--model-flops; the reduce-scatter's combines too);
+#                 and on 256 nodes the rate against the matrix size (Table 19's rows).
 #   nbody         paper 004, s. 1: direct N-body, allgather algorithms against the systolic
 #                 ring, on the same cubes and flop rate.
 #   redistribute  paper 001: the sample sort's bucket exchange and Pattern1 through A1-A4
@@ -138,6 +139,15 @@ for d in $(seq "$DMAX" -1 1); do
     run "nbody_d$d" "${CUBE[@]}" nbody --model-flops 0.5 --n "$N_BODIES" --steps 2 --algo all --reps 1
   fi
 done
+
+# Table 19's shape: the products' rate on 256 nodes (d = 8) as the matrix grows.
+if want matvec && ((!QUICK)); then
+  CUBE=(--platform "$OUT/cube_d8.xml" --hostfile "$OUT/cube_d8.hosts" "${CUBE_CFG[@]}")
+  for n in 1024 2048 4096 8192; do
+    run "matvec_t19_n$n" "${CUBE[@]}" matvec --model-flops 0.5 --n "$n" --op matvec,vecmat --layout grid_colmajor \
+      --algo d_cycles,send_spread,native --reps 1
+  done
+fi
 
 # ---- paper 001: redistribution on the SP2 platform ----------------------------------------
 if want redistribute; then

@@ -18,6 +18,9 @@ PAPER_CPMD = 33.0  # paper 002, s. 6.2: CPMD up to 33 % faster on 16 x 8 (Fig. 1
 GOAL_CPMD = 25.0   # issue 21's goal for the transform
 # The flat (node-unaware) algorithms, native included: what a library without the paper's
 # schemes could pick at best.
+# Paper 004, Table 19, 256 nodes: Mflop/s of the matrix-vector and vector-matrix products.
+TABLE19_MV = {1024: 304, 2048: 723, 4096: 1190, 8192: 1382}
+TABLE19_VM = {1024: 344, 2048: 799, 4096: 1370, 8192: 1846}
 FLAT = ("native", "linear", "ring", "ring_sendrecv", "pairwise", "factor", "bruck")
 
 
@@ -245,6 +248,27 @@ def cube_section(d, out, plots):
                 ax.set_xlabel("cube dimension d")
                 ax.legend(fontsize=6)
             lines += save_figure(fig, out, "apps_cube.png", "matvec on the d-cube")
+    t19 = {n: load(d, f"matvec_t19_n{n}") for n in (1024, 2048, 4096, 8192)}
+    t19 = {n: v for n, v in t19.items() if v}
+    if t19:
+        lines += ["Table 19's shape on 256 nodes (d = 8, 16 x 16 column-major grid, d_cycles): the rate as the",
+                  "matrix grows, beside CMSSL's on 256 CM-200 nodes. Absolute rates differ by the node speed",
+                  "(ours is modelled), so the columns to compare are the rates relative to the 8192 row.", "",
+                  "| N | matvec Mflop/s | / at 8192 | paper M-V Mflop/s | / at 8192 | vecmat Mflop/s | / at 8192 | paper V-M | / at 8192 |",
+                  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        def rate(n, op):
+            for r in t19[n]["results"]:
+                if r["op"] == op and r["algo"] == "d_cycles":
+                    return r["mflops"]
+            return None
+        top = max(t19)
+        for n in sorted(t19):
+            mv_r, vm_r = rate(n, "matvec"), rate(n, "vecmat")
+            pm, pv = TABLE19_MV.get(n), TABLE19_VM.get(n)
+            rel = lambda a, b: f"{a / b:.2f}" if a and b else "-"
+            lines.append(f"| {n} | {mv_r:.0f} | {rel(mv_r, rate(top, 'matvec'))} | {pm or '-'} | {rel(pm, TABLE19_MV[8192])} | "
+                         f"{vm_r:.0f} | {rel(vm_r, rate(top, 'vecmat'))} | {pv or '-'} | {rel(pv, TABLE19_VM[8192])} |")
+        lines.append("")
     if nb:
         lines += ["Direct N-body (one step: kick, drift, all-to-all broadcast of positions and masses,",
                   "interactions, kick; ms of the slowest rank):", "",

@@ -52,6 +52,8 @@ FREE_TEXT = {
     "--layout": ["", "diagonal", "rows,,cols"],
     "--order": ["", "nosuch"],
     "--mode": ["", "n3"],
+    "--alltoallv": ["", "nosuch", "pairwise"],
+    "--alltoallv-mode": ["", "n3"],
     "--write-topology": FILE_OUT,
     "--function": ["", "1abc", "a-b"],
     "--regular": ["", "abc", "0", "4,,2"],
