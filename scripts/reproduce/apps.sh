@@ -7,7 +7,7 @@
 #     --quick      a smaller run of every part (minutes): the 16 x 8 CPMD case with five
 #                  algorithms, cubes up to d = 4, redistribution at P = 16 and 36; the
 #                  report goes to results/apps_quick/apps.md instead of docs/results
-#     --only LIST  comma-separated parts: cpmd, matvec, nbody, redistribute (default all)
+#     --only LIST  comma-separated parts: cpmd, matvec, table19, nbody, redistribute (default all)
 #     --jobs N     simulations at once (default 2; each is one single-threaded smpirun)
 #
 # Parts (records in results/apps/, one text log and one JSON per simulation):
@@ -23,8 +23,8 @@
 #   matvec        paper 004, s. 2, Table 19: matrix-vector and vector-matrix products on
 #                 row, column and 2-D (column-major) layouts of a simulated binary d-cube,
 #                 d = 1..8, every allgather / reduce-scatter pairing, flops charged at
-#                 0.5 GFlop/s per node (--model-flops; the reduce-scatter's combines too);
-#                 and on 256 nodes the rate against the matrix size (Table 19's rows).
+#                 0.5 GFlop/s per node (--model-flops; the reduce-scatter's combines too).
+#   table19       the products' rate on 256 nodes against the matrix size (Table 19's rows).
 #   nbody         paper 004, s. 1: direct N-body, allgather algorithms against the systolic
 #                 ring, on the same cubes and flop rate.
 #   redistribute  paper 001: the sample sort's bucket exchange and Pattern1 through A1-A4
@@ -35,7 +35,7 @@ set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
 cd "$LIBCOMM_ROOT"
 QUICK=0
-ONLY=cpmd,matvec,nbody,redistribute
+ONLY=cpmd,matvec,table19,nbody,redistribute
 JOBS=2
 while (($#)); do
   case "$1" in
@@ -49,8 +49,8 @@ done
 [[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || { echo "apps.sh: --jobs must be a positive integer, got '$JOBS'" >&2; exit 2; }
 for part in ${ONLY//,/ }; do
   case "$part" in
-    cpmd|matvec|nbody|redistribute) ;;
-    *) echo "apps.sh: --only: unknown part '$part' (cpmd, matvec, nbody, redistribute)" >&2; exit 2 ;;
+    cpmd|matvec|table19|nbody|redistribute) ;;
+    *) echo "apps.sh: --only: unknown part '$part' (cpmd, matvec, table19, nbody, redistribute)" >&2; exit 2 ;;
   esac
 done
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
@@ -118,7 +118,7 @@ fi
 # ---- paper 004: matvec and nbody on binary d-cubes ----------------------------------------
 DMAX=8
 ((QUICK)) && DMAX=4
-if want matvec || want nbody; then
+if want matvec || want nbody || want table19; then
   for d in $(seq 1 "$DMAX"); do
     python3 scripts/reproduce/hypercube_platform.py "$d" "$OUT/cube_d$d.xml" --hostfile "$OUT/cube_d$d.hosts" >/dev/null
   done
@@ -141,7 +141,7 @@ for d in $(seq "$DMAX" -1 1); do
 done
 
 # Table 19's shape: the products' rate on 256 nodes (d = 8) as the matrix grows.
-if want matvec && ((!QUICK)); then
+if want table19 && ((!QUICK)); then
   CUBE=(--platform "$OUT/cube_d8.xml" --hostfile "$OUT/cube_d8.hosts" "${CUBE_CFG[@]}")
   for n in 1024 2048 4096 8192; do
     run "matvec_t19_n$n" "${CUBE[@]}" matvec --model-flops 0.5 --n "$n" --op matvec,vecmat --layout grid_colmajor \
