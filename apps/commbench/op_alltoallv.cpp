@@ -158,6 +158,7 @@ class AlltoallvOp : public Operation {
     libcomm::AlltoallvOptions o;
     o.check_args = checked;
     o.mode = m;
+    o.element_bytes = g_elem;  // paper 001 deals elements
     o.allow_fallback = allow_fallback_;
     const auto ran =
         libcomm::alltoallv(send_.data(), sc_, sd_, recv_.data(), rc_, rd_, comm_, a, o);

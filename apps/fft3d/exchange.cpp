@@ -10,7 +10,7 @@ namespace fft3d {
 
 Exchange::Exchange(const libcomm::Comm* comm, std::vector<std::size_t> send_count,
                    std::vector<std::size_t> recv_count, std::size_t elem_bytes)
-    : comm_(comm) {
+    : comm_(comm), elem_bytes_(elem_bytes) {
   const auto p = static_cast<std::size_t>(comm->size());
   libcomm::require(send_count.size() == p && recv_count.size() == p,
                    "Exchange: rank " + std::to_string(comm->rank()) + ": need P counts");
@@ -46,6 +46,7 @@ std::string Exchange::run(const void* send, void* recv, libcomm::AlltoallAlgo al
   vopts.check_args = opts.check_args;
   vopts.allow_fallback = opts.allow_fallback;
   vopts.mode = vmode_;
+  vopts.element_bytes = elem_bytes_;  // the staged algorithms deal whole values
   const auto ran = libcomm::alltoallv(send, scount_, sdispl_, recv, rcount_, rdispl_, *comm_, valgo_, vopts);
   return "alltoallv:" + std::string(libcomm::alltoallv_algo_name(ran.algo));
 }

@@ -47,6 +47,7 @@ class Exchange {
   std::vector<std::int64_t> scount_, sdispl_, rcount_, rdispl_;  // bytes
   bool even_ = false;
   std::size_t block_bytes_ = 0;
+  std::size_t elem_bytes_ = 1;
   libcomm::AlltoallvAlgo valgo_ = libcomm::AlltoallvAlgo::Auto;
   libcomm::AlltoallvMode vmode_ = libcomm::AlltoallvMode::Blocking;
 };

@@ -247,6 +247,7 @@ int run(int argc, char** argv) {
       recv.resize(static_cast<std::size_t>(acc) * rec);
       libcomm::AlltoallvOptions o;
       o.mode = mode;
+      o.element_bytes = rec;  // the staged algorithms deal whole records
       o.check_args = rep == 0;
       const auto bytes = [&](const std::vector<std::int64_t>& records, std::vector<std::int64_t>& out) {
         for (int j = 0; j < p; ++j) out[j] = records[j] * static_cast<std::int64_t>(rec);

@@ -320,6 +320,8 @@ int alltoallv_body(const Call& call, const Pmpi& pmpi, Form form, const void* se
   const libcomm::Comm& c = call.comm();
   libcomm::AlltoallvOptions opts;
   opts.check_args = libcomm_mpi::check_args();
+  // The staged algorithms deal whole elements (when both sides' types have one size).
+  if (sl->size > 0 && sl->size == rl->size) opts.element_bytes = sl->size;
   const auto requested = libcomm_mpi::settings().alltoallv.get();
   Explanation why(requested);
   auto pending = form.pending(call.op(), call.mpi());

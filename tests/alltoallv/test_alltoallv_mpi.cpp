@@ -191,6 +191,34 @@ TEST_F(MpiTest, MismatchedCountsGiveEveryRankAnError) {
   expect_comm_still_works();
 }
 
+TEST_F(MpiTest, CountsMustBeWholeElementsAndElementsDealtWhole) {
+  // element_bytes = 4: 8-byte counts pass (and match MPI_Alltoallv with four_stage), a
+  // 6-byte count on one rank is an error naming element_bytes on that rank, every rank throws.
+  const auto& comm = mpitest::world();
+  const int p = comm.size(), me = comm.rank();
+  std::vector<std::int64_t> c(p, 8), d(p);
+  for (int k = 0; k < p; ++k) d[k] = 8 * k;
+  std::vector<std::byte> send(p * 8), recv(p * 8), ref(p * 8);
+  for (std::size_t k = 0; k < send.size(); ++k) send[k] = std::byte(static_cast<unsigned char>(me * 31 + k));
+  libcomm::AlltoallvOptions opts;
+  opts.element_bytes = 4;
+  libcomm::alltoallv(send.data(), c, d, recv.data(), c, d, comm, AlltoallvAlgo::FourStage, opts);
+  libcomm::alltoallv(send.data(), c, d, ref.data(), c, d, comm, AlltoallvAlgo::Native);
+  EXPECT_TRUE(recv == ref) << "rank " << me;
+  auto bad = c;
+  if (me == 0) bad[p - 1] = 6;
+  auto rc = c;
+  if (me == p - 1) rc[0] = 6;
+  const auto o = mpitest::run_catching([&] {
+    libcomm::alltoallv(send.data(), bad, d, recv.data(), rc, d, comm, AlltoallvAlgo::TwoStage, opts);
+  });
+  EXPECT_TRUE(o.threw) << "rank " << me;
+  if (me == 0) {
+    EXPECT_NE(o.message.find("not a multiple of element_bytes 4"), std::string::npos) << o.message;
+  }
+  expect_comm_still_works();
+}
+
 TEST_F(MpiTest, NegativeCountAndDifferingModesAreErrors) {
   const auto& comm = mpitest::world();
   const int p = comm.size(), me = comm.rank();

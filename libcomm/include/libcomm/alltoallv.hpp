@@ -93,6 +93,12 @@ struct AlltoallvOptions {
   // same switch, with the same default, as every other operation's.
   bool allow_fallback = true;
   AlltoallvMode mode = AlltoallvMode::Blocking;
+  // The element the staged algorithms (two_stage, mesh, four_stage) deal out: paper 001
+  // divides messages among nodes element by element, so a piece never cuts an element, and
+  // counts and displacements must be multiples of it. 1 deals bytes, which cuts small
+  // messages into many more pieces (each run carries a 24-byte header): give the record
+  // size (the typed form passes sizeof(T)).
+  std::size_t element_bytes = 1;
   // When set, filled with this rank's per-stage figures.
   AlltoallvStats* stats = nullptr;
 };
@@ -151,7 +157,7 @@ Request ialltoallv(const void* send, std::span<const std::int64_t> sendcounts, s
 // (m[i * P + j]: bytes from rank i to rank j) and this rank's displacements (no MPI).
 StepProgram alltoallv_program(AlltoallvAlgo algo, int nprocs, int rank, std::span<const std::int64_t> m,
                               std::span<const std::int64_t> sdispls, std::span<const std::int64_t> rdispls,
-                              AlltoallvMode mode = AlltoallvMode::NonblockingSingle);
+                              AlltoallvMode mode = AlltoallvMode::NonblockingSingle, std::size_t element_bytes = 1);
 Plan plan_alltoallv(const Comm& comm, std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
                     std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
                     AlltoallvAlgo algo = AlltoallvAlgo::Auto, const AlltoallvOptions& opts = {});
@@ -178,8 +184,10 @@ AlltoallvChoice alltoallv(std::span<const T> send, std::span<const std::int64_t>
     for (auto& x : b) x *= static_cast<std::int64_t>(sizeof(T));
     return b;
   };
+  AlltoallvOptions o = opts;  // the staged algorithms deal whole Ts
+  if (o.element_bytes == 1) o.element_bytes = sizeof(T);
   return alltoallv(send.data(), bytes(sendcounts), bytes(sdispls), recv.data(), bytes(recvcounts), bytes(rdispls),
-                   comm, algo, opts);
+                   comm, algo, o);
 }
 
 // ---------------------------------------------------------------------------------------

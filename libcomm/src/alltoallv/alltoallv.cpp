@@ -289,14 +289,20 @@ bool check_alltoallv_args(const void* send, std::span<const std::int64_t> sc,
                           std::span<const std::int64_t> sd, void* recv,
                           std::span<const std::int64_t> rc, std::span<const std::int64_t> rd,
                           const Comm& comm, AlltoallvAlgo algo,
-                          AlltoallvMode mode, bool allow_fallback, bool have_buffers = true) {
+                          AlltoallvMode mode, bool allow_fallback, std::size_t element_bytes,
+                          bool have_buffers = true) {
   const int p = comm.size(), me = comm.rank();
   const auto up = static_cast<std::size_t>(p);
   std::string local;
   auto extent = [&](std::span<const std::int64_t> c, std::span<const std::int64_t> d,
                     const char* cn, const char* dn, std::uint64_t& ext) {
+    const auto e = static_cast<std::int64_t>(element_bytes);
     for (std::size_t k = 0; k < up && local.empty(); ++k) {
-      if (c[k] < 0)
+      if (e > 1 && (c[k] % e != 0 || d[k] % e != 0))
+        local = std::string(c[k] % e != 0 ? cn : dn) + "[" + std::to_string(k) + "] = " +
+                std::to_string(c[k] % e != 0 ? c[k] : d[k]) + " is not a multiple of element_bytes " +
+                std::to_string(e);
+      else if (c[k] < 0)
         local = std::string(cn) + "[" + std::to_string(k) + "] = " + std::to_string(c[k]) +
                 " is negative";
       else if (d[k] < 0)
@@ -349,7 +355,8 @@ bool check_alltoallv_args(const void* send, std::span<const std::int64_t> sc,
       }
   const bool fits = spans_ok && detail::native_fits_int(sc, sd, rc, rd);
   using u64 = unsigned long long;
-  const u64 am = (static_cast<u64>(algo) * 16 + static_cast<u64>(mode)) * 2 + (allow_fallback ? 1 : 0);
+  const u64 am = ((static_cast<u64>(element_bytes) * 16 + static_cast<u64>(algo)) * 16 + static_cast<u64>(mode)) * 2 +
+                 (allow_fallback ? 1 : 0);
   std::array<u64, 4> v = {local.empty() ? 0ULL : static_cast<u64>(p - me), am, ~am, fits ? 0ULL : 1ULL};
   detail::check_mpi(
       MPI_Allreduce(MPI_IN_PLACE, v.data(), 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm.internal()),
@@ -360,9 +367,9 @@ bool check_alltoallv_args(const void* send, std::span<const std::int64_t> sc,
     throw Error(where + "rank " + std::to_string(p - static_cast<int>(v[0])) +
                 " reported an invalid argument (see its message)");
   if (v[1] != ~v[2])
-    throw Error(where + "ranks asked for different algorithms, modes or fallback switches (this rank: " +
-                std::string(alltoallv_algo_name(algo)) + ", " +
-                std::string(alltoallv_mode_name(mode)) + ")");
+    throw Error(where + "ranks asked for different algorithms, modes, fallback switches or element sizes (this rank: " +
+                std::string(alltoallv_algo_name(algo)) + ", " + std::string(alltoallv_mode_name(mode)) +
+                ", element_bytes " + std::to_string(element_bytes) + ")");
   return v[3] != 0;
 }
 
@@ -396,7 +403,7 @@ AlltoallvChoice alltoallv(const void* send, std::span<const std::int64_t> sendco
     detail::check_counts_match(comm, "alltoallv", "bytes", sendcounts, {"sendcounts"}, recvcounts, {"recvcounts"});
   if (opts.check_args)
     large = check_alltoallv_args(send, sendcounts, sdispls, recv, recvcounts, rdispls, comm, algo, opts.mode,
-                                 opts.allow_fallback);
+                                 opts.allow_fallback, opts.element_bytes);
   const AlltoallvChoice c = resolve(algo, sendcounts, comm, opts);
   const AlltoallvAlgo ran = c.algo;
   const auto* s = static_cast<const std::byte*>(send);
@@ -434,7 +441,7 @@ AlltoallvChoice alltoallv(const void* send, std::span<const std::int64_t> sendco
       throw Error("alltoallv: internal error, Auto was not resolved");
     default:
       detail::run_staged(ran, s, sendcounts, sdispls, r, recvcounts, rdispls, comm,
-                         opts.mode, opts.stats);
+                         opts.mode, opts.stats, static_cast<std::int64_t>(opts.element_bytes));
   }
   return c;
 }
@@ -475,12 +482,14 @@ std::shared_ptr<detail::PlanState> alltoallv_state(const Comm& comm, std::span<c
         reason, true);
   const int p = comm.size(), me = comm.rank();
   const auto up = static_cast<std::size_t>(p);
+  const auto unit = static_cast<std::int64_t>(opts.element_bytes);
   auto matrix = std::make_shared<std::vector<std::int64_t>>(up * up);
   if (!deferred) {
     detail::check_mpi(MPI_Allgather(sendcounts.data(), p, MPI_INT64_T, matrix->data(), p, MPI_INT64_T, comm.internal()),
                       "MPI_Allgather");
     return detail::program_plan(
-        comm, detail::staged_alltoallv_program(ran, p, me, *matrix, sdispls, rdispls, opts.mode), reason, true);
+        comm, detail::staged_alltoallv_program(ran, p, me, *matrix, sdispls, rdispls, opts.mode, unit), reason,
+        true);
   }
   // The request keeps its own copies of what it reads after this call returns.
   auto row = std::make_shared<const std::vector<std::int64_t>>(sendcounts.begin(), sendcounts.end());
@@ -494,7 +503,7 @@ std::shared_ptr<detail::PlanState> alltoallv_state(const Comm& comm, std::span<c
         detail::check_mpi(MPI_Iallgather(row->data(), p, MPI_INT64_T, matrix->data(), p, MPI_INT64_T, mc, q),
                           "MPI_Iallgather");
       },
-      [=] { return detail::staged_alltoallv_program(ran, p, me, *matrix, *sd, *rd, mode); });
+      [=] { return detail::staged_alltoallv_program(ran, p, me, *matrix, *sd, *rd, mode, unit); });
 }
 
 }  // namespace
@@ -507,13 +516,13 @@ Plan plan_alltoallv(const Comm& comm, std::span<const std::int64_t> sendcounts, 
   bool large = !detail::native_fits_int(sendcounts, sdispls, recvcounts, rdispls);
   if (opts.check_args)
     large = check_alltoallv_args(nullptr, sendcounts, sdispls, nullptr, recvcounts, rdispls, comm, algo,
-                                 opts.mode, opts.allow_fallback, false);
+                                 opts.mode, opts.allow_fallback, opts.element_bytes, false);
   return Plan(alltoallv_state(comm, sendcounts, sdispls, recvcounts, rdispls, algo, opts, large, false));
 }
 
 StepProgram alltoallv_program(AlltoallvAlgo algo, int nprocs, int rank, std::span<const std::int64_t> m,
                               std::span<const std::int64_t> sdispls, std::span<const std::int64_t> rdispls,
-                              AlltoallvMode mode) {
+                              AlltoallvMode mode, std::size_t element_bytes) {
   const auto up = static_cast<std::size_t>(nprocs);
   require(nprocs > 0 && rank >= 0 && rank < nprocs && m.size() == up * up, [&] {
     return "alltoallv_program: rank " + std::to_string(rank) + " of P = " + std::to_string(nprocs) +
@@ -524,7 +533,8 @@ StepProgram alltoallv_program(AlltoallvAlgo algo, int nprocs, int rank, std::spa
   const AlltoallvAlgo a = choose_alltoallv(algo, nprocs, o).algo;
   require(a != AlltoallvAlgo::Native, "alltoallv_program: native has no step program");
   if (a != AlltoallvAlgo::Direct)
-    return detail::staged_alltoallv_program(a, nprocs, rank, m, sdispls, rdispls, mode);
+    return detail::staged_alltoallv_program(a, nprocs, rank, m, sdispls, rdispls, mode,
+                                            static_cast<std::int64_t>(element_bytes));
   std::vector<std::int64_t> sc(up), rc(up);
   for (std::size_t k = 0; k < up; ++k) {
     sc[k] = m[static_cast<std::size_t>(rank) * up + k];

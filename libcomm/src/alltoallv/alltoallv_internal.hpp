@@ -65,13 +65,25 @@ class StagedAlgorithm {
   int num_stages() const { return static_cast<int>(schedule_.stages.size()); }
   // Called once per rank and stage before the first route(): resets counters.
   virtual void begin_stage(int stage, int me) = 0;
-  // Appends the pieces of `run` (held by `me` at the start of `stage`) to `out`.
-  virtual void route(int stage, int me, const Run& run, std::vector<Routed>& out) = 0;
+  // Appends the pieces of `run` (held by `me` at the start of `stage`) to `out`. Counts are
+  // bytes; the algorithm deals out units of set_unit() bytes (AlltoallvOptions::
+  // element_bytes: paper 001 deals elements, and a piece never cuts one).
+  void route(int stage, int me, const Run& run, std::vector<Routed>& out) {
+    if (unit_ == 1) return route_units(stage, me, run, out);
+    const std::size_t from = out.size();
+    route_units(stage, me, {run.src, run.dst, run.first / unit_, run.n / unit_}, out);
+    for (std::size_t k = from; k < out.size(); ++k) out[k].run.first *= unit_, out[k].run.n *= unit_;
+  }
+  // The unit of the routing, in bytes (every count and displacement a multiple of it).
+  void set_unit(std::int64_t bytes) { unit_ = bytes > 0 ? bytes : 1; }
   // A fresh copy with its own router state (the simulation runs P ranks with one each).
   virtual std::unique_ptr<StagedAlgorithm> clone() const = 0;
 
  protected:
+  // route() in units: `run` counts units.
+  virtual void route_units(int stage, int me, const Run& run, std::vector<Routed>& out) = 0;
   StagedSchedule schedule_;
+  std::int64_t unit_ = 1;
 };
 
 std::unique_ptr<StagedAlgorithm> make_two_stage(int nprocs);   // two_stage.cpp
@@ -135,7 +147,7 @@ void route_stage(StagedAlgorithm& alg, int s, std::vector<std::vector<Run>>& hel
 void run_staged(AlltoallvAlgo algo, const std::byte* send, std::span<const std::int64_t> sendcounts,
                 std::span<const std::int64_t> sdispls, std::byte* recv,
                 std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
-                const Comm& comm, AlltoallvMode mode, AlltoallvStats* stats);
+                const Comm& comm, AlltoallvMode mode, AlltoallvStats* stats, std::int64_t unit);
 
 // A1 (direct.cpp): rank `me`'s step program (no run headers, sizes known from the counts):
 // Blocking = one exchange per step, the other modes post everything at once.
@@ -146,7 +158,7 @@ StepProgram direct_alltoallv_program(std::span<const std::int64_t> sendcounts, s
 // (m[i * P + j]: elements from i to j) and this rank's displacements.
 StepProgram staged_alltoallv_program(AlltoallvAlgo algo, int nprocs, int me, std::span<const std::int64_t> m,
                                      std::span<const std::int64_t> sdispls, std::span<const std::int64_t> rdispls,
-                                     AlltoallvMode mode);
+                                     AlltoallvMode mode, std::int64_t unit);
 AlltoallvStageStats direct_stats(std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> recvcounts,
                                  int me);
 // `large`: some count or displacement on some rank does not fit an int (decided

@@ -122,7 +122,7 @@ class FourStage final : public StagedAlgorithm {
     }
   }
 
-  void route(int stage, int me, const Run& run, std::vector<Routed>& out) override {
+  void route_units(int stage, int me, const Run& run, std::vector<Routed>& out) override {
     switch (stage) {
       case 0:
         r_distribute(me, run, out);

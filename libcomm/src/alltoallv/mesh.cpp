@@ -29,7 +29,7 @@ class Mesh final : public StagedAlgorithm {
     schedule_.stages = {shift_schedule(p, rows, "mesh 1"), shift_schedule(p, cols, "mesh 2")};
   }
   void begin_stage(int, int) override {}
-  void route(int stage, int me, const Run& run, std::vector<Routed>& out) override {
+  void route_units(int stage, int me, const Run& run, std::vector<Routed>& out) override {
     if (stage == 0)
       out.push_back({(me / q_) * q_ + run.dst % q_, run});
     else

@@ -502,8 +502,10 @@ Prepared& prepared_for(AlltoallvAlgo algo, const Comm& comm) {
 void run_staged(AlltoallvAlgo algo, const std::byte* send, std::span<const std::int64_t> sc,
                 std::span<const std::int64_t> sd, std::byte* recv, std::span<const std::int64_t> rc,
                 std::span<const std::int64_t> rd, const Comm& comm,
-                AlltoallvMode mode, AlltoallvStats* stats) {
-  Engine engine(prepared_for(algo, comm), staged_state(comm).workspace, comm, mode, stats);
+                AlltoallvMode mode, AlltoallvStats* stats, std::int64_t unit) {
+  Prepared& prep = prepared_for(algo, comm);
+  prep.alg->set_unit(unit);
+  Engine engine(prep, staged_state(comm).workspace, comm, mode, stats);
   engine.run(send, sc, sd, recv, rc, rd);
 }
 

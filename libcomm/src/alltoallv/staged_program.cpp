@@ -17,11 +17,12 @@ namespace libcomm::detail {
 
 StepProgram staged_alltoallv_program(AlltoallvAlgo algo, int p, int me, std::span<const std::int64_t> m,
                                      std::span<const std::int64_t> sdispls, std::span<const std::int64_t> rdispls,
-                                     AlltoallvMode mode) {
+                                     AlltoallvMode mode, std::int64_t unit) {
   const auto up = static_cast<std::size_t>(p);
   require(m.size() == up * up && sdispls.size() == up && rdispls.size() == up,
           "staged_alltoallv_program: the count matrix needs P x P entries and the displacements P");
   auto alg = make_staged(algo, p);
+  alg->set_unit(unit);
   const StagedSchedule& sched = alg->schedule();
   ProgramBuilder pb(std::string(alltoallv_algo_name(algo)), me, p);
   const auto bytes = [&](std::int64_t n) { return static_cast<std::size_t>(n); };

@@ -25,7 +25,7 @@ class TwoStage final : public StagedAlgorithm {
     if (stage == 0)
       for (int j = 0; j < p_; ++j) counter_[static_cast<std::size_t>(j)] = j % p_;
   }
-  void route(int stage, int, const Run& run, std::vector<Routed>& out) override {
+  void route_units(int stage, int, const Run& run, std::vector<Routed>& out) override {
     if (stage == 0)
       split_by_counter(
           run, counter_[static_cast<std::size_t>(run.dst)], p_, [](int node) { return node; }, out);
