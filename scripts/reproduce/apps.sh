@@ -10,7 +10,8 @@
 #     --only LIST  comma-separated parts: cpmd, matvec, table19, nbody, redistribute (default all)
 #     --jobs N     simulations at once (default 2; each is one single-threaded smpirun)
 #
-# Parts (records in results/apps/, one text log and one JSON per simulation):
+# Parts (records in results/apps/, one text log and one JSON per simulation, copied to
+# docs/results/apps/, from which the page is written):
 #   cpmd          paper 002, s. 6.2, Fig. 13: fft3d's CPMD-like slab transform (--sphere:
 #                 only the x lines inside the cutoff sphere travel) on cluster64x8 at
 #                 16 x 8 cores (cutoff radii 0.35, 0.5, 0.7 and the full slab), every
@@ -172,5 +173,12 @@ wait
 if [[ -s "$FAILED" ]]; then
   echo "apps.sh: failed: $(tr '\n' ' ' <"$FAILED")" >&2
 fi
-python3 scripts/reproduce/apps_report.py "$OUT" "$DOCS" $( ((QUICK)) && echo --quick )
+RECORDS=$OUT
+if ((!QUICK)); then  # the records the page is written from go beside it
+  RECORDS=$DOCS/apps
+  mkdir -p "$RECORDS"
+  cp "$OUT"/*.json "$OUT"/*.txt "$RECORDS"/ 2>/dev/null || true
+  rm -f "$RECORDS/failed.txt"
+fi
+python3 scripts/reproduce/apps_report.py "$RECORDS" "$DOCS"
 [[ ! -s "$FAILED" ]]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the application-level reproduction page from the records of apps.sh.
 
-  apps_report.py RECORDS_DIR DOCS_DIR [--quick]
+  apps_report.py RECORDS_DIR DOCS_DIR
 
 RECORDS_DIR holds one NAME.json and NAME.txt per simulation (scripts/reproduce/apps.sh);
 DOCS_DIR gets apps.md and the plots apps_cpmd.png, apps_cube.png, apps_redistribute.png.
