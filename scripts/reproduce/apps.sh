@@ -180,5 +180,5 @@ if ((!QUICK)); then  # the records the page is written from go beside it
   cp "$OUT"/*.json "$OUT"/*.txt "$RECORDS"/ 2>/dev/null || true
   rm -f "$RECORDS/failed.txt"
 fi
-python3 scripts/reproduce/apps_report.py "$RECORDS" "$DOCS"
+"$(plot_python)" scripts/reproduce/apps_report.py "$RECORDS" "$DOCS"  # (matplotlib: lib.sh)
 [[ ! -s "$FAILED" ]]

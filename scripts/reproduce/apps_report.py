@@ -424,6 +424,8 @@ def main():
              f"`{d}/`. Every run is a SimGrid simulation with the local work charged by a cost model,",
              "so it is deterministic: one timed repetition after a validated warm-up. Every run's",
              "validation passed (apps.sh fails otherwise).", ""]
+    if not plots:
+        lines += ["(No plots: this Python cannot import matplotlib.)", ""]
     for section in (cpmd_section, cube_section, redistribute_section):
         lines += section(d, out, plots)
     with open(os.path.join(out, "apps.md"), "w") as f:
