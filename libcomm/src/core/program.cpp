@@ -53,7 +53,9 @@ std::string range_text(const ByteRange& r) {
 std::string StepProgram::to_string() const {
   std::ostringstream out;
   out << algorithm << " rank " << rank << " of " << nprocs << ", " << stages << " stages, scratch "
-      << scratch_bytes << " B\n";
+      << scratch_bytes << " B";
+  if (shared_bytes > 0) out << ", shared window " << shared_bytes << " B on channel " << int(shared_channel);
+  out << "\n";
   for (const auto& s : steps) {
     out << "  stage " << s.stage << ": ";
     switch (s.kind) {
