@@ -43,7 +43,7 @@ while (($#)); do
     --quick) QUICK=1; shift ;;
     --only) ONLY="$2"; shift 2 ;;
     --jobs) JOBS="$2"; shift 2 ;;
-    -h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "apps.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
