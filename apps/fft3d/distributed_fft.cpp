@@ -83,17 +83,15 @@ DistributedFft::DistributedFft(const libcomm::Comm& world, Extent grid, ProcGrid
   const std::size_t nx = grid.nx, ny = grid.ny, nz = grid.nz, zl = zout_.n;
 
   // Sub-communicators: the row (same r) for y <-> z, the column (same c) for x <-> y.
+  for (int c = 0; c < pc; ++c) row_ranks_.push_back(r_ * pc + c);
+  for (int r = 0; r < pr; ++r) col_ranks_.push_back(r * pc + c_);
   if (pc > 1) {
     MPI_Comm_split(world.mpi(), r_, c_, &row_mpi_);
-    std::vector<int> members;
-    for (int c = 0; c < pc; ++c) members.push_back(r_ * pc + c);
-    row_ = std::make_unique<libcomm::Comm>(row_mpi_, restricted_nodes(world, members));
+    row_ = std::make_unique<libcomm::Comm>(row_mpi_, restricted_nodes(world, row_ranks_));
   }
   if (pr > 1) {
     MPI_Comm_split(world.mpi(), c_, r_, &col_mpi_);
-    std::vector<int> members;
-    for (int r = 0; r < pr; ++r) members.push_back(r * pc + c_);
-    col_ = std::make_unique<libcomm::Comm>(col_mpi_, restricted_nodes(world, members));
+    col_ = std::make_unique<libcomm::Comm>(col_mpi_, restricted_nodes(world, col_ranks_));
   }
 
   const std::size_t s0 = xin_.n * yin_.n * nzc_;  // after the z (or y-z) transform
@@ -234,8 +232,6 @@ std::string DistributedFft::forward_sphere(libcomm::AlltoallAlgo algo, const lib
   cplx* send = sphere_send_.data();
   cplx* recv = sphere_recv_.data();
   cplx* out = sphere_out_.data();
-  const double rate = model_.copy_bytes_per_second;
-  const auto charge = [&](std::size_t elems) { return rate > 0 ? static_cast<double>(elems * sizeof(cplx)) / rate : 0.0; };
   fft_stage(t, first_fwd_);
   // Pack: to rank d, per local x plane, d's sticks (padded to m with zeros).
   timed(t.pack, [&] {
@@ -247,7 +243,7 @@ std::string DistributedFft::forward_sphere(libcomm::AlltoallAlgo algo, const lib
         std::fill(blk + st.size(), blk + m, cplx{});
       }
     }
-  }, charge(static_cast<std::size_t>(p) * xl * m));
+  }, copy_seconds(static_cast<std::size_t>(p) * xl * m));
   std::string ran = "local";
   if (p > 1) {
     timed(t.comm, [&] { ran = sphere_fwd_.run(send, recv, algo, opts); });
@@ -258,7 +254,7 @@ std::string DistributedFft::forward_sphere(libcomm::AlltoallAlgo algo, const lib
   timed(t.pack, [&] {
     for (std::size_t k = 0; k < mine; ++k)
       for (std::size_t x = 0; x < nx; ++x) out[k * nx + x] = recv[x * m + k];
-  }, charge(mine * nx));
+  }, copy_seconds(mine * nx));
   if (mine > 0) fft_stage(t, sx_fwd_);
   return ran;
 }
@@ -272,15 +268,13 @@ std::string DistributedFft::backward_sphere(libcomm::AlltoallAlgo algo, const li
   cplx* send = sphere_send_.data();
   cplx* recv = sphere_recv_.data();
   cplx* out = sphere_out_.data();
-  const double rate = model_.copy_bytes_per_second;
-  const auto charge = [&](std::size_t elems) { return rate > 0 ? static_cast<double>(elems * sizeof(cplx)) / rate : 0.0; };
   if (mine > 0) fft_stage(t, sx_bwd_);
   timed(t.pack, [&] {  // [stick][x] -> [x][m] (recv's layout, the blocks of the x ranges in rank order)
     for (std::size_t x = 0; x < nx; ++x) {
       for (std::size_t k = 0; k < mine; ++k) recv[x * m + k] = out[k * nx + x];
       std::fill(recv + x * m + mine, recv + (x + 1) * m, cplx{});
     }
-  }, charge(nx * m));
+  }, copy_seconds(nx * m));
   std::string ran = "local";
   if (p > 1) {
     timed(t.comm, [&] { ran = sphere_bwd_.run(recv, send, algo, opts); });
@@ -296,7 +290,7 @@ std::string DistributedFft::backward_sphere(libcomm::AlltoallAlgo algo, const li
         for (std::size_t k = 0; k < st.size(); ++k) a[x * plane + st[k]] = blk[k];
       }
     }
-  }, charge(static_cast<std::size_t>(p) * xl * m));
+  }, copy_seconds(static_cast<std::size_t>(p) * xl * m));
   fft_stage(t, first_bwd_);
   return ran;
 }
@@ -384,9 +378,13 @@ void DistributedFft::fft_stage(StageTimes& t, const kernels::FftPlan& plan) cons
   timed(t.fft, [&] { plan.execute(); }, rate > 0 ? plan.nominal_flops() / rate : 0.0);
 }
 
-double DistributedFft::copy_seconds(const kernels::RowPieces& layout) const {
+double DistributedFft::copy_seconds(std::size_t elements) const {
   const double rate = model_.copy_bytes_per_second;
-  return rate > 0 ? static_cast<double>(layout.elements() * sizeof(cplx)) / rate : 0.0;
+  return rate > 0 ? static_cast<double>(elements * sizeof(cplx)) / rate : 0.0;
+}
+
+double DistributedFft::copy_seconds(const kernels::RowPieces& layout) const {
+  return copy_seconds(layout.elements());
 }
 
 void DistributedFft::pack(StageTimes& t, const cplx* rows, cplx* blocks,
@@ -489,17 +487,8 @@ std::string DistributedFft::backward(libcomm::AlltoallAlgo algo,
 }
 
 void DistributedFft::attach_topology(const libcomm::Topology& world_tree) {
-  const int pr = procs_.pr, pc = procs_.pc;
-  if (row_ && pc >= 3) {
-    std::vector<int> members;
-    for (int c = 0; c < pc; ++c) members.push_back(r_ * pc + c);
-    libcomm::attach_topology(*row_, world_tree.restricted(members));
-  }
-  if (col_ && pr >= 3) {
-    std::vector<int> members;
-    for (int r = 0; r < pr; ++r) members.push_back(r * pc + c_);
-    libcomm::attach_topology(*col_, world_tree.restricted(members));
-  }
+  if (row_ && row_ranks_.size() >= 3) libcomm::attach_topology(*row_, world_tree.restricted(row_ranks_));
+  if (col_ && col_ranks_.size() >= 3) libcomm::attach_topology(*col_, world_tree.restricted(col_ranks_));
 }
 
 void DistributedFft::set_uneven_algorithm(libcomm::AlltoallvAlgo algo, libcomm::AlltoallvMode mode) {

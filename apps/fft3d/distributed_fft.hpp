@@ -129,6 +129,7 @@ class DistributedFft {
 
   MPI_Comm row_mpi_ = MPI_COMM_NULL, col_mpi_ = MPI_COMM_NULL;
   std::unique_ptr<libcomm::Comm> row_, col_;  // Pc ranks of row r; Pr ranks of column c
+  std::vector<int> row_ranks_, col_ranks_;     // their world ranks, in their rank order
 
   kernels::FftBuffer<cplx> a_, b_;
   kernels::FftBuffer<double> real_;
@@ -170,7 +171,8 @@ class DistributedFft {
   void fft_stage(StageTimes& t, const kernels::FftPlan& plan) const;
   void pack(StageTimes& t, const cplx* rows, cplx* blocks, const kernels::RowPieces& layout) const;
   void unpack(StageTimes& t, const cplx* blocks, cplx* rows, const kernels::RowPieces& layout) const;
-  double copy_seconds(const kernels::RowPieces& layout) const;  // 0 without a copy model
+  double copy_seconds(std::size_t elements) const;  // copying that many values; 0 without a copy model
+  double copy_seconds(const kernels::RowPieces& layout) const;
 };
 
 }  // namespace fft3d

@@ -379,12 +379,12 @@ int run(int argc, char** argv) {
               << (serial_check ? "random input vs serial FFTW of the gathered input"
                                : "plane waves vs their analytic spectrum")
               << "; errors are max |error| / max |reference|, tolerance " << kTolerance << "\n";
-    if (model.enabled())
+    if (model.enabled()) {
       std::cout << "local work modelled: FFT stages at " << model_gflops
-                << " GFlop/s (5 n log2 n per transform), pack/unpack at " << model_copy_gbs << " GB/s"
-                << (model_cold_gbs > 0 ? ", copies of received data at " + std::to_string(model_cold_gbs).substr(0, 4) + " GB/s"
-                                       : std::string())
-                << "\n";
+                << " GFlop/s (5 n log2 n per transform), pack/unpack at " << model_copy_gbs << " GB/s";
+      if (model_cold_gbs > 0) std::cout << ", copies of received data at " << model_cold_gbs << " GB/s";
+      std::cout << "\n";
+    }
     for (std::size_t e = 0; e < engines.size(); ++e)
       std::cout << engine_decomp[e] << " " << engines[e]->procs().str() << ": "
                 << engines[e]->describe_transposes() << "\n";

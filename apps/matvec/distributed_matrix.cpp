@@ -215,6 +215,10 @@ void DistributedMatrix::gather_row_block(const AlgoPair& algo, const double* v_s
   gather(row_comm_.get(), algo, v_piece, dist_.row_block_pieces(row_), m_block_.data(), checked, opt);
 }
 
+void DistributedMatrix::charge_block_pass() const {
+  libcomm::sim::charge_flops(2.0 * static_cast<double>(local_rows() * local_cols()));
+}
+
 Phases DistributedMatrix::matvec(const AlgoPair& algo, const double* x_seg, double* y_seg,
                                  bool checked, const libcomm::AllgatherOptions& gopt,
                                  const libcomm::ReduceScatterOptions& ropt) {
@@ -227,7 +231,7 @@ Phases DistributedMatrix::matvec(const AlgoPair& algo, const double* x_seg, doub
   gather_column_block(algo, x_seg, checked, gopt);
   double t1 = MPI_Wtime();
   kernels::gemv(a_.data(), local_rows(), local_cols(), local_rows(), n_block_.data(), partial_.data());
-  libcomm::sim::charge_flops(2.0 * static_cast<double>(local_rows() * local_cols()));  // --model-flops
+  charge_block_pass();
   double t2 = MPI_Wtime();
   // Reduction within the node row leaves M-segment qr (row-major position) here; with
   // column-major labels it belongs to rank qr: the reordering transposition of y.
@@ -255,7 +259,7 @@ Phases DistributedMatrix::vecmat(const AlgoPair& algo, const double* v_seg, doub
   double t1 = MPI_Wtime();
   kernels::gemv_transposed(a_.data(), local_rows(), local_cols(), local_rows(), m_block_.data(),
                            partial_.data());
-  libcomm::sim::charge_flops(2.0 * static_cast<double>(local_rows() * local_cols()));
+  charge_block_pass();
   double t2 = MPI_Wtime();
   // Reduction within the node column leaves N-segment qc here; it belongs to rank qc.
   const std::size_t piece = dist_.n_counts[static_cast<std::size_t>(qc)];
@@ -281,7 +285,7 @@ Phases DistributedMatrix::rank1(const AlgoPair& algo, const double* y_seg, const
   double t1 = MPI_Wtime();
   kernels::rank1_update(a_.data(), local_rows(), local_cols(), local_rows(), m_block_.data(),
                         n_block_.data());
-  libcomm::sim::charge_flops(2.0 * static_cast<double>(local_rows() * local_cols()));
+  charge_block_pass();
   double t2 = MPI_Wtime();
   ph.comm = t1 - t0;
   ph.compute = t2 - t1;

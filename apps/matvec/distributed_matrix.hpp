@@ -113,6 +113,9 @@ class DistributedMatrix {
   const std::string& reduce_ran() const { return reduce_ran_; }
 
  private:
+  // Charges one pass over the local block, a multiply and an add per entry (the product,
+  // the transposed product, the rank-1 update) to the simulated clock under --model-flops.
+  void charge_block_pass() const;
   // Sends this rank's segment (`out`, out_count) to rank `to` and receives `in_count`
   // values from rank `from` (the transposition between row- and column-major positions).
   void permute(const double* out, std::size_t out_count, int to, double* in, std::size_t in_count,

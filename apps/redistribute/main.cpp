@@ -122,12 +122,10 @@ int run(int argc, char** argv) {
   apps::parse_command_line(app, argc, argv);
   libcomm::require(model_copy_gbs == 0 || model_gflops > 0, "--model-copy goes with --model-flops");
   apps::apply_flop_model(model_gflops);
+  // The modelled local work of the redistribution itself: its bytes moved at the copy rate
+  // (sim::charge_copy, as the algorithms' own copies), the decomposition's sort n log2 n
+  // comparisons as flops.
   libcomm::sim::set_copy_rate(model_copy_gbs * 1e9);
-  // The modelled local work of the redistribution itself: bytes moved at the copy rate,
-  // and the decomposition's sort n log2 n comparisons as flops.
-  const auto charge_bytes = [&](double bytes) {
-    if (model_copy_gbs > 0) libcomm::sim::charge_seconds(bytes / (model_copy_gbs * 1e9));
-  };
   const libcomm::Comm comm = apps::world_comm(nodes);
   const int p = comm.size(), me = comm.rank();
   const auto mode = [&] {
@@ -238,7 +236,7 @@ int run(int argc, char** argv) {
         const std::byte* r = data.data() + k * rec;
         std::memcpy(send.data() + (fill[destination(r)]++) * rec, r, rec);
       }
-      charge_bytes(static_cast<double>(n_local * static_cast<std::int64_t>(rec)));
+      libcomm::sim::charge_copy(static_cast<double>(n_local * static_cast<std::int64_t>(rec)));
       double t1 = MPI_Wtime();
       // communicate
       MPI_Alltoall(sc.data(), 1, MPI_INT64_T, rc.data(), 1, MPI_INT64_T, comm.mpi());
@@ -270,7 +268,7 @@ int run(int argc, char** argv) {
       } else {
         out = recv;  // already grouped by source by alltoallv's layout
       }
-      charge_bytes(static_cast<double>(recv.size()));
+      libcomm::sim::charge_copy(static_cast<double>(recv.size()));
       double t3 = MPI_Wtime();
       double d[3] = {t1 - t0, t2 - t1, t3 - t2};
       MPI_Allreduce(MPI_IN_PLACE, d, 3, MPI_DOUBLE, MPI_MAX, comm.mpi());

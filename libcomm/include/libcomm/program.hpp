@@ -171,6 +171,11 @@ class ProgramBuilder {
   StepProgram p_;
 };
 
+// Marks the copies that read what one of the program's own receives (or library
+// all-to-alls) wrote in an earlier stage as cold (Step::cold). The executor does it for a
+// simulation whose copy model charges cold copies at a rate of their own.
+void mark_cold_copies(StepProgram& program);
+
 // ---- Symbolic verification (no MPI) -----------------------------------------------------
 
 // What a result byte must hold. For a personalised or broadcast operation: byte `offset`

@@ -96,13 +96,7 @@ namespace {
 bool node_shares_memory(MPI_Comm node, MPI_Comm all) {
   int ok = 1;
 #ifndef LIBCOMM_SIMGRID
-  MPI_Comm same = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_split_type(node, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &same), "MPI_Comm_split_type");
-  int n = 0, m = 0;
-  MPI_Comm_size(same, &n);
-  MPI_Comm_size(node, &m);
-  MPI_Comm_free(&same);
-  ok = n == m ? 1 : 0;
+  ok = shared_memory_node_map(node).num_nodes() == 1 ? 1 : 0;
 #endif
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, all), "MPI_Allreduce");
   return ok != 0;

@@ -315,25 +315,6 @@ void start(PlanState& s, const void* send, void* recv, std::byte* borrowed_scrat
   if (poll) progress(s, false);
 }
 
-bool ranges_touch(const ByteRange& a, const ByteRange& b) {
-  return a.area == b.area && a.bytes && b.bytes && a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
-}
-
-// Marks the copies that read what one of the program's own receives (or library
-// all-to-alls) wrote in an earlier stage (Step::cold), for the copy model's cold rate.
-void mark_cold_copies(StepProgram& p) {
-  std::vector<const Step*> arrivals;
-  for (Step& st : p.steps) {  // (sorted by stage)
-    if (st.kind == StepKind::Copy && !st.cold)
-      for (const Step* a : arrivals)
-        if (a->complete < st.stage && ranges_touch(st.from, a->to)) {
-          st.cold = true;
-          break;
-        }
-    if (st.kind == StepKind::Recv || st.kind == StepKind::Alltoall) arrivals.push_back(&st);
-  }
-}
-
 }  // namespace
 
 SharedWindow::SharedWindow(MPI_Comm comm, std::size_t bytes) {

@@ -294,6 +294,19 @@ void send_from_the_source(std::vector<Step>& steps) {
 
 }  // namespace
 
+void mark_cold_copies(StepProgram& p) {
+  std::vector<const Step*> arrivals;
+  for (Step& st : p.steps) {  // (sorted by stage)
+    if (st.kind == StepKind::Copy && !st.cold)
+      for (const Step* a : arrivals)
+        if (a->complete < st.stage && touches(st.from, a->to)) {
+          st.cold = true;
+          break;
+        }
+    if (st.kind == StepKind::Recv || st.kind == StepKind::Alltoall) arrivals.push_back(&st);
+  }
+}
+
 StepProgram ProgramBuilder::program() && {
   std::stable_sort(p_.steps.begin(), p_.steps.end(),
                    [](const Step& a, const Step& b) { return a.stage < b.stage; });
