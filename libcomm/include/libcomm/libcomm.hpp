@@ -4,6 +4,7 @@
 #include "libcomm/allgather.hpp"
 #include "libcomm/alltoall.hpp"
 #include "libcomm/alltoallv.hpp"
+#include "libcomm/auto_policy.hpp"
 #include "libcomm/buffer.hpp"
 #include "libcomm/check.hpp"
 #include "libcomm/choice.hpp"
