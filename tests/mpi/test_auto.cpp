@@ -452,6 +452,22 @@ TEST_F(AutoOnline, MeasuresTheCandidatesThenEveryRankRunsOneWinner) {
   std::vector<std::byte> s(4096 * comm.size()), r(4096 * comm.size());
   EXPECT_TRUE(measuring(alltoall(s.data(), r.data(), 4096, comm, AlltoallAlgo::Auto)));
 }
+// A candidate's first call builds its plan, windows and sub-communicators: online does not
+// time it. Here the second candidate's first call is slow (cold) and its timed one fast;
+// it must win, and the site must take one untimed and one timed call per candidate.
+TEST_F(AutoOnline, ACandidatesFirstCallIsNotTimed) {
+  std::vector<detail::Candidate> candidates{{0, "native"}, {1, "other"}};
+  detail::OnlineSite site(candidates, /*reps=*/1, /*wait=*/0, /*native=*/0);
+  EXPECT_EQ(site.calls_needed(), 4);
+  EXPECT_FALSE(site.record(1e-3));  // native, untimed
+  EXPECT_FALSE(site.record(1.0));   // other, untimed: cold
+  EXPECT_FALSE(site.record(1e-3));  // native, timed
+  EXPECT_TRUE(site.record(0.5e-3));  // other, timed
+  site.agree(world().mpi());
+  EXPECT_EQ(site.winner(), 1) << site.reason();
+  EXPECT_TRUE(contains(site.reason(), "after one untimed")) << site.reason();
+}
+
 
 // The test-only slowdown switch (LIBCOMM_TEST_SLOW, here set from the test): the algorithm
 // online picked on one communicator, slowed by 20 ms per call, must lose on a second

@@ -127,7 +127,7 @@ OnlineSite::OnlineSite(std::vector<Candidate> candidates, int reps, int wait, in
 
 bool OnlineSite::record(double seconds) {
   const std::size_t k = static_cast<std::size_t>(calls_) % candidates_.size();
-  best_[k] = std::min(best_[k], seconds);
+  if (static_cast<std::size_t>(calls_) >= candidates_.size()) best_[k] = std::min(best_[k], seconds);
   ++calls_;
   return calls_ >= calls_needed();
 }
@@ -149,7 +149,7 @@ void OnlineSite::agree(MPI_Comm comm) {
   for (std::size_t k = 0; k < agreed_.size(); ++k)
     if (k != win && agreed_[k] < agreed_[second]) second = k;
   if (second != win) why << ", next " << candidates_[second].name << " " << seconds_text(agreed_[second]);
-  why << " (" << candidates_.size() << " candidates, " << reps_ << " runs each, slowest rank)";
+  why << " (" << candidates_.size() << " candidates, " << reps_ << " timed runs each after one untimed, slowest rank)";
   reason_ = why.str();
 }
 
