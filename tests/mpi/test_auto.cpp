@@ -439,7 +439,7 @@ TEST_F(AutoOnline, MeasuresTheCandidatesThenEveryRankRunsOneWinner) {
   int calls = 0;
   const AlltoallChoice won = settle_alltoall(256, comm, &calls);
   EXPECT_TRUE(contains(won.reason(), "auto (online):")) << won.reason();
-  EXPECT_TRUE(contains(won.reason(), "measured fastest")) << won.reason();
+  EXPECT_TRUE(contains(won.reason(), "measured fastest") || contains(won.reason(), "native kept")) << won.reason();
   EXPECT_GT(calls, 16 + 3) << "native for 16 calls, then at least native measured 3 times";
   EXPECT_TRUE(same_on_every_rank(static_cast<int>(won.algo), comm));
   // No more measuring: the winner, with its reason, on every later call of the class.
@@ -466,6 +466,12 @@ TEST_F(AutoOnline, ACandidatesFirstCallIsNotTimed) {
   site.agree(world().mpi());
   EXPECT_EQ(site.winner(), 1) << site.reason();
   EXPECT_TRUE(contains(site.reason(), "after one untimed")) << site.reason();
+  // 1 % faster than native is within the margin (3 %): native keeps the site, and says why.
+  detail::OnlineSite close(candidates, 1, 0, 0);
+  for (double t : {1e-3, 1e-3, 1e-3, 0.99e-3}) close.record(t);
+  close.agree(world().mpi());
+  EXPECT_EQ(close.winner(), 0) << close.reason();
+  EXPECT_TRUE(contains(close.reason(), "native kept")) << close.reason();
 }
 
 

@@ -140,15 +140,22 @@ void OnlineSite::agree(MPI_Comm comm) {
   for (std::size_t k = 1; k < agreed_.size(); ++k)
     if (agreed_[k] < agreed_[win]) win = k;  // ties: the earlier (native first)
   // Native keeps the site unless the fastest beats it by the margin.
+  const std::size_t fastest = win;
   for (std::size_t k = 0; k < candidates_.size(); ++k)
     if (candidates_[k].algo == native_ && k != win && agreed_[win] > agreed_[k] * (1 - online_margin())) win = k;
   winner_ = candidates_[win].algo;
   std::ostringstream why;
-  why << "auto (online): " << candidates_[win].name << " measured fastest, " << seconds_text(agreed_[win]);
-  std::size_t second = win == 0 && agreed_.size() > 1 ? 1 : 0;
-  for (std::size_t k = 0; k < agreed_.size(); ++k)
-    if (k != win && agreed_[k] < agreed_[second]) second = k;
-  if (second != win) why << ", next " << candidates_[second].name << " " << seconds_text(agreed_[second]);
+  if (win != fastest) {
+    why << "auto (online): native kept, " << seconds_text(agreed_[win]) << ": the fastest, "
+        << candidates_[fastest].name << " " << seconds_text(agreed_[fastest]) << ", is not "
+        << online_margin() * 100 << " % faster (LIBCOMM_ONLINE_MARGIN)";
+  } else {
+    why << "auto (online): " << candidates_[win].name << " measured fastest, " << seconds_text(agreed_[win]);
+    std::size_t second = win == 0 && agreed_.size() > 1 ? 1 : 0;
+    for (std::size_t k = 0; k < agreed_.size(); ++k)
+      if (k != win && agreed_[k] < agreed_[second]) second = k;
+    if (second != win) why << ", next " << candidates_[second].name << " " << seconds_text(agreed_[second]);
+  }
   why << " (" << candidates_.size() << " candidates, " << reps_ << " timed runs each after one untimed, slowest rank)";
   reason_ = why.str();
 }
