@@ -6,7 +6,8 @@
 # table (a later run that starts from the table online learned, --save-learned, and
 # measures nothing). auto_report.py writes the page from the JSON records.
 #   scripts/reproduce/auto.sh [--only sim|real|dropin]... [--platforms "flat512 tree16x16 cluster64x8"]
-#                             [--ranks "16 64 256"] [--ops "..."] [--real-runs N] [--report-only]
+#                             [--ranks "16 64 256"] [--ops "..."] [--sizes LIST] [--sim-reps N]
+#                             [--real-runs N] [--report-only]
 # sim:    SimGrid (deterministic): flat512 (one switch), tree16x16 (a two-level fat tree,
 #         rank r on leaf r mod 16) and cluster64x8 (nodes of 8 cores, --ppn 8); 16, 64 and
 #         256 ranks; blocks 8 B - 1 MiB. Online measures from the first call
@@ -15,6 +16,7 @@
 # real:   this machine, 2 ranks, and 4 ranks as 2 virtual nodes of 2 (--nodes ppn=2);
 #         the library's defaults (online after 16 native calls, 3 timings per candidate);
 #         N runs of each command (default 3), the report takes the median of their medians.
+# model (only when named): rerun the model policy's runs of the existing sim records.
 # calibrate (only when named): commbench --calibrate on each platform, rewriting
 #         inputs/tuning/PLATFORM.model (the model policy's parameters).
 # dropin: scripts/reproduce/dropin_apps.sh (the drop-in at its default under QE, LAMMPS,
@@ -29,6 +31,8 @@ RANKS="16 64 256"
 OPS="alltoall allgather reduce_scatter alltoallv"
 REAL_RUNS=3
 REPORT_ONLY=0
+SIZES=8,64,512,4K,32K,256K,1M
+SIM_REPS=3
 while (($#)); do
   case "$1" in
     --only) ONLY+=("$2"); shift 2 ;;
@@ -36,15 +40,16 @@ while (($#)); do
     --ranks) RANKS="$2"; shift 2 ;;
     --ops) OPS="$2"; shift 2 ;;
     --real-runs) REAL_RUNS="$2"; shift 2 ;;
+    --sizes) SIZES="$2"; shift 2 ;;
+    --sim-reps) SIM_REPS="$2"; shift 2 ;;
     --report-only) REPORT_ONLY=1; shift ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "auto.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 want() { ((${#ONLY[@]} == 0)) || [[ " ${ONLY[*]} " == *" $1 "* ]]; }
 OUT=docs/results/auto
 mkdir -p "$OUT"
-SIZES=8,64,512,4K,32K,256K,1M
 # Every record keeps the command that made it (NAME.cmd), which the page prints.
 record() {  # record NAME command...: run it, its stdout to NAME.log, the command to NAME.cmd
   local name="$1"
@@ -73,7 +78,14 @@ if ((!REPORT_ONLY)) && [[ " ${ONLY[*]} " == *" calibrate "* ]]; then
   done
 fi
 
-if ((!REPORT_ONLY)) && want sim; then
+# sim: every algorithm and online in one run, then table and model each in a run of its
+# own (the simulation is deterministic, so runs compare); --only model reruns only the
+# model's runs of existing records (after a change to the formulas or parameters), with
+# the sizes and repetitions of their main run.
+run_sim=0 run_model=0
+want sim && run_sim=1 run_model=1
+[[ " ${ONLY[*]} " == *" model "* ]] && run_model=1
+if ((!REPORT_ONLY)) && ((run_sim || run_model)); then
   export SIM_REBUILD=0
   # SMPI folds every rank's simulated payload onto 1 MiB mappings: MiB blocks on 256 ranks
   # need more than Linux's default vm.max_map_count (65530).
@@ -94,21 +106,30 @@ if ((!REPORT_ONLY)) && want sim; then
     for np in $RANKS; do
       for op in $OPS; do
         name=sim_${platform}_np${np}_$op
-        # A simulated call repeats exactly but for what the previous call left in flight:
-        # one untimed call first (a first call also pays SMPI's set-up), then the median of
-        # 3 (1 at 256 ranks and more, for time).
-        reps=3
-        ((np >= 256)) && reps=1
-        common=(--op "$op" $(op_args "$op") --sizes "$SIZES" --reps "$reps" --warmup 1 --simulated-payload
-                --model-copy 1 --nodes "$nodes")
-        echo "auto.sh: $name" >&2
-        record "$name" "${untuned[@]}" LIBCOMM_ONLINE_AFTER=0 "LIBCOMM_ONLINE_REPS=$reps" \
-          scripts/simulate.sh --platform "$platform" -np "$np" "${placement[@]}" commbench \
-          "${common[@]}" --algo all,auto:online,auto:model --save-learned "$OUT/$name.learned" \
-          --json "$OUT/$name.json"
-        record "$name.table" "${untuned[@]}" "LIBCOMM_TUNING=$OUT/$name.learned" \
-          scripts/simulate.sh --platform "$platform" -np "$np" "${placement[@]}" commbench \
-          "${common[@]}" --algo auto:table --skip-native --json "$OUT/$name.table.json"
+        sim=(scripts/simulate.sh --platform "$platform" -np "$np" "${placement[@]}" commbench)
+        if ((run_sim)); then
+          # A simulated call repeats exactly but for what the previous call left in flight:
+          # one untimed call first (a first call also pays SMPI's set-up), then the median
+          # of --sim-reps (3; 1 at 256 ranks and more, for time).
+          reps=$SIM_REPS
+          ((np >= 256)) && reps=1
+          sizes=$SIZES
+          echo "auto.sh: $name" >&2
+          record "$name" "${untuned[@]}" LIBCOMM_ONLINE_AFTER=0 "LIBCOMM_ONLINE_REPS=$reps" "${sim[@]}" \
+            --op "$op" $(op_args "$op") --sizes "$sizes" --reps "$reps" --warmup 1 --simulated-payload \
+            --model-copy 1 --nodes "$nodes" --algo all,auto:online --save-learned "$OUT/$name.learned" \
+            --json "$OUT/$name.json"
+          record "$name.table" "${untuned[@]}" "LIBCOMM_TUNING=$OUT/$name.learned" "${sim[@]}" \
+            --op "$op" $(op_args "$op") --sizes "$sizes" --reps "$reps" --warmup 1 --simulated-payload \
+            --model-copy 1 --nodes "$nodes" --algo auto:table --skip-native --json "$OUT/$name.table.json"
+        fi
+        [[ -r $OUT/$name.cmd ]] || continue
+        sizes=$(grep -o -- '--sizes [^ ]*' "$OUT/$name.cmd" | cut -d' ' -f2)
+        reps=$(grep -o -- '--reps [^ ]*' "$OUT/$name.cmd" | cut -d' ' -f2)
+        echo "auto.sh: $name.model" >&2
+        record "$name.model" "${untuned[@]}" "${sim[@]}" \
+          --op "$op" $(op_args "$op") --sizes "$sizes" --reps "$reps" --warmup 1 --simulated-payload \
+          --model-copy 1 --nodes "$nodes" --algo auto:model --skip-native --json "$OUT/$name.model.json"
       done
     done
   done

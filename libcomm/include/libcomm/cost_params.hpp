@@ -61,6 +61,12 @@ CostParams load_cost_params(const std::string& path);
 // Writes every key (what commbench --calibrate writes beside the flat-model keys).
 std::string cost_params_text(const CostParams& c);
 
+namespace detail {
+// A value of a "key = value" parameter file (these, and the flat model's of
+// libcomm/cost_model.hpp): a finite number >= 0, else an Error naming `where` and the key.
+double nonnegative_value(const std::string& where, const std::string& key, const std::string& value);
+}  // namespace detail
+
 // The parameters Auto's model uses: set_cost_params', else the file named by LIBCOMM_MODEL,
 // else inputs/model/<LIBCOMM_PLATFORM>.model when that exists (scripts/simulate.sh sets
 // LIBCOMM_PLATFORM to the platform's name), else the defaults above. Loaded once; a named

@@ -74,6 +74,19 @@ Layout Layout::of(const NodeMap& nodes) {
   return l;
 }
 
+double detail::nonnegative_value(const std::string& where, const std::string& key, const std::string& value) {
+  double v = 0;
+  std::size_t used = 0;
+  try {
+    v = std::stod(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  require(used == value.size() && !value.empty() && std::isfinite(v) && v >= 0,
+          where + ": " + key + " must be a finite number >= 0, got '" + value + "'");
+  return v;
+}
+
 CostParams load_cost_params(const std::string& path) {
   std::ifstream in(path);
   require(static_cast<bool>(in), "cannot read the cost parameter file '" + path + "'");
@@ -111,15 +124,7 @@ CostParams load_cost_params(const std::string& path) {
       (key == "one_way_us" ? one_way : one_way_intra) = ys;
       continue;
     }
-    double v = 0;
-    std::size_t used = 0;
-    try {
-      v = std::stod(value, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    require(used == value.size() && !value.empty() && std::isfinite(v) && v >= 0,
-            where + ": " + key + " must be a finite number >= 0, got '" + value + "'");
+    const double v = detail::nonnegative_value(where, key, value);
     const auto known = std::find_if(std::begin(kKeys), std::end(kKeys), [&](const Key& k) { return key == k.name; });
     const auto flat =
         std::find_if(std::begin(kFlatKeys), std::end(kFlatKeys), [&](const FlatKey& k) { return key == k.name; });

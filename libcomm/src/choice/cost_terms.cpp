@@ -45,12 +45,17 @@ double xor_exchange_rounds(const Layout& l, const CostParams& c, double n) {
 }
 
 double binomial_broadcast(const Layout& l, const CostParams& c, double n) {
-  if (l.ranks <= 1) return 0;
-  int depth = 0;
-  while ((2LL << depth) <= l.ranks) ++depth;  // floor(log2 P)
-  const double latency = l.nodes == 1 ? c.alpha_intra : c.alpha;
-  const double beta = l.nodes == 1 ? c.beta_intra_at(n) : c.beta_at(n);
-  return depth * latency + log2_ceil(l.ranks) * n * beta;
+  // Level dist: ranks below dist send to rank + dist. Below ppn that stays on node 0 (dist
+  // flows in its memory); from ppn on every node that has the data sends from all its ppn
+  // ranks at once over its link.
+  double t = 0;
+  for (int dist = 1; dist < l.ranks; dist *= 2) {
+    if (l.nodes == 1 || dist < l.ppn)
+      t += c.alpha_intra + n * c.beta_intra_at(n) * c.intra_flows(std::min(dist, l.ppn));
+    else
+      t += c.alpha + n * c.beta_at(n) * c.inter_flows(l.ppn);
+  }
+  return t;
 }
 
 double all_at_once_bytes(const Layout& l, const CostParams& c, int messages, double total) {

@@ -54,15 +54,7 @@ FlatPlatform load_flat_platform(const std::string& path) {
       continue;
     }
     if (key == "one_way_us" || key == "one_way_intra_us") continue;  // auto's tables (cost_params.hpp reads them)
-    double v = 0;
-    std::size_t used = 0;
-    try {
-      v = std::stod(value, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    require(used == value.size() && !value.empty() && std::isfinite(v) && v >= 0,
-            where + ": " + key + " must be a finite number >= 0, got '" + value + "'");
+    const double v = detail::nonnegative_value(where, key, value);
     if (key == "ts_us") {
       f.ts_us = v, have_ts = true;
     } else if (key == "tc_td_us") {
