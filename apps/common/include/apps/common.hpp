@@ -25,6 +25,9 @@ std::string format_size(std::size_t bytes);
 // Runs body(argc, argv) between MPI_Init and MPI_Finalize. A libcomm::Error or
 // CLI parse error becomes "PROGRAM: error: MESSAGE" on stderr (rank 0, and any rank whose
 // message is its own) and exit code 2; body's return value is the exit code otherwise.
+// With LIBCOMM_TIMEOUT=T set, a rank with an Error waits at most T s for the others to
+// stop too, then ends the job with MPI_Abort (a peer that stopped or died would keep
+// MPI_Finalize waiting for ever).
 int mpi_main(int argc, char** argv, const char* program,
              const std::function<int(int, char**)>& body);
 
