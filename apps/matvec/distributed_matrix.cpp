@@ -5,25 +5,18 @@
 #include <climits>
 #include <cstring>
 
+#include "apps/lists.hpp"
 #include "kernels/dense.hpp"
 #include "libcomm/error.hpp"
 
 namespace matvec {
 namespace {
 
-struct LayoutInfo {
-  Layout layout;
-  std::string_view name;
-};
-constexpr LayoutInfo kLayouts[] = {{Layout::Rows, "rows"},
-                                   {Layout::Cols, "cols"},
-                                   {Layout::GridRowMajor, "grid_rowmajor"},
-                                   {Layout::GridColMajor, "grid_colmajor"}};
-struct OpInfo {
-  Op op;
-  std::string_view name;
-};
-constexpr OpInfo kOps[] = {{Op::MatVec, "matvec"}, {Op::VecMat, "vecmat"}, {Op::Rank1, "rank1"}};
+constexpr apps::Named<Layout> kLayouts[] = {{Layout::Rows, "rows"},
+                                           {Layout::Cols, "cols"},
+                                           {Layout::GridRowMajor, "grid_rowmajor"},
+                                           {Layout::GridColMajor, "grid_colmajor"}};
+constexpr apps::Named<Op> kOps[] = {{Op::MatVec, "matvec"}, {Op::VecMat, "vecmat"}, {Op::Rank1, "rank1"}};
 
 void check_mpi(int rc, const char* what) {
   if (rc != MPI_SUCCESS) throw libcomm::Error(std::string("matvec: ") + what + " failed");
@@ -33,35 +26,10 @@ std::string rank_prefix(int rank) { return "matvec: rank " + std::to_string(rank
 
 }  // namespace
 
-std::string_view layout_name(Layout l) {
-  for (const auto& i : kLayouts)
-    if (i.layout == l) return i.name;
-  return "?";
-}
-
-Layout layout_from_name(std::string_view name) {
-  std::string valid;
-  for (const auto& i : kLayouts) {
-    if (i.name == name) return i.layout;
-    valid += (valid.empty() ? "" : ", ") + std::string(i.name);
-  }
-  throw libcomm::Error("unknown layout '" + std::string(name) + "' (valid: " + valid + ", all)");
-}
-
-std::string_view op_name(Op o) {
-  for (const auto& i : kOps)
-    if (i.op == o) return i.name;
-  return "?";
-}
-
-Op op_from_name(std::string_view name) {
-  std::string valid;
-  for (const auto& i : kOps) {
-    if (i.name == name) return i.op;
-    valid += (valid.empty() ? "" : ", ") + std::string(i.name);
-  }
-  throw libcomm::Error("unknown operation '" + std::string(name) + "' (valid: " + valid + ", all)");
-}
+std::string_view layout_name(Layout l) { return apps::name_of(kLayouts, l); }
+Layout layout_from_name(std::string_view name) { return apps::from_name(kLayouts, name, "layout", ", all"); }
+std::string_view op_name(Op o) { return apps::name_of(kOps, o); }
+Op op_from_name(std::string_view name) { return apps::from_name(kOps, name, "operation", ", all"); }
 
 kernels::Grid layout_grid(Layout l, int p, const kernels::Grid& grid) {
   switch (l) {

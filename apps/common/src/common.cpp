@@ -235,11 +235,5 @@ std::size_t check_pattern(const std::byte* block, int src, int dst, std::size_t 
   return bytes;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
 
 }  // namespace apps

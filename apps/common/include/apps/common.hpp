@@ -1,5 +1,8 @@
-// Helpers shared by the mini-apps: size parsing, the MPI main wrapper that turns errors
-// into one line and an exit code, deterministic test patterns, statistics.
+// Helpers shared by the mini-apps (docs/apps/template.md): size parsing, the MPI main
+// wrapper that turns errors into one line and an exit code, option validators,
+// deterministic test patterns; and, through the headers included at the end, the shared
+// option block (options.hpp), list options (lists.hpp), seeded random numbers
+// (random.hpp), timing (timing.hpp) and the report (report.hpp).
 #pragma once
 
 #include <mpi.h>
@@ -78,6 +81,10 @@ void fill_pattern(std::byte* block, int src, int dst, std::size_t bytes);
 // Index of the first byte of `block` that differs from the pattern, or bytes if none.
 std::size_t check_pattern(const std::byte* block, int src, int dst, std::size_t bytes);
 
-double median(std::vector<double> v);
-
 }  // namespace apps
+
+#include "apps/lists.hpp"
+#include "apps/options.hpp"
+#include "apps/random.hpp"
+#include "apps/report.hpp"
+#include "apps/timing.hpp"
