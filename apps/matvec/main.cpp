@@ -30,7 +30,7 @@ struct Settings {
   std::size_t n = 601, m = 0;
   std::string ops = "all", layouts = "all", grid, order = "binary";
   std::uint64_t seed = 2024;
-  apps::RunOptions run;
+  apps::RunOptions run = apps::RunOptions::defaults("all");
 };
 
 // What every case of a run shares: the parsed lists, the grid, the collectives' options,
@@ -61,7 +61,6 @@ Settings parse(int argc, char** argv) {
                "(paper 004, s. 2) with libcomm's allgather and reduce_scatter; validated against "
                "a serial Eigen product of the same seeded matrix"};
   Settings s;
-  s.run.algo = "all";
   app.add_option("--n", s.n, "matrix columns (length of x); also the rows unless --m is given")
       ->check(apps::number_in(0, 1 << 20))
       ->capture_default_str();

@@ -25,7 +25,7 @@ namespace {
 
 struct Settings {
   Params prm;
-  apps::RunOptions run;
+  apps::RunOptions run = apps::RunOptions::defaults("all", 1);
   std::string order = "binary";
   double tolerance = 1e-9;
 };
@@ -51,8 +51,6 @@ Settings parse(int argc, char** argv) {
                "libcomm allgather algorithm (or a systolic ring overlapped with the forces); "
                "validated against a serial computation of the same steps"};
   Settings s;
-  s.run.algo = "all";
-  s.run.reps = 1;
   app.add_option("--n", s.prm.n, "number of bodies")->check(apps::number_in(0, 1 << 24))->capture_default_str();
   app.add_option("--steps", s.prm.steps, "leapfrog steps")->check(CLI::Range(1, 1000000))->capture_default_str();
   app.add_option("--dt", s.prm.dt, "time step")->check(apps::positive_number(1e6))->capture_default_str();

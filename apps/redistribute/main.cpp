@@ -37,7 +37,7 @@ struct Settings {
   std::size_t rec = 48;  // bytes per record
   std::uint64_t seed = 1;
   double model_copy_gbs = 0;
-  apps::RunOptions run;
+  apps::RunOptions run = apps::RunOptions::defaults("native,direct,four_stage", 3);
 };
 
 // Record: [key: 8 bytes][payload: rec - 8 bytes derived from the key].
@@ -106,8 +106,6 @@ Settings parse(int argc, char** argv) {
   CLI::App app{"redistribute: move records to the ranks their keys or a traffic pattern assign them, with\n"
                "libcomm::alltoallv, and validate exactly-once delivery (and global order for the sort)."};
   Settings s;
-  s.run.algo = "native,direct,four_stage";
-  s.run.reps = 3;
   apps::add_run_options(app, s.run, apps::kAlgoOption | apps::kAutoOption,
                         "comma-separated alltoallv algorithms (native, auto, direct, two_stage, mesh, four_stage)");
   app.add_option("--mode", s.mode, "alltoallv mode: b, n1 or n2 (paper 001, s. 3.4)")->capture_default_str();

@@ -16,6 +16,14 @@ struct RunOptions {
   std::string json;              // --json: the results as JSON
   std::string auto_policy;       // --auto: how auto chooses ("": LIBCOMM_AUTO or the default)
   double model_flops = 0;        // --model-flops: charge the local work at this rate (SimGrid)
+
+  // An app's own defaults of --algo and --reps.
+  static RunOptions defaults(std::string algo_list, int repetitions = 5) {
+    RunOptions o;
+    o.algo = std::move(algo_list);
+    o.reps = repetitions;
+    return o;
+  }
 };
 
 // Which of them an app takes (or-ed).
