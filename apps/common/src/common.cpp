@@ -54,8 +54,9 @@ std::string format_size(std::size_t b) {
 }
 
 bool is_root() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int initialized = 0, rank = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   return rank == 0;
 }
 
@@ -199,6 +200,18 @@ int mpi_main(int argc, char** argv, const char* program,
   std::fflush(stderr);
   MPI_Finalize();
   return code;
+}
+
+int serial_main(int argc, char** argv, const char* program, const std::function<int(int, char**)>& body) {
+  try {
+    return body(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return 0;  // --help, printed by parse_command_line
+    std::fprintf(stderr, "%s: error: %s (see --help)\n", program, e.what());
+  } catch (const std::exception& e) {  // libcomm::Error and what the standard library throws
+    std::fprintf(stderr, "%s: error: %s\n", program, e.what());
+  }
+  return 2;
 }
 
 void fill_pattern(std::byte* block, int src, int dst, std::size_t bytes) {

@@ -34,7 +34,11 @@ std::string format_size(std::size_t bytes);
 int mpi_main(int argc, char** argv, const char* program,
              const std::function<int(int, char**)>& body);
 
-// True only on rank 0 of MPI_COMM_WORLD: who prints tables.
+// The same for a program that is not an MPI program (schedgen): no MPI_Init; an error is
+// "PROGRAM: error: MESSAGE" and exit code 2.
+int serial_main(int argc, char** argv, const char* program, const std::function<int(int, char**)>& body);
+
+// True only on rank 0 of MPI_COMM_WORLD (or without MPI): who prints tables.
 bool is_root();
 
 // Parses the command line. --help prints the help on rank 0; any other parse error is
