@@ -34,6 +34,7 @@ FILE_OUT = ["", "/nonexistent-dir/out"]
 FILE_IN = ["", "/nonexistent-dir/in"]
 FREE_TEXT = {
     "--algo": ["", "nosuch", "ring,nosuch"],
+    "--auto": ["", "nosuch", "online,model"],
     "--min": SIZE_VALUES,
     "--max": SIZE_VALUES,
     "--sizes": SIZE_VALUES,
