@@ -101,6 +101,11 @@ struct AlltoallvOptions {
   std::size_t element_bytes = 1;
   // When set, filled with this rank's per-stage figures.
   AlltoallvStats* stats = nullptr;
+  // Auto's decision is made once per site and remembered (the count statistics it needs
+  // cost one MPI_Allreduce, made at the site's first call only): calls with the same site
+  // share it, so give calls whose message sizes differ by much their own site (any number,
+  // the same on every rank; STAR-MPI's call site). Default: one decision per communicator.
+  std::uint64_t site = 0;
 };
 
 // The built-in rule for P ranks (Auto: the start-up count of paper 001 Table 3).

@@ -26,5 +26,7 @@ AutoPolicy auto_policy();
 // Replaces the policy for every later Auto decision (decisions already remembered on a
 // Comm under another policy are not reused). Every rank must make the same call.
 void set_auto_policy(AutoPolicy p);
+// Forgets set_auto_policy: LIBCOMM_AUTO or the default again.
+void reset_auto_policy();
 
 }  // namespace libcomm

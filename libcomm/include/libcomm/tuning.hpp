@@ -98,6 +98,16 @@ std::uint64_t tuning_table_epoch();
 // Where the default search looks (LIBCOMM_TUNING_DIR, else the source tree's inputs/tuning).
 std::string tuning_directory();
 
+// What auto's online policy learned in this process (LIBCOMM_AUTO=online, the default):
+// one row per settled size class of every communicator this process is rank 0 of, as
+// tuning-table text (the winner as the row, its measured times as a comment above it).
+// A later run starts from such a table (LIBCOMM_TUNING=FILE): online then runs the
+// learned winner of a row for exactly its shape without measuring again.
+std::string learned_tuning_table();
+// Collective over comm: every rank's learned rows, written by comm's rank 0 to `path`
+// (each row once). Error (on every rank) when the file cannot be written.
+void save_learned_tuning_table(const std::string& path, const Comm& comm);
+
 // The query fields every operation shares: ranks and ranks per node of comm, whether a
 // topology is attached.
 TuningQuery tuning_query(std::string op, const Comm& comm, std::uint64_t bytes);

@@ -12,11 +12,8 @@
 #include <sstream>
 #include <tuple>
 
-#include "libcomm/allgather.hpp"
-#include "libcomm/alltoall.hpp"
-#include "libcomm/alltoallv.hpp"
 #include "libcomm/error.hpp"
-#include "libcomm/reduce_scatter.hpp"
+#include "libcomm/operations.hpp"
 #include "libcomm/topology.hpp"
 #include "libcomm/tuning.hpp"
 
@@ -55,17 +52,11 @@ int parse_positive(const std::string& s) {
   return static_cast<int>(v);
 }
 
-// Throws Error (from the name lookups) when `algo` is not an algorithm of `op` or is auto.
+// Throws Error (from the operations' registries) when `algo` is not an algorithm of `op`
+// or is auto.
 void check_algorithm(const std::string& op, const std::string& algo) {
   if (algo == "auto") throw Error("'auto' cannot be a table entry (it is what the table decides)");
-  if (op == "alltoall")
-    alltoall_algo_from_name(algo);
-  else if (op == "alltoallv")
-    alltoallv_algo_from_name(algo);
-  else if (op == "allgather")
-    allgather_algo_from_name(algo);
-  else
-    reduce_scatter_algo_from_name(algo);
+  algorithm_of(op, algo);
 }
 
 double log_distance(double a, double b) {
@@ -93,10 +84,11 @@ TuningTable TuningTable::parse(std::istream& in, const std::string& source) {
     TuningRow row;
     row.line = line_no;
     row.op = f[0];
-    if (row.op != "alltoall" && row.op != "alltoallv" && row.op != "allgather" &&
-        row.op != "reduce_scatter")
-      throw Error(where + "unknown operation '" + row.op +
-                  "' (valid: alltoall, alltoallv, allgather, reduce_scatter)");
+    try {
+      operation_named(row.op);
+    } catch (const Error& e) {
+      throw Error(where + e.what());
+    }
     try {
       row.ranks = parse_positive(f[1]);
     } catch (const std::exception&) {
