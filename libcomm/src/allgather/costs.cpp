@@ -51,7 +51,8 @@ double ring(const Shape& s, const CostParams& c) {
 // s. 4.2: P - 1 steps, in each the d subblocks (n / d bytes) of d cycles at once.
 double d_cycles(const Shape& s, const CostParams& c) {
   const int d = cube::log2_exact(s.p);
-  if (d < 1) return kNever;
+  if (d < 0) return kNever;
+  if (d == 0) return 0;  // one rank: nothing moves
   const Layout l = layout(s);
   const double n = static_cast<double>(s.largest);
   const double reorder = s.opts->reorder == Reorder::Staged ? cost::copy(c, s.p * n) : 0.0;
@@ -62,7 +63,8 @@ double d_cycles(const Shape& s, const CostParams& c) {
 // (which also checks every moved index).
 double d_cycles_im(const Shape& s, const CostParams& c) {
   const int d = cube::log2_exact(s.p);
-  if (d < 1) return kNever;
+  if (d < 0) return kNever;
+  if (d == 0) return 0;  // one rank: nothing moves
   const Layout l = layout(s);
   const double n = static_cast<double>(s.largest);
   return (s.p - 1) * dcycles_step(l, c, n + 4.0 * d, d, d) + 2 * cost::copy(c, s.p * n);

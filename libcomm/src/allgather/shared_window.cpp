@@ -19,8 +19,10 @@ StepProgram shared_window_allgather_program(const Blocks& b, int me) {
   std::iota(everyone.begin(), everyone.end(), 0);
   const auto node = static_cast<std::uint8_t>(pb.add_channel("node", std::move(everyone)));
   pb.set_shared(node, b.total);
+  // (The copy in a stage of its own: a barrier message of the same stage could leave before
+  // an overlapped copy has finished.)
   pb.copy(0, {Area::Send, 0, b.count[ume]}, {Area::Shared, b.displ[ume], b.count[ume]});
-  const std::uint32_t after = pb.barrier(0, node);
+  const std::uint32_t after = pb.barrier(1, node);
   pb.copy_cold(after, {Area::Shared, 0, b.total}, {Area::Recv, 0, b.total});
   return std::move(pb).program();
 }

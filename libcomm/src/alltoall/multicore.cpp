@@ -62,6 +62,7 @@
 #include "../core/plan_state.hpp"
 #include "alltoall_internal.hpp"
 #include "libcomm/alltoall.hpp"
+#include "libcomm/auto_policy.hpp"
 
 namespace libcomm::detail {
 
@@ -396,7 +397,12 @@ std::shared_ptr<PlanState> hierarchical_plan(AlltoallAlgo scheme, const Comm& co
   const auto h = hierarchy_of(comm);
   AlltoallOptions inner_opts = opts;
   inner_opts.check_args = false;
+  // The inter-node algorithm: the table's or the model's choice on a column (online cannot
+  // measure inside a plan that is being built: the model decides then).
+  const bool measured = auto_policy() == AutoPolicy::Online;
+  const int nodes = comm.nodes().num_nodes();
   const InnerChoice inner = [&](std::size_t bytes) {
+    if (measured) return choose_alltoall(opts.inter_node, bytes, nodes, inner_opts).algo;
     return choose_alltoall(opts.inter_node, bytes, h->column_comms.front(), inner_opts).algo;
   };
   StepProgram prog = hierarchical_program(scheme, comm.nodes(), comm.rank(), b, inner, blocking,

@@ -223,7 +223,7 @@ constexpr AlgorithmEntry<AlltoallvOp> kAlgorithms[] = {
      .cost = alltoallv_cost::two_stage},
     {.algo = AlltoallvAlgo::Mesh, .name = "mesh",
      .summary = "A3: row combine then column deliver on a sqrt(P) x sqrt(P) mesh; perfect squares only (s. 3.1.3)",
-     .unfit = needs_square, .fallback = AlltoallvAlgo::FourStage,
+     .unfit = needs_square, .applies = "P a perfect square", .fallback = AlltoallvAlgo::FourStage,
      .fallback_why = "A3 runs on a sqrt(P) x sqrt(P) mesh; A4 is the paper's generalisation to any P (paper 001, "
                      "s. 3.2)",
      .cost = alltoallv_cost::mesh},

@@ -119,8 +119,8 @@ std::uint64_t size_class_last(int k) {
   return k >= 64 ? std::numeric_limits<std::uint64_t>::max() : std::uint64_t{1} << k;
 }
 
-OnlineSite::OnlineSite(std::vector<Candidate> candidates, int reps)
-    : candidates_(std::move(candidates)), reps_(reps),
+OnlineSite::OnlineSite(std::vector<Candidate> candidates, int reps, int wait, int native)
+    : candidates_(std::move(candidates)), reps_(reps), wait_(wait), native_(native),
       best_(candidates_.size(), std::numeric_limits<double>::infinity()) {
   require(!candidates_.empty(), "online: internal error: no candidate to measure");
 }
@@ -139,6 +139,9 @@ void OnlineSite::agree(MPI_Comm comm) {
   std::size_t win = 0;
   for (std::size_t k = 1; k < agreed_.size(); ++k)
     if (agreed_[k] < agreed_[win]) win = k;  // ties: the earlier (native first)
+  // Native keeps the site unless the fastest beats it by the margin.
+  for (std::size_t k = 0; k < candidates_.size(); ++k)
+    if (candidates_[k].algo == native_ && k != win && agreed_[win] > agreed_[k] * (1 - online_margin())) win = k;
   winner_ = candidates_[win].algo;
   std::ostringstream why;
   why << "auto (online): " << candidates_[win].name << " measured fastest, " << seconds_text(agreed_[win]);
@@ -158,6 +161,26 @@ void OnlineSite::settle(int algo, std::string reason) {
 int online_reps() {
   static const int reps = env_int("LIBCOMM_ONLINE_REPS", 3, 1, 100, false);
   return reps;
+}
+
+int online_after() {
+  static const int after = env_int("LIBCOMM_ONLINE_AFTER", 16, 0, 1000000, false);
+  return after;
+}
+
+double online_margin() {
+  static const double margin = [] {
+    const char* v = std::getenv("LIBCOMM_ONLINE_MARGIN");
+    if (v == nullptr || *v == '\0') return 0.03;
+    try {
+      std::size_t used = 0;
+      const double m = std::stod(v, &used);
+      if (used == std::string(v).size() && m >= 0 && m < 1) return m;
+    } catch (const std::exception&) {
+    }
+    throw Error(std::string("LIBCOMM_ONLINE_MARGIN='") + v + "': expected a fraction from 0 to below 1");
+  }();
+  return margin;
 }
 
 int online_candidate_limit() {

@@ -62,10 +62,22 @@ std::uint64_t size_class_last(int k);   // largest size of class k
 // each rank keeps the fastest of its own timings per candidate; one MPI_Allreduce (MAX)
 // gives every rank the same vector (the slowest rank's figure: a collective takes as long
 // as its slowest rank) and so the same winner, which every later call runs.
+//
+// A site first runs native for online_after() calls (a size class called only a few times
+// never pays for measuring: the MPI library's own collective is the safe choice until
+// measured), and a candidate other than native wins only when it is faster by more than
+// online_margin() (the measurements are noisy; native is never slower than itself).
 class OnlineSite {
  public:
-  OnlineSite(std::vector<Candidate> candidates, int reps);
+  OnlineSite(std::vector<Candidate> candidates, int reps, int wait, int native);
   bool settled() const { return winner_ >= 0; }
+  // Counts a call made before measuring starts; false once the site measures.
+  bool waiting() {
+    if (waited_ >= wait_) return false;
+    ++waited_;
+    return true;
+  }
+  int wait() const { return wait_; }
   // The candidate the next call runs while measuring.
   const Candidate& next() const { return candidates_[calls_ % candidates_.size()]; }
   // The time this rank measured for the call next() named; true when every candidate has
@@ -83,6 +95,8 @@ class OnlineSite {
  private:
   std::vector<Candidate> candidates_;
   int reps_;
+  int wait_ = 0, waited_ = 0;
+  int native_ = 0;
   int calls_ = 0;
   std::vector<double> best_;    // this rank's fastest timing per candidate
   std::vector<double> agreed_;  // after agree(): the max over ranks
@@ -90,11 +104,16 @@ class OnlineSite {
   std::string reason_;
 };
 
-// The online policy's settings: LIBCOMM_ONLINE_REPS (timings per candidate, default 3),
-// LIBCOMM_ONLINE_CANDIDATES ("all", or the number of cheapest predicted candidates tried
-// besides native; default 6), read once.
+// The online policy's settings, read once: LIBCOMM_ONLINE_REPS (timings per candidate,
+// default 3), LIBCOMM_ONLINE_CANDIDATES ("all", or the number of cheapest predicted
+// candidates tried besides native and the node's shared-memory ones; default 6).
 int online_reps();
 int online_candidate_limit();  // 0: all
+// LIBCOMM_ONLINE_AFTER: calls of a size class that run native before measuring (default 16).
+int online_after();
+// LIBCOMM_ONLINE_MARGIN: how much faster than native (a fraction) another candidate must
+// measure to win (default 0.03).
+double online_margin();
 
 // The candidates `online` measures: native, the shared-memory ones where the ranks share a
 // node, and the cheapest predicted of the rest up to online_candidate_limit(), in

@@ -254,7 +254,8 @@ class Driver {
       if (k == key) return *site;
     agree(s, comm);  // (made once per site: the one collective of a decision)
     const AutoQuestion q = question(s, &comm);
-    auto made = std::make_shared<OnlineSite>(online_candidates(q, Op::one_node_shared(s)), online_reps());
+    auto made = std::make_shared<OnlineSite>(online_candidates(q, Op::one_node_shared(s)), online_reps(), online_after(),
+                                             static_cast<int>(Algo::Native));
     if (const auto learned = exact_table_answer(q)) made->settle(learned->algo, learned->reason);
     auto& sites = comm.cache().online_sites;
     if (sites.size() >= kMaxOnlineSites) sites.clear();  // (every rank alike: the same calls)
@@ -279,6 +280,12 @@ class Driver {
       return c;
     }
     OnlineSite& on = site(s, comm, key);
+    if (!on.settled() && on.waiting()) {
+      OpChoice c(Algo::Native, "auto (online): native for the first " + std::to_string(on.wait()) +
+                                   " calls of a size class (LIBCOMM_ONLINE_AFTER), then the candidates are measured");
+      execute(c, a, s, comm);
+      return c.set_measuring();
+    }
     if (!on.settled()) return measure(on, a, s, comm, key);
     const OpChoice c(static_cast<Algo>(on.winner()), on.reason());
     remember(comm, key, c);
@@ -290,7 +297,7 @@ class Driver {
   // every candidate has its timings, agrees on the winner (one MPI_Allreduce).
   static OpChoice measure(OnlineSite& on, const Args& a, const Shape& s, const Comm& comm, const DecisionKey& key) {
     const Candidate next = on.next();
-    const OpChoice c(static_cast<Algo>(next.algo), "auto (online): measuring " + std::string(next.name) + ", one of " +
+    OpChoice c(static_cast<Algo>(next.algo), "auto (online): measuring " + std::string(next.name) + ", one of " +
                                                        std::to_string(on.candidates().size()) + " candidates (" +
                                                        std::to_string(on.calls_needed()) + " calls in all)");
     const double t0 = MPI_Wtime();
@@ -300,7 +307,7 @@ class Driver {
       remember(comm, key, OpChoice(static_cast<Algo>(on.winner()), on.reason()));
       if (comm.rank() == 0) record_learned(learned_row(s, comm, on));
     }
-    return c;
+    return c.set_measuring();
   }
 
   static LearnedRow learned_row(const Shape& s, const Comm& comm, const OnlineSite& on) {
@@ -329,12 +336,15 @@ class Driver {
     if (policy == AutoPolicy::Online)
       for (auto& [k, on] : comm.cache().online_sites)
         if (k == key && on->settled()) return OpChoice(static_cast<Algo>(on->winner()), on->reason());
+    // Online runs the MPI library's own collective until it has measured (never slower than
+    // MPI by default); the model and table policies predict.
+    if (policy == AutoPolicy::Online)
+      return OpChoice(Algo::Native, "auto (online): native until a blocking call of this size class has measured "
+                                    "the candidates");
     if (collective) agree(s, comm);
     if constexpr (requires { Op::unmeasured_default(s); })
       if (const auto fixed = Op::unmeasured_default(s)) return *fixed;
-    OpChoice c = predicted(question(s, &comm), policy == AutoPolicy::Online ? AutoPolicy::Model : policy);
-    if (policy == AutoPolicy::Online) c.note(" (online: not measured yet, the model's choice)");
-    return c;
+    return predicted(question(s, &comm), policy);
   }
 
   static void execute(const OpChoice& c, const Args& a, const Shape& s, const Comm& comm) {

@@ -27,6 +27,7 @@ struct AlgorithmEntry {
   // reads only what every rank shares (P, the node map, the sizes, the options), so every
   // rank decides alike.
   std::string (*unfit)(const Shape& shape) = nullptr;
+  std::string_view applies = {};  // where it runs, in words (docs/fallbacks.md), when unfit is set
   // What runs instead when it cannot (Algo::Auto: nothing; the call is refused).
   Algo fallback = Algo::Auto;
   std::string_view fallback_why = {};  // why that one (docs/fallbacks.md)
@@ -36,6 +37,8 @@ struct AlgorithmEntry {
   // Moves data through the node's shared-memory window where the ranks share a node (the
   // candidates online always tries there, beside native).
   bool node_memory = false;
+  // Works on the node map, not on P alone (the hierarchical and one-node algorithms).
+  bool node_map = false;
 };
 
 template <class Op>

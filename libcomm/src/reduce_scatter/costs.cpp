@@ -46,7 +46,8 @@ double ring(const Shape& s, const CostParams& c) {
 // s. 4.2.2: P - 1 steps, d subblocks at once, each combined.
 double d_cycles(const Shape& s, const CostParams& c) {
   const int d = cube::log2_exact(s.p);
-  if (d < 1) return kNever;
+  if (d < 0) return kNever;
+  if (d == 0) return 0;  // one rank: nothing moves
   const double n = static_cast<double>(s.largest);
   const double elements = n / static_cast<double>(elem_size(s.type));
   return (s.p - 1) * (allgather_cost::dcycles_step(layout(s), c, n, std::min<double>(d, elements), d) +

@@ -45,11 +45,11 @@ constexpr AlgorithmEntry<ReduceScatterOp> kAlgorithms[] = {
     {.algo = ReduceScatterAlgo::Ring, .name = "ring",
      .summary = "single Hamiltonian cycle, P - 1 shift-and-combine steps, --order binary|gray (paper 004, s. 4.1, "
                 "Fig. 6)",
-     .unfit = gray_needs_cube, .cost = reduce_scatter_cost::ring},
+     .unfit = gray_needs_cube, .applies = "any P; with order gray, P a power of two", .cost = reduce_scatter_cost::ring},
     {.algo = ReduceScatterAlgo::DCycles, .name = "d_cycles",
      .summary = "d Hamiltonian cycles, reversed broadcast motion, xor translation per block; P = 2^d (s. 4.2.2, "
                 "Figs. 12-19)",
-     .unfit = needs_cube, .fallback = ReduceScatterAlgo::Ring,
+     .unfit = needs_cube, .applies = "P a power of two", .fallback = ReduceScatterAlgo::Ring,
      .fallback_why = "the d cycles of the broadcast, reversed (paper 004, s. 4.2.2); the single cycle exists for any P",
      .cost = reduce_scatter_cost::d_cycles},
     {.algo = ReduceScatterAlgo::ReduceSpread, .name = "reduce_spread",
@@ -58,10 +58,11 @@ constexpr AlgorithmEntry<ReduceScatterOp> kAlgorithms[] = {
     {.algo = ReduceScatterAlgo::SharedWindow, .name = "shared_window",
      .summary = "one node: every vector into the node's shared-memory window, node barrier, each rank combines its "
                 "block",
-     .unfit = needs_one_node_window, .fallback = ReduceScatterAlgo::Ring,
+     .unfit = needs_one_node_window, .applies = "every rank on one node (shared memory), P copies of the vector within 1 GiB",
+     .fallback = ReduceScatterAlgo::Ring,
      .fallback_why = "the window is one node's memory and holds P copies of the vector; otherwise the partial sums "
                      "travel as messages",
-     .cost = reduce_scatter_cost::shared_window, .node_memory = true},
+     .cost = reduce_scatter_cost::shared_window, .node_memory = true, .node_map = true},
 };
 
 bool overflows(std::span<const std::size_t> counts) {

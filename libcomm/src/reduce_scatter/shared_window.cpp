@@ -20,8 +20,10 @@ StepProgram shared_window_reduce_scatter_program(const ReduceBlocks& b, int me) 
   std::iota(everyone.begin(), everyone.end(), 0);
   const auto node = static_cast<std::uint8_t>(pb.add_channel("node", std::move(everyone)));
   pb.set_shared(node, all * static_cast<std::size_t>(p));
+  // (The copy in a stage of its own: a barrier message of the same stage could leave before
+  // an overlapped copy has finished.)
   pb.copy(0, {Area::Send, 0, all}, {Area::Shared, ume * all, all});
-  const std::uint32_t after = pb.barrier(0, node);
+  const std::uint32_t after = pb.barrier(1, node);
   pb.copy_cold(after, {Area::Shared, at, mine}, {Area::Recv, 0, mine});
   for (std::size_t j = 1; j < static_cast<std::size_t>(p); ++j)
     pb.reduce(after, {Area::Shared, j * all + at, mine}, {Area::Recv, 0, mine});

@@ -196,41 +196,6 @@ std::vector<const TuningRow*> rows_of_nearest_shapes(const std::vector<TuningRow
 }
 }  // namespace
 
-std::optional<TuningPick> TuningTable::lookup_any_size(const TuningQuery& q) const {
-  const auto rows = rows_of_nearest_shapes(rows_, q);
-  if (rows.empty()) return std::nullopt;
-  const TuningRow& first = *rows.front();
-  // Per measured shape and spread, its ranges; they must name one algorithm and, sorted,
-  // run from 0 to inf without a gap.
-  std::map<std::tuple<int, int, bool, double>, std::vector<std::pair<std::uint64_t, std::uint64_t>>>
-      ranges;
-  for (const TuningRow* r : rows) {
-    if (r->algo != first.algo) return std::nullopt;
-    ranges[{r->ranks, r->ppn, r->topology, r->spread}].emplace_back(r->from, r->to);
-  }
-  for (auto& [shape, list] : ranges) {
-    std::sort(list.begin(), list.end());
-    std::uint64_t next = 0;  // the first size not yet covered
-    for (const auto& [from, to] : list) {
-      if (from > next) return std::nullopt;
-      next = to == kInf ? kInf : std::max(next, to + 1);
-      if (next == kInf) break;
-    }
-    if (next != kInf) return std::nullopt;
-  }
-  std::string reason = "tuning table " + source_ + ": " + first.algo + " at every size (" +
-                       std::to_string(first.ranks) + " ranks, ppn " + std::to_string(first.ppn) +
-                       (first.topology ? ", switch tree" : "") + ")";
-  if (first.ranks != q.ranks || first.ppn != q.ppn)
-    reason += " nearest to P = " + std::to_string(q.ranks) + ", ppn " + std::to_string(q.ppn);
-  return TuningPick{first.algo, reason};
-}
-
-bool TuningTable::spread_matters(const TuningQuery& q) const {
-  const auto rows = rows_of_nearest_shapes(rows_, q);
-  return std::any_of(rows.begin(), rows.end(),
-                     [&](const TuningRow* r) { return r->spread != rows.front()->spread; });
-}
 
 std::optional<TuningPick> TuningTable::lookup(const TuningQuery& q) const {
   const TuningRow* shape = nearest_shape(rows_, q, true);
@@ -352,27 +317,6 @@ std::vector<std::uint64_t> refinement_sizes(const std::vector<std::uint64_t>& si
   return out;
 }
 
-SingleAlgorithm single_algorithm_if_cheaper(const std::vector<std::uint64_t>& sizes,
-                                            const std::vector<std::vector<double>>& times,
-                                            double decide_seconds) {
-  require(std::isfinite(decide_seconds) && decide_seconds >= 0,
-          "single_algorithm_if_cheaper: the cost of deciding must be a time >= 0");
-  const auto winner = fastest_at_each_size("single_algorithm_if_cheaper", sizes, times);
-  const std::size_t K = sizes.size(), A = times.size();
-  SingleAlgorithm out;
-  for (std::size_t k = 0; k < K; ++k)
-    out.deciding_cost += 1.0 + decide_seconds / times[winner[k]][k];
-  out.deciding_cost /= static_cast<double>(K);
-  for (std::size_t a = 0; a < A; ++a) {
-    double cost = 0;
-    for (std::size_t k = 0; k < K; ++k)
-      cost += times[a][k] / times[winner[k]][k];  // NaN if a missed a size
-    cost /= static_cast<double>(K);
-    if (std::isfinite(cost) && (!out.algo || cost < out.cost)) out.algo = a, out.cost = cost;
-  }
-  if (out.algo && out.cost > out.deciding_cost) out.algo.reset();
-  return out;
-}
 
 std::vector<TunedRange> tuned_ranges(const std::vector<std::uint64_t>& sizes,
                                      const std::vector<std::vector<double>>& times) {
