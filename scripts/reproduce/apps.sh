@@ -49,7 +49,7 @@ while (($#)); do
     --only) ONLY="$2"; shift 2 ;;
     --jobs) JOBS="$2"; shift 2 ;;
     --commands-only) COMMANDS_ONLY=1; shift ;;
-    -h|--help) sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "apps.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
