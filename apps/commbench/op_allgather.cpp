@@ -80,12 +80,8 @@ class AllgatherOp : public Operation {
   }
 
   std::string note(const std::string& algo, std::size_t) const override {
-    const PolicyScope policy(algo);
-    const auto a = libcomm::allgather_algo_from_name(parse_timed(algo).algo);
-    // The block the library decides on: the largest of this size's layout.
-    const std::size_t largest = counts_.empty() ? 0 : *std::max_element(counts_.begin(), counts_.end());
-    const auto c = libcomm::choose_allgather(a, largest, comm_, opts_);
-    return c.algo == a ? "" : c.reason();
+    return choice_note(algo, largest(counts_), libcomm::allgather_algo_from_name,
+                       [this](libcomm::AllgatherAlgo a, std::size_t b) { return libcomm::choose_allgather(a, b, comm_, opts_); });
   }
 
   long long check(const std::string& algo) override {
@@ -135,9 +131,7 @@ const Registrar registrar(
            ->check(CLI::IsMember({"equal", "unequal"}))
            ->capture_default_str();
      },
-     [](const libcomm::Comm& comm, const Settings& s) -> std::unique_ptr<Operation> {
-       return std::make_unique<AllgatherOp>(comm, s);
-     }});
+     make_operation<AllgatherOp>});
 
 }  // namespace
 }  // namespace commbench

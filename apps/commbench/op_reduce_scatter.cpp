@@ -124,12 +124,10 @@ class ReduceScatterOp : public Operation {
   }
 
   std::string note(const std::string& algo, std::size_t) const override {
-    const PolicyScope policy(algo);
-    const auto a = libcomm::reduce_scatter_algo_from_name(parse_timed(algo).algo);
-    // The block the library decides on: the largest of this size's layout, in bytes.
-    const std::size_t largest = counts_.empty() ? 0 : *std::max_element(counts_.begin(), counts_.end());
-    const auto c = libcomm::choose_reduce_scatter(a, largest, comm_, opts_);
-    return c.algo == a ? "" : c.reason();
+    return choice_note(algo, largest(counts_), libcomm::reduce_scatter_algo_from_name,
+                       [this](libcomm::ReduceScatterAlgo a, std::size_t b) {
+                         return libcomm::choose_reduce_scatter(a, b, comm_, opts_);  // b in bytes
+                       });
   }
 
   long long check(const std::string& algo) override {
@@ -165,9 +163,7 @@ const Registrar registrar(
            ->check(CLI::IsMember({"sum", "max", "min"}))
            ->capture_default_str();
      },
-     [](const libcomm::Comm& comm, const Settings& s) -> std::unique_ptr<Operation> {
-       return std::make_unique<ReduceScatterOp>(comm, s);
-     }});
+     make_operation<ReduceScatterOp>});
 
 }  // namespace
 }  // namespace commbench
