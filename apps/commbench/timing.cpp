@@ -51,10 +51,7 @@ std::vector<std::size_t> block_sizes(const std::string& min_s, const std::string
 
 std::vector<std::size_t> size_list(const std::string& text) {
   std::vector<std::size_t> sizes;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) sizes.push_back(apps::parse_size(item, "--sizes"));
-  libcomm::require(!sizes.empty(), "--sizes: empty list");
+  for (const auto& item : apps::split_list(text, "--sizes")) sizes.push_back(apps::parse_size(item, "--sizes"));
   return sizes;
 }
 
