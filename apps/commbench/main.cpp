@@ -26,7 +26,9 @@ namespace {
 
 // commbench --calibrate FILE: the flat model's parameters of this machine (paper 001,
 // s. 2), printed point by point beside the fitted line, and saved for --predict file:FILE.
-int calibrate(const std::string& sizes_text, int reps, const std::string& path) {
+// The same run measures auto's cost parameters (libcomm/cost_params.hpp) on --nodes' map and
+// writes them to the same file (LIBCOMM_MODEL=FILE, or inputs/tuning/<platform>.model).
+int calibrate(const std::string& sizes_text, int reps, const std::string& path, const std::string& nodes) {
   const auto sizes = size_list(sizes_text);
   int p = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &p);
@@ -34,6 +36,8 @@ int calibrate(const std::string& sizes_text, int reps, const std::string& path) 
     throw libcomm::Error("--calibrate needs at least 2 ranks (a ping-pong between rank 0 and "
                          "the last rank); run it with mpiexec -n 2 or more");
   const auto cal = libcomm::calibrate_flat_platform(MPI_COMM_WORLD, sizes, reps);
+  const libcomm::Comm comm = apps::world_comm(nodes);
+  const libcomm::CostParams params = libcomm::calibrate_cost_params(comm, cal, reps);
   if (!apps::is_root()) return 0;
   const auto& f = cal.platform;
   std::cout << "commbench --calibrate: flat model of paper 001 s. 2 on this machine\n"
@@ -59,8 +63,14 @@ int calibrate(const std::string& sizes_text, int reps, const std::string& path) 
       f, path,
       "libcomm flat platform (paper 001 s. 2), measured by commbench --calibrate on " +
           std::to_string(p) + " ranks\n" + summary.str());
-  std::cout << "written to " << path << " (use: commbench --op alltoallv --predict file:" << path
-            << ")\n";
+  {
+    std::ofstream out(path, std::ios::app);
+    out << "# auto's cost parameters (libcomm/cost_params.hpp), node map " << comm.nodes().describe() << "\n"
+        << libcomm::cost_params_text(params);
+    libcomm::require(static_cast<bool>(out), "--calibrate: cannot write '" + path + "'");
+  }
+  std::cout << "\nauto's cost parameters:\n" << libcomm::cost_params_text(params) << "written to " << path
+            << " (use: commbench --op alltoallv --predict file:" << path << "; LIBCOMM_MODEL=" << path << ")\n";
   return 0;
 }
 
@@ -248,6 +258,10 @@ nlohmann::json record(const Options& o, const libcomm::Comm& comm, const std::ve
                           {"warmup_calls", r.warmup_calls}, {"warmup_s", r.warmup_s},
                           {"validation", verdict(r, o.simulated, true)}};
     if (has_model(rows)) row["model_us"] = r.model_us;
+    // What auto's cost model predicts for this algorithm at this size (the model's accuracy:
+    // scripts/reproduce/auto_report.py).
+    for (const auto& pr : libcomm::predict(o.op, comm, r.block))
+      if (pr.algo == parse_timed(r.algo).algo) row["auto_model_s"] = pr.seconds;
     if (libcomm::built_for_simulation()) row["charged_local_work_s"] = r.local_work;  // charged per repetition
     j["results"].push_back(std::move(row));
   }
@@ -269,12 +283,11 @@ int run(int argc, char** argv) {
     if (apps::is_root()) o.fallbacks ? print_fallbacks(std::cout) : list_operations(std::cout);
     return 0;
   }
-  if (!o.calibrate_path.empty())
-    return calibrate(o.sizes.sizes.empty() ? "0,1K,4K,16K,64K,256K,1M" : o.sizes.sizes, o.sizes.reps,
-                     o.calibrate_path);
-
   libcomm::set_simulated_payload(o.simulated);
   apply_copy_model(o.copy_gbs);
+  if (!o.calibrate_path.empty())
+    return calibrate(o.sizes.sizes.empty() ? "0,1K,4K,16K,64K,256K,1M" : o.sizes.sizes, o.sizes.reps,
+                     o.calibrate_path, o.sizes.nodes);
   if (!o.auto_policy.empty()) libcomm::set_auto_policy(libcomm::auto_policy_from_name(o.auto_policy));
   const auto sizes = block_sizes(o.sizes);
   const libcomm::Comm comm = apps::world_comm(o.sizes.nodes);

@@ -42,6 +42,8 @@ class AllgatherOp : public Operation {
     layout_counts(cube_options().block_layout, 0, 1);  // validates the name on every rank
   }
 
+  bool in_all(std::string_view name) const override { return in_all_on(name, comm_); }
+
   void check_applicable(const std::string& algo, std::size_t) const override {
     libcomm::choose_allgather(libcomm::allgather_algo_from_name(parse_timed(algo).algo), comm_.size(), opts_);
   }

@@ -130,6 +130,8 @@ class ReduceScatterOp : public Operation {
                        });
   }
 
+  bool in_all(std::string_view name) const override { return in_all_on(name, comm_); }
+
   long long check(const std::string& algo) override {
     const bool ok = recv_ == expected_ && native_ok_;
     if (!ok)

@@ -54,7 +54,8 @@ class Operation {
   explicit Operation(std::string op) : operation_(std::move(op)) {}
   virtual ~Operation() = default;
   // The algorithms to time for an --algo list ("all" = every one of the operation's
-  // registry, auto included; auto:POLICY names auto under one policy), reference first (its
+  // registry, auto included, also inside a list; auto:POLICY names auto under one policy;
+  // each name once), reference first (its
   // time is the denominator of every ratio). Throws libcomm::Error naming the bad name and
   // listing the valid ones.
   std::vector<std::string> select(const std::string& list) const;
@@ -97,6 +98,11 @@ class Operation {
     const auto a = from_name(parse_timed(algo).algo);
     const auto c = choose(a, block);
     return c.algo == a ? "" : c.reason();
+  }
+  // For in_all: a one-node algorithm (shared_window) is in "all" only where the ranks share
+  // one node (elsewhere it would run as its fallback).
+  static bool in_all_on(std::string_view name, const libcomm::Comm& comm) {
+    return name != "shared_window" || comm.nodes().num_nodes() == 1;
   }
   // The largest of a layout's blocks (what the library decides on for unequal blocks).
   static std::size_t largest(const std::vector<std::size_t>& counts) {
