@@ -105,191 +105,206 @@ void print_fallbacks(std::ostream& os) {
     }
 }
 
-int run(int argc, char** argv) {
-  CLI::App app{
-      "commbench: time libcomm collective algorithms against the MPI library's own collective.\n"
-      "Every run is validated byte for byte; the table shows medians over --reps of the\n"
-      "slowest rank's time and the ratio to native measured in the same run."};
+// commbench's command line.
+struct Options {
   Settings settings;
-  std::string op = "alltoall", min_s = "8", max_s = "4MiB", nodes = "shared", json_path, sizes_list;
-  int reps = 5, warmup = 1;
-  bool list = false, fallbacks = false;
+  SizeOptions sizes;
+  std::string op = "alltoall", json_path, calibrate_path, auto_policy, save_learned;
+  bool list = false, fallbacks = false, skip_native = false, progress = false, simulated = false;
+  double copy_gbs = 0;
+};
+
+// What to time: the operation, the algorithms, the sizes (with the repetitions and the node map).
+void add_what_options(CLI::App& app, Options& o) {
   std::vector<std::string> op_names;
   for (const auto& [name, entry] : registry()) op_names.push_back(name);
-  app.add_option("--op", op, "operation to time")->check(CLI::IsMember(op_names))->capture_default_str();
-  app.add_option("--algo", settings.algo_list,
+  app.add_option("--op", o.op, "operation to time")->check(CLI::IsMember(op_names))->capture_default_str();
+  app.add_option("--algo", o.settings.algo_list,
                  "comma-separated algorithm names, or 'all' (see --list); 'native' is always "
                  "timed as the reference")
       ->check(apps::kNonEmpty)
       ->capture_default_str();
-  app.add_option("--min", min_s, "smallest block per destination (bytes; K/M/G suffixes)")
-      ->capture_default_str();
-  app.add_option("--max", max_s, "largest block per destination; sizes double from --min")
-      ->capture_default_str();
-  app.add_option("--sizes", sizes_list,
-                 "explicit comma-separated block sizes (e.g. 8,1K,64K,1M); overrides --min/--max")
-      ->check(apps::kNonEmpty);
-  app.add_option("--reps", reps, "timed repetitions per size and algorithm (median reported)")
-      ->check(CLI::Range(1, 1000000))
-      ->capture_default_str();
-  app.add_option("--warmup", warmup,
-                 "untimed runs before timing (0: time each algorithm from its first call, for "
-                 "deterministic simulations where a run leaves nothing warm)")
-      ->check(CLI::Range(0, 1000))
-      ->capture_default_str();
-  app.add_option("--nodes", nodes,
-                 "node map: shared | flat | ppn=N | sizes=A,B,.. | map=N0,N1,.. | file:PATH")
-      ->capture_default_str();
-  app.add_option("--json", json_path, "also write the results as JSON to this file")->check(apps::kWritableFile);
-  app.add_flag("--no-fallback", settings.no_fallback,
-               "fail instead of running the documented fallback when an algorithm does not apply "
-               "(e.g. pairwise on P not a power of two)");
-  app.add_flag("--list", list, "list the operations and their algorithms, and exit");
-  app.add_flag("--fallbacks", fallbacks,
-               "print what every named algorithm of every operation runs at P = 1 .. 16 (its documented "
-               "fallback where it does not apply; docs/fallbacks.md), and exit");
-  bool skip_native = false;
-  app.add_flag("--skip-native", skip_native,
-               "do not time native unless --algo names it (long packet-level simulations that "
-               "time one algorithm per run; ratios are then to the first algorithm)");
-  bool progress = false;
-  app.add_flag("--progress", progress,
-               "print each size's medians to stderr as soon as they are measured (long simulations: "
-               "a run that is stopped still leaves what it measured)");
-  std::string calibrate_path;
-  app.add_option("--calibrate", calibrate_path,
+  add_size_options(app, o.sizes, "timed repetitions per size and algorithm (median reported)");
+  app.add_option("--json", o.json_path, "also write the results as JSON to this file")->check(apps::kWritableFile);
+  app.add_option("--auto", o.auto_policy,
+                 "how auto chooses: online (time the candidates on the first calls), model (cost "
+                 "formulas), table (the tuning table); default: LIBCOMM_AUTO, else online")
+      ->check(CLI::IsMember({"online", "model", "table"}));
+  app.add_option("--save-learned", o.save_learned,
+                 "write what auto's online policy learned in this run to this file, a tuning table "
+                 "a later run can start from (LIBCOMM_TUNING)")
+      ->check(apps::kWritableFile);
+}
+
+// The flags, the other modes (--calibrate), the simulator's settings and each operation's
+// own options.
+void add_other_options(CLI::App& app, Options& o) {
+  const struct {
+    const char* name;
+    bool* value;
+    const char* help;
+  } flags[] = {
+      {"--no-fallback", &o.settings.no_fallback,
+       "fail instead of running the documented fallback when an algorithm does not apply "
+       "(e.g. pairwise on P not a power of two)"},
+      {"--progress", &o.progress, "print each size's medians to stderr as soon as they are measured "
+       "(long simulations: a run that is stopped still leaves what it measured)"},
+      {"--list", &o.list, "list the operations and their algorithms, and exit"},
+      {"--skip-native", &o.skip_native,
+       "do not time native unless --algo names it (long packet-level simulations that "
+       "time one algorithm per run; ratios are then to the first algorithm)"},
+      {"--fallbacks", &o.fallbacks, "print what every named algorithm of every operation runs at "
+       "P = 1 .. 16 (its documented fallback where it does not apply; docs/fallbacks.md), and exit"},
+      {"--simulated-payload", &o.simulated,
+       "SimGrid builds only: payload buffers shared by all simulated ranks, so large "
+       "runs fit in memory and skip copies; nothing is validated then"},
+  };
+  for (const auto& f : flags) app.add_flag(f.name, *f.value, f.help);
+  app.add_option("--calibrate", o.calibrate_path,
                  "measure the flat model's Ts, tc + td (ping-pong rank 0 <-> last rank) and tm "
                  "(local copy) on this machine (paper 001 s. 2), print them with the fit "
                  "residuals, write them to this file for --predict file:PATH, and exit; sizes "
                  "from --sizes (default 0,1K,4K,16K,64K,256K,1M), medians of --reps")
       ->check(apps::kWritableFile);
-  bool simulated = false;
-  app.add_flag("--simulated-payload", simulated,
-               "SimGrid builds only: payload buffers shared by all simulated ranks, so large "
-               "runs fit in memory and skip copies; nothing is validated then");
-  double copy_gbs = 0;
-  add_copy_model_option(app, copy_gbs);
-  std::string auto_policy;
-  app.add_option("--auto", auto_policy,
-                 "how auto chooses: online (time the candidates on the first calls), model (cost "
-                 "formulas), table (the tuning table); default: LIBCOMM_AUTO, else online")
-      ->check(CLI::IsMember({"online", "model", "table"}));
-  std::string save_learned;
-  app.add_option("--save-learned", save_learned,
-                 "write what auto's online policy learned in this run to this file, a tuning table "
-                 "a later run can start from (LIBCOMM_TUNING)")
-      ->check(apps::kWritableFile);
+  add_copy_model_option(app, o.copy_gbs);
   for (const auto& [name, entry] : registry())
     if (entry.add_options) entry.add_options(app);
-  apps::parse_command_line(app, argc, argv);
-  if (fallbacks) {
-    if (apps::is_root()) print_fallbacks(std::cout);
-    return 0;
-  }
-  if (list) {
-    if (apps::is_root()) list_operations(std::cout);
-    return 0;
-  }
+}
 
-  libcomm::set_simulated_payload(simulated);
-  apply_copy_model(copy_gbs);
-  if (!calibrate_path.empty())
-    return calibrate(sizes_list.empty() ? "0,1K,4K,16K,64K,256K,1M" : sizes_list, reps, calibrate_path, nodes);
-  if (!auto_policy.empty()) libcomm::set_auto_policy(libcomm::auto_policy_from_name(auto_policy));
-  const auto sizes = block_sizes(min_s, max_s, sizes_list);
-
-  const libcomm::Comm comm = apps::world_comm(nodes);
-  const int p = comm.size();
-  auto operation = registry().at(op).make(comm, settings);
-  auto algos = operation->select(settings.algo_list);
-  if (skip_native && algos.size() > 1 && algos[0] == "native" &&
-      ("," + settings.algo_list + ",").find(",native,") == std::string::npos)
+// The algorithms --algo selects, reference first (without native under --skip-native), each
+// checked at every size: one that does not apply fails here, on every rank alike.
+std::vector<std::string> selected_algorithms(const Operation& operation, const Options& o,
+                                             const std::vector<std::size_t>& sizes) {
+  auto algos = operation.select(o.settings.algo_list);
+  if (o.skip_native && algos.size() > 1 && algos[0] == "native" &&
+      ("," + o.settings.algo_list + ",").find(",native,") == std::string::npos)
     algos.erase(algos.begin());
-  // Fail early, on every rank alike, when an algorithm does not apply.
   for (const auto& a : algos)
-    for (std::size_t b : sizes) operation->check_applicable(a, b);
+    for (std::size_t b : sizes) operation.check_applicable(a, b);
+  return algos;
+}
 
-  if (apps::is_root())
-    std::cout << "commbench: op=" << op << " ranks=" << p << " (" << comm.nodes().describe()
-              << ") reps=" << reps << " warmup=" << warmup << "\nauto: policy "
-              << libcomm::auto_policy_name(libcomm::auto_policy()) << ", tuning table "
-              << (libcomm::active_tuning_table() ? libcomm::active_tuning_table()->source() : std::string("none"))
-              << ", cost parameters " << libcomm::active_cost_params().source
-              << (copy_gbs > 0 ? "\n" + describe_copy_model(copy_gbs) : "")
-              << "\ntime = median over reps of the slowest rank; ratio = time / " << algos[0]
-              << " time\n\n";
+void print_header(const Options& o, const libcomm::Comm& comm, const std::string& reference) {
+  std::cout << "commbench: op=" << o.op << " ranks=" << comm.size() << " (" << comm.nodes().describe()
+            << ") reps=" << o.sizes.reps << " warmup=" << o.sizes.warmup << "\nauto: policy "
+            << libcomm::auto_policy_name(libcomm::auto_policy()) << ", tuning table "
+            << (libcomm::active_tuning_table() ? libcomm::active_tuning_table()->source() : std::string("none"))
+            << ", cost parameters " << libcomm::active_cost_params().source
+            << (o.copy_gbs > 0 ? "\n" + describe_copy_model(o.copy_gbs) : "")
+            << "\ntime = median over reps of the slowest rank; ratio = time / " << reference << " time\n\n";
+}
 
-  const std::vector<Row> rows =
-      time_algorithms(*operation, comm, algos, sizes, reps, warmup, simulated, progress ? &std::cerr : nullptr);
+bool has_model(const std::vector<Row>& rows) {
+  return std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.model_us >= 0; });
+}
 
-  long long failures = 0;
-  bool model = false;
-  for (const auto& r : rows) failures += r.bad ? 1 : 0, model |= r.model_us >= 0;
-  if (apps::is_root()) {
-    std::cout << std::left << std::setw(16) << "op" << std::setw(34) << "algo" << std::setw(7)
-              << "ranks" << std::setw(11) << "block" << std::right << std::setw(13)
-              << "median_us" << std::setw(12) << "min_us" << std::setw(9) << "ratio"
-              << (model ? "     model_us" : "") << "  validation\n";
-    for (const auto& r : rows) {
-      const std::string name = r.ran == r.algo ? r.algo : r.algo + "->" + r.ran;
-      std::cout << std::left << std::setw(16) << op << std::setw(34) << name << std::setw(7) << p
-                << std::setw(11) << apps::format_size(r.block) << std::right << std::fixed
-                << std::setprecision(1) << std::setw(13) << r.median * 1e6 << std::setw(12)
-                << r.min * 1e6 << std::setprecision(2) << std::setw(9) << r.ratio;
-      if (model) std::cout << std::setprecision(1) << std::setw(13) << r.model_us;
-      std::cout << "  " << (simulated ? "n/a" : r.bad ? "FAIL" : "PASS") << "\n";
-    }
-    std::set<std::string> notes;
-    for (const auto& r : rows)
-      if (!r.note.empty() && notes.insert(r.note).second) std::cout << "note: " << r.note << "\n";
-    for (const auto& r : rows)
-      if (r.warmup_calls > 1)
-        std::cout << "note: " << r.algo << " at " << apps::format_size(r.block) << ": decided after "
-                  << r.warmup_calls << " calls, " << std::fixed << std::setprecision(1) << r.warmup_s * 1e6
-                  << " us in all (" << r.median * 1e6 * r.warmup_calls << " us at the decided median)\n";
-    if (simulated)
-      std::cout << "validation: NOT CHECKED (--simulated-payload: the buffers hold no real "
-                   "data; run without it to validate)\n";
-    else if (failures == 0)
-      std::cout << "validation: PASS (" << rows.size() << " algorithm/size pairs, every run "
-                << "byte-identical to the expected blocks that " << algos[0] << " also delivered)\n";
-    else
-      std::cout << "validation: FAIL (" << failures << " of " << rows.size()
-                << " algorithm/size pairs delivered wrong bytes)\n";
-    if (!json_path.empty()) {
-      nlohmann::json j;
-      j["program"] = "commbench";
-      j["op"] = op;
-      j["ranks"] = p;
-      j["nodes"] = comm.nodes().describe();
-      j["reps"] = reps;
-      j["model_copy_gbs"] = copy_gbs;
-      j["auto_policy"] = libcomm::auto_policy_name(libcomm::auto_policy());
-      j["validation"] = simulated ? "NOT_CHECKED" : failures == 0 ? "PASS" : "FAIL";
-      for (const auto& r : rows)
-        j["results"].push_back({{"algo", r.algo}, {"ran", r.ran}, {"note", r.note},
-                                {"block_bytes", r.block}, {"median_s", r.median},
-                                {"min_s", r.min}, {"ratio_to_native", r.ratio},
-                                {"times_s", r.times}, {"warmup_calls", r.warmup_calls},
-                                {"warmup_s", r.warmup_s},
-                                {"validation", simulated ? "NOT_CHECKED" : r.bad ? "FAIL" : "PASS"}});
-      if (model)
-        for (std::size_t k = 0; k < rows.size(); ++k) j["results"][k]["model_us"] = rows[k].model_us;
-      // What auto's cost model predicts for each algorithm at each size (for the model's
-      // accuracy: scripts/reproduce/auto_report.py).
-      for (std::size_t k = 0; k < rows.size(); ++k) {
-        const std::string base = parse_timed(rows[k].algo).algo;
-        for (const auto& pr : libcomm::predict(op, comm, rows[k].block))
-          if (pr.algo == base) j["results"][k]["auto_model_s"] = pr.seconds;
-      }
-      if (libcomm::built_for_simulation())  // local work charged explicitly, per repetition
-        for (std::size_t k = 0; k < rows.size(); ++k) j["results"][k]["charged_local_work_s"] = rows[k].local_work;
-      std::ofstream out(json_path);
-      libcomm::require(static_cast<bool>(out), "--json: cannot write '" + json_path + "'");
-      out << j.dump(2) << "\n";
-    }
+const char* verdict(const Row& r, bool simulated, bool for_json) {
+  return simulated ? (for_json ? "NOT_CHECKED" : "n/a") : r.bad ? "FAIL" : "PASS";
+}
+
+// The table, one row per algorithm and size, and the notes: why an algorithm ran as
+// another, how long auto took to decide.
+void print_table(const Options& o, int p, const std::vector<Row>& rows) {
+  const bool model = has_model(rows);
+  std::cout << std::left << std::setw(16) << "op" << std::setw(34) << "algo" << std::setw(7) << "ranks"
+            << std::setw(11) << "block" << std::right << std::setw(13) << "median_us" << std::setw(12) << "min_us"
+            << std::setw(9) << "ratio" << (model ? "     model_us" : "") << "  validation\n";
+  for (const auto& r : rows) {
+    const std::string name = r.ran == r.algo ? r.algo : r.algo + "->" + r.ran;
+    std::cout << std::left << std::setw(16) << o.op << std::setw(34) << name << std::setw(7) << p << std::setw(11)
+              << apps::format_size(r.block) << std::right << std::fixed << std::setprecision(1) << std::setw(13)
+              << r.median * 1e6 << std::setw(12) << r.min * 1e6 << std::setprecision(2) << std::setw(9) << r.ratio;
+    if (model) std::cout << std::setprecision(1) << std::setw(13) << r.model_us;
+    std::cout << "  " << verdict(r, o.simulated, false) << "\n";
   }
-  if (!save_learned.empty()) libcomm::save_learned_tuning_table(save_learned, comm);
+  std::set<std::string> notes;
+  for (const auto& r : rows)
+    if (!r.note.empty() && notes.insert(r.note).second) std::cout << "note: " << r.note << "\n";
+  for (const auto& r : rows)
+    if (r.warmup_calls > 1)
+      std::cout << "note: " << r.algo << " at " << apps::format_size(r.block) << ": decided after "
+                << r.warmup_calls << " calls, " << std::fixed << std::setprecision(1) << r.warmup_s * 1e6
+                << " us in all (" << r.median * 1e6 * r.warmup_calls << " us at the decided median)\n";
+}
+
+void print_validation(const Options& o, const std::vector<Row>& rows, long long failures,
+                      const std::string& reference) {
+  if (o.simulated)
+    std::cout << "validation: NOT CHECKED (--simulated-payload: the buffers hold no real "
+                 "data; run without it to validate)\n";
+  else if (failures == 0)
+    std::cout << "validation: PASS (" << rows.size() << " algorithm/size pairs, every run "
+              << "byte-identical to the expected blocks that " << reference << " also delivered)\n";
+  else
+    std::cout << "validation: FAIL (" << failures << " of " << rows.size()
+              << " algorithm/size pairs delivered wrong bytes)\n";
+}
+
+nlohmann::json record(const Options& o, const libcomm::Comm& comm, const std::vector<Row>& rows, long long failures) {
+  nlohmann::json j;
+  j["program"] = "commbench";
+  j["op"] = o.op;
+  j["ranks"] = comm.size();
+  j["nodes"] = comm.nodes().describe();
+  j["reps"] = o.sizes.reps;
+  j["model_copy_gbs"] = o.copy_gbs;
+  j["auto_policy"] = libcomm::auto_policy_name(libcomm::auto_policy());
+  j["validation"] = o.simulated ? "NOT_CHECKED" : failures == 0 ? "PASS" : "FAIL";
+  for (const auto& r : rows) {
+    nlohmann::json row = {{"algo", r.algo},         {"ran", r.ran},
+                          {"note", r.note},         {"block_bytes", r.block},
+                          {"median_s", r.median},   {"min_s", r.min},
+                          {"ratio_to_native", r.ratio}, {"times_s", r.times},
+                          {"warmup_calls", r.warmup_calls}, {"warmup_s", r.warmup_s},
+                          {"validation", verdict(r, o.simulated, true)}};
+    if (has_model(rows)) row["model_us"] = r.model_us;
+    // What auto's cost model predicts for this algorithm at this size (the model's accuracy:
+    // scripts/reproduce/auto_report.py).
+    for (const auto& pr : libcomm::predict(o.op, comm, r.block))
+      if (pr.algo == parse_timed(r.algo).algo) row["auto_model_s"] = pr.seconds;
+    if (libcomm::built_for_simulation()) row["charged_local_work_s"] = r.local_work;  // charged per repetition
+    j["results"].push_back(std::move(row));
+  }
+  return j;
+}
+
+// The flow: parse -> the modes that exit at once -> operation and algorithms -> time
+// (every run validated) -> report (table, validation line, JSON, what auto learned).
+int run(int argc, char** argv) {
+  CLI::App app{
+      "commbench: time libcomm collective algorithms against the MPI library's own collective.\n"
+      "Every run is validated byte for byte; the table shows medians over --reps of the\n"
+      "slowest rank's time and the ratio to native measured in the same run."};
+  Options o;
+  add_what_options(app, o);
+  add_other_options(app, o);
+  apps::parse_command_line(app, argc, argv);
+  if (o.fallbacks || o.list) {
+    if (apps::is_root()) o.fallbacks ? print_fallbacks(std::cout) : list_operations(std::cout);
+    return 0;
+  }
+  libcomm::set_simulated_payload(o.simulated);
+  apply_copy_model(o.copy_gbs);
+  if (!o.calibrate_path.empty())
+    return calibrate(o.sizes.sizes.empty() ? "0,1K,4K,16K,64K,256K,1M" : o.sizes.sizes, o.sizes.reps,
+                     o.calibrate_path, o.sizes.nodes);
+  if (!o.auto_policy.empty()) libcomm::set_auto_policy(libcomm::auto_policy_from_name(o.auto_policy));
+  const auto sizes = block_sizes(o.sizes);
+  const libcomm::Comm comm = apps::world_comm(o.sizes.nodes);
+  auto operation = registry().at(o.op).make(comm, o.settings);
+  const auto algos = selected_algorithms(*operation, o, sizes);
+  if (apps::is_root()) print_header(o, comm, algos[0]);
+
+  const std::vector<Row> rows = time_algorithms(*operation, comm, algos, sizes, o.sizes.reps, o.sizes.warmup,
+                                                o.simulated, o.progress ? &std::cerr : nullptr);
+  long long failures = 0;
+  for (const auto& r : rows) failures += r.bad ? 1 : 0;
+  if (apps::is_root()) {
+    print_table(o, comm.size(), rows);
+    print_validation(o, rows, failures, algos[0]);
+    if (!o.json_path.empty()) apps::write_json(o.json_path, record(o, comm, rows, failures));
+  }
+  if (!o.save_learned.empty()) libcomm::save_learned_tuning_table(o.save_learned, comm);
   return failures == 0 ? 0 : 1;
 }
 

@@ -42,10 +42,7 @@ class AllgatherOp : public Operation {
     layout_counts(cube_options().block_layout, 0, 1);  // validates the name on every rank
   }
 
-  // "all" leaves out the one-node algorithm where it would run as its fallback.
-  bool in_all(std::string_view name) const override {
-    return name != "shared_window" || comm_.nodes().num_nodes() == 1;
-  }
+  bool in_all(std::string_view name) const override { return in_all_on(name, comm_); }
 
   void check_applicable(const std::string& algo, std::size_t) const override {
     libcomm::choose_allgather(libcomm::allgather_algo_from_name(parse_timed(algo).algo), comm_.size(), opts_);
@@ -85,12 +82,8 @@ class AllgatherOp : public Operation {
   }
 
   std::string note(const std::string& algo, std::size_t) const override {
-    const PolicyScope policy(algo);
-    const auto a = libcomm::allgather_algo_from_name(parse_timed(algo).algo);
-    // The block the library decides on: the largest of this size's layout.
-    const std::size_t largest = counts_.empty() ? 0 : *std::max_element(counts_.begin(), counts_.end());
-    const auto c = libcomm::choose_allgather(a, largest, comm_, opts_);
-    return c.algo == a ? "" : c.reason();
+    return choice_note(algo, largest(counts_), libcomm::allgather_algo_from_name,
+                       [this](libcomm::AllgatherAlgo a, std::size_t b) { return libcomm::choose_allgather(a, b, comm_, opts_); });
   }
 
   long long check(const std::string& algo) override {
@@ -140,9 +133,7 @@ const Registrar registrar(
            ->check(CLI::IsMember({"equal", "unequal"}))
            ->capture_default_str();
      },
-     [](const libcomm::Comm& comm, const Settings& s) -> std::unique_ptr<Operation> {
-       return std::make_unique<AllgatherOp>(comm, s);
-     }});
+     make_operation<AllgatherOp>});
 
 }  // namespace
 }  // namespace commbench

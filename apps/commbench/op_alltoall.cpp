@@ -69,10 +69,8 @@ class AlltoallOp : public Operation {
   }
 
   std::string note(const std::string& algo, std::size_t block) const override {
-    const PolicyScope policy(algo);
-    const auto a = libcomm::alltoall_algo_from_name(parse_timed(algo).algo);
-    const auto c = libcomm::choose_alltoall(a, block, comm_, opts_);
-    return c.algo == a ? "" : c.reason();
+    return choice_note(algo, block, libcomm::alltoall_algo_from_name,
+                       [this](libcomm::AlltoallAlgo a, std::size_t b) { return libcomm::choose_alltoall(a, b, comm_, opts_); });
   }
 
   long long check(const std::string& algo) override {
@@ -100,6 +98,10 @@ const Registrar registrar(
     "alltoall",
     {"regular all-to-all: every rank sends one block to every rank",
      [](CLI::App& app) {
+       app.add_option("--topology", g_topology,
+                      "alltoall: switch tree (inputs/topologies/*.topo) for tree_scheduled and "
+                      "tree_scheduled_barrier; default: one switch holding every rank")
+           ->check(CLI::ExistingFile);
        app.add_option("--inter", g_inter,
                       "alltoall: regular algorithm for the inter-node step of leader / "
                       "send_aggregate / recv_distribute")
@@ -110,14 +112,8 @@ const Registrar registrar(
                       "messages (the fallback)")
            ->check(CLI::IsMember({"shared", "messages"}))
            ->capture_default_str();
-       app.add_option("--topology", g_topology,
-                      "alltoall: switch tree (inputs/topologies/*.topo) for tree_scheduled and "
-                      "tree_scheduled_barrier; default: one switch holding every rank")
-           ->check(CLI::ExistingFile);
      },
-     [](const libcomm::Comm& comm, const Settings& s) -> std::unique_ptr<Operation> {
-       return std::make_unique<AlltoallOp>(comm, s);
-     }});
+     make_operation<AlltoallOp>});
 
 }  // namespace
 }  // namespace commbench

@@ -235,9 +235,7 @@ const Registrar registrar(
            ->check(apps::number_in(0, 1 << 20))
            ->capture_default_str();
      },
-     [](const libcomm::Comm& comm, const Settings& s) -> std::unique_ptr<Operation> {
-       return std::make_unique<AlltoallvOp>(comm, s);
-     }});
+     make_operation<AlltoallvOp>});
 
 }  // namespace
 }  // namespace commbench

@@ -71,11 +71,6 @@ class ReduceScatterOp : public Operation {
     es_ = libcomm::elem_size(type_);
   }
 
-  // "all" leaves out the one-node algorithm where it would run as its fallback.
-  bool in_all(std::string_view name) const override {
-    return name != "shared_window" || comm_.nodes().num_nodes() == 1;
-  }
-
   void check_applicable(const std::string& algo, std::size_t) const override {
     libcomm::choose_reduce_scatter(libcomm::reduce_scatter_algo_from_name(parse_timed(algo).algo), comm_.size(), opts_);
   }
@@ -129,13 +124,13 @@ class ReduceScatterOp : public Operation {
   }
 
   std::string note(const std::string& algo, std::size_t) const override {
-    const PolicyScope policy(algo);
-    const auto a = libcomm::reduce_scatter_algo_from_name(parse_timed(algo).algo);
-    // The block the library decides on: the largest of this size's layout, in bytes.
-    const std::size_t largest = counts_.empty() ? 0 : *std::max_element(counts_.begin(), counts_.end());
-    const auto c = libcomm::choose_reduce_scatter(a, largest, comm_, opts_);
-    return c.algo == a ? "" : c.reason();
+    return choice_note(algo, largest(counts_), libcomm::reduce_scatter_algo_from_name,
+                       [this](libcomm::ReduceScatterAlgo a, std::size_t b) {
+                         return libcomm::choose_reduce_scatter(a, b, comm_, opts_);  // b in bytes
+                       });
   }
+
+  bool in_all(std::string_view name) const override { return in_all_on(name, comm_); }
 
   long long check(const std::string& algo) override {
     const bool ok = recv_ == expected_ && native_ok_;
@@ -170,9 +165,7 @@ const Registrar registrar(
            ->check(CLI::IsMember({"sum", "max", "min"}))
            ->capture_default_str();
      },
-     [](const libcomm::Comm& comm, const Settings& s) -> std::unique_ptr<Operation> {
-       return std::make_unique<ReduceScatterOp>(comm, s);
-     }});
+     make_operation<ReduceScatterOp>});
 
 }  // namespace
 }  // namespace commbench

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -88,6 +89,25 @@ class Operation {
   virtual std::vector<std::string> expand(const std::string& name) const { return {name}; }
   // Whether "all" includes the algorithm (alltoallv: mesh only on a perfect square).
   virtual bool in_all(std::string_view) const { return true; }
+  // Why `algo` ran as another algorithm ("" when it ran as asked): the library's choice at
+  // `block` (auto's, or a fallback) under the policy the timed name asks for. from_name maps
+  // the registry name to the operation's enumeration; choose(a, block) is the library's choice.
+  template <class FromName, class Choose>
+  static std::string choice_note(const std::string& algo, std::size_t block, FromName from_name, Choose choose) {
+    const PolicyScope policy(algo);
+    const auto a = from_name(parse_timed(algo).algo);
+    const auto c = choose(a, block);
+    return c.algo == a ? "" : c.reason();
+  }
+  // For in_all: a one-node algorithm (shared_window) is in "all" only where the ranks share
+  // one node (elsewhere it would run as its fallback).
+  static bool in_all_on(std::string_view name, const libcomm::Comm& comm) {
+    return name != "shared_window" || comm.nodes().num_nodes() == 1;
+  }
+  // The largest of a layout's blocks (what the library decides on for unequal blocks).
+  static std::size_t largest(const std::vector<std::size_t>& counts) {
+    return counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
+  }
   template <class Choice>
   std::string ran(const Choice& c, std::string_view name) {
     measuring_ = c.measuring();
@@ -108,6 +128,12 @@ struct OperationEntry {
 void list_operations(std::ostream& os);
 
 std::map<std::string, OperationEntry>& registry();
+
+// OperationEntry::make of an operation constructed from (comm, settings).
+template <class Op>
+std::unique_ptr<Operation> make_operation(const libcomm::Comm& comm, const Settings& s) {
+  return std::make_unique<Op>(comm, s);
+}
 
 // A static Registrar in op_<name>.cpp adds the operation at start-up.
 struct Registrar {

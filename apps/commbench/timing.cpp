@@ -27,6 +27,21 @@ std::vector<std::size_t> size_range(std::size_t lo, std::size_t hi) {
 
 }  // namespace
 
+void add_size_options(CLI::App& app, SizeOptions& o, const std::string& reps_help) {
+  app.add_option("--min", o.min, "smallest block per destination (bytes; K/M/G suffixes)")->capture_default_str();
+  app.add_option("--max", o.max, "largest block per destination; sizes double from --min")->capture_default_str();
+  app.add_option("--sizes", o.sizes, "explicit comma-separated block sizes (e.g. 8,1K,64K,1M); overrides --min/--max")
+      ->check(apps::kNonEmpty);
+  app.add_option("--reps", o.reps, reps_help)->check(CLI::Range(1, 1000000))->capture_default_str();
+  app.add_option("--warmup", o.warmup,
+                 "untimed runs before timing (0: time each algorithm from its first call, for "
+                 "deterministic simulations where a run leaves nothing warm)")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  app.add_option("--nodes", o.nodes, "node map: shared | flat | ppn=N | sizes=A,B,.. | map=N0,N1,.. | file:PATH")
+      ->capture_default_str();
+}
+
 std::vector<std::size_t> block_sizes(const std::string& min_s, const std::string& max_s,
                                      const std::string& sizes_list) {
   if (sizes_list.empty())
@@ -36,10 +51,7 @@ std::vector<std::size_t> block_sizes(const std::string& min_s, const std::string
 
 std::vector<std::size_t> size_list(const std::string& text) {
   std::vector<std::size_t> sizes;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) sizes.push_back(apps::parse_size(item, "--sizes"));
-  libcomm::require(!sizes.empty(), "--sizes: empty list");
+  for (const auto& item : apps::split_list(text, "--sizes")) sizes.push_back(apps::parse_size(item, "--sizes"));
   return sizes;
 }
 

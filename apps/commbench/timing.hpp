@@ -3,6 +3,7 @@
 // barrier to the return on the slowest rank, and a row keeps the median over repetitions.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -26,10 +27,21 @@ struct Row {
   double warmup_s = 0;
 };
 
+// The options of commbench and tune that say what to time where: block sizes (--min,
+// --max, --sizes), repetitions (--reps, --warmup) and the node map (--nodes).
+struct SizeOptions {
+  std::string min = "8", max = "4MiB", sizes;  // --sizes, when given, overrides --min/--max
+  int reps = 5, warmup = 1;
+  std::string nodes = "shared";
+};
+// Adds them to app, their defaults the values `o` holds; reps_help says what the median is for.
+void add_size_options(CLI::App& app, SizeOptions& o, const std::string& reps_help);
+
 // The block sizes of --sizes A,B,.. or else --min .. --max doubling. Throws Error naming
 // the option.
 std::vector<std::size_t> block_sizes(const std::string& min_s, const std::string& max_s,
                                      const std::string& sizes_list);
+inline std::vector<std::size_t> block_sizes(const SizeOptions& o) { return block_sizes(o.min, o.max, o.sizes); }
 
 // The sizes of a comma list such as "8,1K,64K" (for --sizes and --calibrate).
 std::vector<std::size_t> size_list(const std::string& text);

@@ -80,9 +80,25 @@ DistributedFft::DistributedFft(const libcomm::Comm& world, Extent grid, ProcGrid
   yin_ = split(grid.ny, pc, c_);
   yout_ = split(grid.ny, pr, r_);
   zout_ = split(nzc_, pc, c_);
-  const std::size_t nx = grid.nx, ny = grid.ny, nz = grid.nz, zl = zout_.n;
 
-  // Sub-communicators: the row (same r) for y <-> z, the column (same c) for x <-> y.
+  make_sub_communicators(world);
+  const std::size_t s0 = xin_.n * yin_.n * nzc_;  // after the z (or y-z) transform
+  const std::size_t s1 = xin_.n * grid.ny * zout_.n;  // y pencils: [x_l][y][z_l]
+  const std::size_t s2 = grid.nx * yout_.n * zout_.n;  // x pencils: [x][y_l][z_l]
+  const std::size_t words = std::max({s0, s1, s2, std::size_t{1}});
+  a_ = kernels::FftBuffer<cplx>(words);
+  b_ = kernels::FftBuffer<cplx>(words);
+  if (r2c) real_ = kernels::FftBuffer<double>(std::max<std::size_t>(xin_.n * yin_.n * grid.nz, 1));
+  prepare_transposes();
+  prepare_plans(flags);
+  if (overlap_chunks >= 2 && pr > 1) prepare_overlap(overlap_chunks, flags);
+  if (sphere_ > 0) prepare_sphere(flags);
+}
+
+// Sub-communicators: the row (same r) for y <-> z, the column (same c) for x <-> y, each
+// with the part of the node map its ranks cover.
+void DistributedFft::make_sub_communicators(const libcomm::Comm& world) {
+  const int pr = procs_.pr, pc = procs_.pc;
   for (int c = 0; c < pc; ++c) row_ranks_.push_back(r_ * pc + c);
   for (int r = 0; r < pr; ++r) col_ranks_.push_back(r * pc + c_);
   if (pc > 1) {
@@ -93,27 +109,25 @@ DistributedFft::DistributedFft(const libcomm::Comm& world, Extent grid, ProcGrid
     MPI_Comm_split(world.mpi(), c_, r_, &col_mpi_);
     col_ = std::make_unique<libcomm::Comm>(col_mpi_, restricted_nodes(world, col_ranks_));
   }
+}
 
-  const std::size_t s0 = xin_.n * yin_.n * nzc_;  // after the z (or y-z) transform
-  const std::size_t s1 = xin_.n * ny * zl;        // y pencils: [x_l][y][z_l]
-  const std::size_t s2 = nx * yout_.n * zl;       // x pencils: [x][y_l][z_l]
-  const std::size_t words = std::max({s0, s1, s2, std::size_t{1}});
-  a_ = kernels::FftBuffer<cplx>(words);
-  b_ = kernels::FftBuffer<cplx>(words);
-  if (r2c) real_ = kernels::FftBuffer<double>(std::max<std::size_t>(xin_.n * yin_.n * nz, 1));
-
-  // Transposes. T1 (row): stage 0 [x_l][y_l][zc] <-> blocks <-> mid [x_l][y][z_l].
-  // T2 (column): mid [x_l][y][z_l] <-> blocks; the other side is [x][y_l][z_l] directly.
-  const std::size_t cb = sizeof(cplx);
+// Transposes. T1 (row): stage 0 [x_l][y_l][zc] <-> blocks <-> mid [x_l][y][z_l].
+// T2 (column): mid [x_l][y][z_l] <-> blocks; the other side is [x][y_l][z_l] directly.
+void DistributedFft::prepare_transposes() {
+  const int pr = procs_.pr, pc = procs_.pc;
+  const std::size_t nx = grid_.nx, ny = grid_.ny, zl = zout_.n, cb = sizeof(cplx);
+  const auto y_blocks = [&](int parts) {
+    return row_pieces(xin_.n, ny * zl, parts, [&](int d) {
+      const Range y = split(ny, parts, d);
+      return std::pair{y.lo * zl, y.n * zl};
+    });
+  };
   if (pc > 1) {
     t1_rows_ = row_pieces(xin_.n * yin_.n, nzc_, pc, [&](int d) {
       const Range z = split(nzc_, pc, d);
       return std::pair{z.lo, z.n};
     });
-    t1_mid_ = row_pieces(xin_.n, ny * zl, pc, [&](int d) {
-      const Range y = split(ny, pc, d);
-      return std::pair{y.lo * zl, y.n * zl};
-    });
+    t1_mid_ = y_blocks(pc);
     std::vector<std::size_t> send(pc), recv(pc);
     for (int d = 0; d < pc; ++d) {
       send[d] = xin_.n * yin_.n * split(nzc_, pc, d).n;
@@ -123,10 +137,7 @@ DistributedFft::DistributedFft(const libcomm::Comm& world, Extent grid, ProcGrid
     t1_bwd_ = Exchange(row_.get(), recv, send, cb);
   }
   if (pr > 1) {
-    t2_mid_ = row_pieces(xin_.n, ny * zl, pr, [&](int d) {
-      const Range y = split(ny, pr, d);
-      return std::pair{y.lo * zl, y.n * zl};
-    });
+    t2_mid_ = y_blocks(pr);
     std::vector<std::size_t> send(pr), recv(pr);
     for (int d = 0; d < pr; ++d) {
       send[d] = xin_.n * split(ny, pr, d).n * zl;
@@ -135,35 +146,32 @@ DistributedFft::DistributedFft(const libcomm::Comm& world, Extent grid, ProcGrid
     t2_fwd_ = Exchange(col_.get(), send, recv, cb);
     t2_bwd_ = Exchange(col_.get(), recv, send, cb);
   }
+}
 
-  // Plans, all on the engine's buffers (FFTW_MEASURE scribbles on them: plan first).
-  cplx* a = a_.data();
-  cplx* b = b_.data();
-  if (pc == 1) {
-    // 2-D over (y, z) on each local x plane.
-    const std::vector<FftDim> batch_c{{sd(xin_.n), sd(ny * nzc_), sd(ny * nzc_)}};
-    if (!r2c) {
-      const std::vector<FftDim> dims{{sd(ny), sd(nz), sd(nz)}, {sd(nz), 1, 1}};
-      first_fwd_ = FftPlan::dft(FftKind::Forward, dims, batch_c, a, a, flags);
-      first_bwd_ = FftPlan::dft(FftKind::Backward, dims, batch_c, a, a, flags);
-    } else {
-      first_fwd_ = FftPlan::r2c({{sd(ny), sd(nz), sd(nzc_)}, {sd(nz), 1, 1}},
-                                {{sd(xin_.n), sd(ny * nz), sd(ny * nzc_)}}, real_.data(), a, flags);
-      first_bwd_ = FftPlan::c2r({{sd(ny), sd(nzc_), sd(nz)}, {sd(nz), 1, 1}},
-                                {{sd(xin_.n), sd(ny * nzc_), sd(ny * nz)}}, a, real_.data(), flags);
-    }
+// The plans of the first stage (slab: 2-D over (y, z) per local x plane; pencil: 1-D z),
+// the y lines (pencil) and the x lines, all on the engine's own buffers (FFTW_MEASURE
+// scribbles on them: plan first).
+void DistributedFft::prepare_plans(unsigned flags) {
+  const std::size_t nx = grid_.nx, ny = grid_.ny, nz = grid_.nz, zl = zout_.n;
+  cplx *a = a_.data(), *b = b_.data();
+  if (procs_.pc == 1 && !r2c_) {
+    const std::vector<FftDim> dims{{sd(ny), sd(nz), sd(nz)}, {sd(nz), 1, 1}},
+        batch{{sd(xin_.n), sd(ny * nzc_), sd(ny * nzc_)}};
+    first_fwd_ = FftPlan::dft(FftKind::Forward, dims, batch, a, a, flags);
+    first_bwd_ = FftPlan::dft(FftKind::Backward, dims, batch, a, a, flags);
+  } else if (procs_.pc == 1) {
+    first_fwd_ = FftPlan::r2c({{sd(ny), sd(nz), sd(nzc_)}, {sd(nz), 1, 1}},
+                              {{sd(xin_.n), sd(ny * nz), sd(ny * nzc_)}}, real_.data(), a, flags);
+    first_bwd_ = FftPlan::c2r({{sd(ny), sd(nzc_), sd(nz)}, {sd(nz), 1, 1}},
+                              {{sd(xin_.n), sd(ny * nzc_), sd(ny * nz)}}, a, real_.data(), flags);
   } else {
     const std::size_t lines = xin_.n * yin_.n;
-    if (!r2c) {
-      first_fwd_ = FftPlan::dft(FftKind::Forward, {{sd(nz), 1, 1}}, {{sd(lines), sd(nz), sd(nz)}},
-                                a, a, flags);
-      first_bwd_ = FftPlan::dft(FftKind::Backward, {{sd(nz), 1, 1}},
-                                {{sd(lines), sd(nz), sd(nz)}}, a, a, flags);
+    if (!r2c_) {
+      first_fwd_ = FftPlan::dft(FftKind::Forward, {{sd(nz), 1, 1}}, {{sd(lines), sd(nz), sd(nz)}}, a, a, flags);
+      first_bwd_ = FftPlan::dft(FftKind::Backward, {{sd(nz), 1, 1}}, {{sd(lines), sd(nz), sd(nz)}}, a, a, flags);
     } else {
-      first_fwd_ = FftPlan::r2c({{sd(nz), 1, 1}}, {{sd(lines), sd(nz), sd(nzc_)}}, real_.data(),
-                                a, flags);
-      first_bwd_ = FftPlan::c2r({{sd(nz), 1, 1}}, {{sd(lines), sd(nzc_), sd(nz)}}, a,
-                                real_.data(), flags);
+      first_fwd_ = FftPlan::r2c({{sd(nz), 1, 1}}, {{sd(lines), sd(nz), sd(nzc_)}}, real_.data(), a, flags);
+      first_bwd_ = FftPlan::c2r({{sd(nz), 1, 1}}, {{sd(lines), sd(nzc_), sd(nz)}}, a, real_.data(), flags);
     }
     // y lines of [x_l][y][z_l]: stride z_l, batch over x_l and z_l.
     const std::vector<FftDim> ydims{{sd(ny), sd(zl), sd(zl)}};
@@ -172,14 +180,10 @@ DistributedFft::DistributedFft(const libcomm::Comm& world, Extent grid, ProcGrid
     y_bwd_ = FftPlan::dft(FftKind::Backward, ydims, ybatch, b, b, flags);
   }
   // x lines of [x][y_l][z_l]: stride y_l * z_l, batch over the y_l * z_l contiguous lines.
-  cplx* out = pc == 1 ? a : b;  // (output() of the full transform)
+  cplx* out = procs_.pc == 1 ? a : b;  // (output() of the full transform)
   const std::size_t plane = yout_.n * zl;
-  x_fwd_ = FftPlan::dft(FftKind::Forward, {{sd(nx), sd(plane), sd(plane)}}, {{sd(plane), 1, 1}},
-                        out, out, flags);
-  x_bwd_ = FftPlan::dft(FftKind::Backward, {{sd(nx), sd(plane), sd(plane)}},
-                        {{sd(plane), 1, 1}}, out, out, flags);
-  if (overlap_chunks >= 2 && pr > 1) prepare_overlap(overlap_chunks, flags);
-  if (sphere_ > 0) prepare_sphere(flags);
+  x_fwd_ = FftPlan::dft(FftKind::Forward, {{sd(nx), sd(plane), sd(plane)}}, {{sd(plane), 1, 1}}, out, out, flags);
+  x_bwd_ = FftPlan::dft(FftKind::Backward, {{sd(nx), sd(plane), sd(plane)}}, {{sd(plane), 1, 1}}, out, out, flags);
 }
 
 namespace {

@@ -153,6 +153,11 @@ class DistributedFft {
   kernels::FftPlan x_fwd_c_;
   cplx* out_ = nullptr;
   void prepare_overlap(int chunks, unsigned flags);
+  // The constructor's parts: the row and column sub-communicators, the transposes'
+  // layouts and exchanges, the FFT plans.
+  void make_sub_communicators(const libcomm::Comm& world);
+  void prepare_transposes();
+  void prepare_plans(unsigned flags);
 
   // Cutoff sphere: the flat y * NZ + z of each rank's sticks, this rank's (y, z), buffers,
   // the x transforms of this rank's sticks and the transposes.

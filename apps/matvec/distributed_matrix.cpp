@@ -5,25 +5,18 @@
 #include <climits>
 #include <cstring>
 
+#include "apps/lists.hpp"
 #include "kernels/dense.hpp"
 #include "libcomm/error.hpp"
 
 namespace matvec {
 namespace {
 
-struct LayoutInfo {
-  Layout layout;
-  std::string_view name;
-};
-constexpr LayoutInfo kLayouts[] = {{Layout::Rows, "rows"},
-                                   {Layout::Cols, "cols"},
-                                   {Layout::GridRowMajor, "grid_rowmajor"},
-                                   {Layout::GridColMajor, "grid_colmajor"}};
-struct OpInfo {
-  Op op;
-  std::string_view name;
-};
-constexpr OpInfo kOps[] = {{Op::MatVec, "matvec"}, {Op::VecMat, "vecmat"}, {Op::Rank1, "rank1"}};
+constexpr apps::Named<Layout> kLayouts[] = {{Layout::Rows, "rows"},
+                                           {Layout::Cols, "cols"},
+                                           {Layout::GridRowMajor, "grid_rowmajor"},
+                                           {Layout::GridColMajor, "grid_colmajor"}};
+constexpr apps::Named<Op> kOps[] = {{Op::MatVec, "matvec"}, {Op::VecMat, "vecmat"}, {Op::Rank1, "rank1"}};
 
 void check_mpi(int rc, const char* what) {
   if (rc != MPI_SUCCESS) throw libcomm::Error(std::string("matvec: ") + what + " failed");
@@ -33,35 +26,10 @@ std::string rank_prefix(int rank) { return "matvec: rank " + std::to_string(rank
 
 }  // namespace
 
-std::string_view layout_name(Layout l) {
-  for (const auto& i : kLayouts)
-    if (i.layout == l) return i.name;
-  return "?";
-}
-
-Layout layout_from_name(std::string_view name) {
-  std::string valid;
-  for (const auto& i : kLayouts) {
-    if (i.name == name) return i.layout;
-    valid += (valid.empty() ? "" : ", ") + std::string(i.name);
-  }
-  throw libcomm::Error("unknown layout '" + std::string(name) + "' (valid: " + valid + ", all)");
-}
-
-std::string_view op_name(Op o) {
-  for (const auto& i : kOps)
-    if (i.op == o) return i.name;
-  return "?";
-}
-
-Op op_from_name(std::string_view name) {
-  std::string valid;
-  for (const auto& i : kOps) {
-    if (i.name == name) return i.op;
-    valid += (valid.empty() ? "" : ", ") + std::string(i.name);
-  }
-  throw libcomm::Error("unknown operation '" + std::string(name) + "' (valid: " + valid + ", all)");
-}
+std::string_view layout_name(Layout l) { return apps::name_of(kLayouts, l); }
+Layout layout_from_name(std::string_view name) { return apps::from_name(kLayouts, name, "layout", ", all"); }
+std::string_view op_name(Op o) { return apps::name_of(kOps, o); }
+Op op_from_name(std::string_view name) { return apps::from_name(kOps, name, "operation", ", all"); }
 
 kernels::Grid layout_grid(Layout l, int p, const kernels::Grid& grid) {
   switch (l) {
@@ -153,133 +121,101 @@ void DistributedMatrix::permute(const double* out, std::size_t out_count, int to
             "MPI_Sendrecv (reordering)");
 }
 
-void DistributedMatrix::gather(const libcomm::Comm* sub, const AlgoPair& algo, const double* mine,
-                               const std::vector<std::size_t>& pieces, double* all, bool checked,
-                               libcomm::AllgatherOptions opt) {
-  if (sub->size() == 1) {  // a node row or column of one: nothing to broadcast
-    if (pieces[0]) std::memcpy(all, mine, pieces[0] * sizeof(double));
-    gather_ran_ = "-";
-    return;
+std::string DistributedMatrix::exchange(const libcomm::Comm* sub, const AlgoPair& algo, bool gathering,
+                                        const double* in, const std::vector<std::size_t>& pieces, double* out,
+                                        bool checked, libcomm::AllgatherOptions gopt,
+                                        libcomm::ReduceScatterOptions ropt) {
+  if (sub->size() == 1) {  // a node row or column of one: nothing to exchange
+    if (pieces[0]) std::memcpy(out, in, pieces[0] * sizeof(double));
+    return "-";
   }
   std::size_t total = 0;
   for (auto c : pieces) total += c;
-  opt.check_args = checked;
-  const auto me = static_cast<std::size_t>(sub->rank());
-  const auto ran = libcomm::allgatherv<double>(std::span<const double>(mine, pieces[me]),
-                                               std::span<double>(all, total), pieces, *sub,
-                                               algo.gather, opt);
-  gather_ran_ = std::string(libcomm::allgather_algo_name(ran));
-}
-
-void DistributedMatrix::reduce(const libcomm::Comm* sub, const AlgoPair& algo, const double* all,
-                               const std::vector<std::size_t>& pieces, double* mine, bool checked,
-                               libcomm::ReduceScatterOptions opt) {
-  if (sub->size() == 1) {
-    if (pieces[0]) std::memcpy(mine, all, pieces[0] * sizeof(double));
-    reduce_ran_ = "-";
-    return;
+  const std::size_t mine = pieces[static_cast<std::size_t>(sub->rank())];
+  if (gathering) {
+    gopt.check_args = checked;
+    return std::string(libcomm::allgather_algo_name(libcomm::allgatherv<double>(
+        std::span<const double>(in, mine), std::span<double>(out, total), pieces, *sub, algo.gather, gopt)));
   }
-  std::size_t total = 0;
-  for (auto c : pieces) total += c;
-  opt.check_args = checked;
-  const auto me = static_cast<std::size_t>(sub->rank());
-  const auto ran = libcomm::reduce_scatter<double>(std::span<const double>(all, total),
-                                                   std::span<double>(mine, pieces[me]), pieces,
-                                                   libcomm::ReduceOp::Sum, *sub, algo.reduce, opt);
-  reduce_ran_ = std::string(libcomm::reduce_scatter_algo_name(ran));
+  ropt.check_args = checked;
+  return std::string(libcomm::reduce_scatter_algo_name(
+      libcomm::reduce_scatter<double>(std::span<const double>(in, total), std::span<double>(out, mine), pieces,
+                                      libcomm::ReduceOp::Sum, *sub, algo.reduce, ropt)));
 }
 
-void DistributedMatrix::gather_column_block(const AlgoPair& algo, const double* x_seg, bool checked,
-                                            const libcomm::AllgatherOptions& opt) {
+DistributedMatrix::Axis DistributedMatrix::column_axis() {
   const auto& g = dist_.grid;
-  const int qc = col_ * g.rows + row_;  // my column-major position
-  const double* x_piece = x_seg;
-  if (g.col_major_node(rank_) != rank_ || qc != rank_) {
-    permute(x_seg, n_segment(), g.col_major_node(rank_), n_piece_.data(),
-            dist_.n_counts[static_cast<std::size_t>(qc)], qc);
-    x_piece = n_piece_.data();
-  }
-  gather(col_comm_.get(), algo, x_piece, dist_.col_block_pieces(col_), n_block_.data(), checked, opt);
+  return {col_comm_.get(), dist_.col_block_pieces(col_), col_ * g.rows + row_, g.col_major_node(rank_),
+          &dist_.n_counts, &n_piece_, &n_block_};
 }
 
-void DistributedMatrix::gather_row_block(const AlgoPair& algo, const double* v_seg, bool checked,
-                                         const libcomm::AllgatherOptions& opt) {
+DistributedMatrix::Axis DistributedMatrix::row_axis() {
   const auto& g = dist_.grid;
-  const int qr = row_ * g.cols + col_;  // my row-major position
-  const double* v_piece = v_seg;
-  if (g.row_major_node(rank_) != rank_ || qr != rank_) {
-    permute(v_seg, m_segment(), g.row_major_node(rank_), m_piece_.data(),
-            dist_.m_counts[static_cast<std::size_t>(qr)], qr);
-    v_piece = m_piece_.data();
+  return {row_comm_.get(), dist_.row_block_pieces(row_), row_ * g.cols + col_, g.row_major_node(rank_),
+          &dist_.m_counts, &m_piece_, &m_block_};
+}
+
+void DistributedMatrix::gather_block(const Axis& a, const AlgoPair& algo, const double* seg, bool checked,
+                                     const libcomm::AllgatherOptions& gopt) {
+  const double* piece = seg;
+  if (a.node != rank_ || a.position != rank_) {
+    permute(seg, (*a.counts)[static_cast<std::size_t>(rank_)], a.node, a.piece->data(),
+            (*a.counts)[static_cast<std::size_t>(a.position)], a.position);
+    piece = a.piece->data();
   }
-  gather(row_comm_.get(), algo, v_piece, dist_.row_block_pieces(row_), m_block_.data(), checked, opt);
+  gather_ran_ = exchange(a.comm, algo, true, piece, a.pieces, a.block->data(), checked, gopt, {});
+}
+
+void DistributedMatrix::reduce_block(const Axis& a, const AlgoPair& algo, double* seg, bool checked,
+                                     const libcomm::ReduceScatterOptions& ropt) {
+  double* piece = a.position == rank_ ? seg : a.piece->data();
+  reduce_ran_ = exchange(a.comm, algo, false, partial_.data(), a.pieces, piece, checked, {}, ropt);
+  if (a.position != rank_ || a.node != rank_)
+    permute(piece, (*a.counts)[static_cast<std::size_t>(a.position)], a.position, seg,
+            (*a.counts)[static_cast<std::size_t>(rank_)], a.node);
 }
 
 void DistributedMatrix::charge_block_pass() const {
   libcomm::sim::charge_flops(2.0 * static_cast<double>(local_rows() * local_cols()));
 }
 
-Phases DistributedMatrix::matvec(const AlgoPair& algo, const double* x_seg, double* y_seg,
-                                 bool checked, const libcomm::AllgatherOptions& gopt,
-                                 const libcomm::ReduceScatterOptions& ropt) {
-  const auto& g = dist_.grid;
-  const int qr = row_ * g.cols + col_;  // my row-major position
-  Phases ph;
-  double t0 = MPI_Wtime();
-  // Reordering of x from row-major to column-major positions (identity for column-major
-  // labels): the column allgather needs N-segment qc here.
-  gather_column_block(algo, x_seg, checked, gopt);
-  double t1 = MPI_Wtime();
-  kernels::gemv(a_.data(), local_rows(), local_cols(), local_rows(), n_block_.data(), partial_.data());
+// y = A x: x is broadcast within node columns (reordered to column-major positions first:
+// the column allgather needs N-segment qc here), the partial products are reduced within
+// node rows, which leaves M-segment qr (row-major position) here; with column-major
+// labels it belongs to rank qr: the reordering transposition of y. w = A^T v: the same
+// with rows and columns exchanged.
+Phases DistributedMatrix::product(bool transposed, const AlgoPair& algo, const double* in_seg, double* out_seg,
+                                  bool checked, const libcomm::AllgatherOptions& gopt,
+                                  const libcomm::ReduceScatterOptions& ropt) {
+  const Axis in = transposed ? row_axis() : column_axis(), out = transposed ? column_axis() : row_axis();
+  const double t0 = MPI_Wtime();
+  gather_block(in, algo, in_seg, checked, gopt);
+  const double t1 = MPI_Wtime();
+  (transposed ? kernels::gemv_transposed : kernels::gemv)(a_.data(), local_rows(), local_cols(), local_rows(),
+                                                          in.block->data(), partial_.data());
   charge_block_pass();
-  double t2 = MPI_Wtime();
-  // Reduction within the node row leaves M-segment qr (row-major position) here; with
-  // column-major labels it belongs to rank qr: the reordering transposition of y.
-  const std::size_t piece = dist_.m_counts[static_cast<std::size_t>(qr)];
-  double* y_piece = (qr == rank_) ? y_seg : m_piece_.data();
-  reduce(row_comm_.get(), algo, partial_.data(), dist_.row_block_pieces(row_), y_piece, checked, ropt);
-  if (qr != rank_ || g.row_major_node(rank_) != rank_)
-    permute(y_piece, piece, qr, y_seg, m_segment(), g.row_major_node(rank_));
-  double t3 = MPI_Wtime();
-  ph.comm = (t1 - t0) + (t3 - t2);
-  ph.compute = t2 - t1;
-  return ph;
+  const double t2 = MPI_Wtime();
+  reduce_block(out, algo, out_seg, checked, ropt);
+  return {(t1 - t0) + (MPI_Wtime() - t2), t2 - t1};
 }
 
-Phases DistributedMatrix::vecmat(const AlgoPair& algo, const double* v_seg, double* w_seg,
-                                 bool checked, const libcomm::AllgatherOptions& gopt,
-                                 const libcomm::ReduceScatterOptions& ropt) {
-  const auto& g = dist_.grid;
-  const int qc = col_ * g.rows + row_;  // my column-major position
-  Phases ph;
-  double t0 = MPI_Wtime();
-  // v (length M) is broadcast within node rows: the row allgather needs M-segment qr here
-  // (the reordering happens for column-major labels).
-  gather_row_block(algo, v_seg, checked, gopt);
-  double t1 = MPI_Wtime();
-  kernels::gemv_transposed(a_.data(), local_rows(), local_cols(), local_rows(), m_block_.data(),
-                           partial_.data());
-  charge_block_pass();
-  double t2 = MPI_Wtime();
-  // Reduction within the node column leaves N-segment qc here; it belongs to rank qc.
-  const std::size_t piece = dist_.n_counts[static_cast<std::size_t>(qc)];
-  double* w_piece = (qc == rank_) ? w_seg : n_piece_.data();
-  reduce(col_comm_.get(), algo, partial_.data(), dist_.col_block_pieces(col_), w_piece, checked, ropt);
-  if (qc != rank_ || g.col_major_node(rank_) != rank_)
-    permute(w_piece, piece, qc, w_seg, n_segment(), g.col_major_node(rank_));
-  double t3 = MPI_Wtime();
-  ph.comm = (t1 - t0) + (t3 - t2);
-  ph.compute = t2 - t1;
-  return ph;
+Phases DistributedMatrix::matvec(const AlgoPair& algo, const double* x_seg, double* y_seg, bool checked,
+                                 const libcomm::AllgatherOptions& gopt, const libcomm::ReduceScatterOptions& ropt) {
+  return product(false, algo, x_seg, y_seg, checked, gopt, ropt);
+}
+
+Phases DistributedMatrix::vecmat(const AlgoPair& algo, const double* v_seg, double* w_seg, bool checked,
+                                 const libcomm::AllgatherOptions& gopt, const libcomm::ReduceScatterOptions& ropt) {
+  return product(true, algo, v_seg, w_seg, checked, gopt, ropt);
 }
 
 Phases DistributedMatrix::rank1(const AlgoPair& algo, const double* y_seg, const double* x_seg,
                                 bool checked, const libcomm::AllgatherOptions& gopt) {
   Phases ph;
   double t0 = MPI_Wtime();
-  gather_row_block(algo, y_seg, checked, gopt);
+  gather_block(row_axis(), algo, y_seg, checked, gopt);
   const std::string row_ran = gather_ran_;
-  gather_column_block(algo, x_seg, checked, gopt);
+  gather_block(column_axis(), algo, x_seg, checked, gopt);
   if (gather_ran_ == "-") gather_ran_ = row_ran;
   reduce_ran_ = "-";
   double t1 = MPI_Wtime();

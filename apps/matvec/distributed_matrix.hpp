@@ -120,21 +120,34 @@ class DistributedMatrix {
   // values from rank `from` (the transposition between row- and column-major positions).
   void permute(const double* out, std::size_t out_count, int to, double* in, std::size_t in_count,
                int from);
-  // Allgatherv over one node row or column; pieces in sub-communicator rank order.
-  void gather(const libcomm::Comm* sub, const AlgoPair& algo, const double* mine,
-              const std::vector<std::size_t>& pieces, double* all, bool checked,
-              libcomm::AllgatherOptions opt);
-  void reduce(const libcomm::Comm* sub, const AlgoPair& algo, const double* all,
-              const std::vector<std::size_t>& pieces, double* mine, bool checked,
-              libcomm::ReduceScatterOptions opt);
-  // The node-column block of x (into n_block_) from this rank's N-segment x_seg: reorder
-  // to the column-major position, then allgather within the node column.
-  void gather_column_block(const AlgoPair& algo, const double* x_seg, bool checked,
-                           const libcomm::AllgatherOptions& opt);
-  // The node-row block of an M-vector (into m_block_) from this rank's M-segment v_seg:
-  // reorder to the row-major position, then allgather within the node row.
-  void gather_row_block(const AlgoPair& algo, const double* v_seg, bool checked,
-                        const libcomm::AllgatherOptions& opt);
+  // An allgatherv (`gathering`) or a reduce-scatter over one node row or column, pieces in
+  // sub-communicator rank order; returns what ran ("-": a sub-communicator of one, a copy).
+  std::string exchange(const libcomm::Comm* sub, const AlgoPair& algo, bool gathering, const double* in,
+                       const std::vector<std::size_t>& pieces, double* out, bool checked,
+                       libcomm::AllgatherOptions gopt, libcomm::ReduceScatterOptions ropt);
+  // The node column (N-segments, x) or row (M-segments, y) of this rank: the collectives'
+  // sub-communicator and pieces, this rank's position in that axis' order and the rank at
+  // this rank's position, the segment counts, and the buffers of the reordered segment
+  // and of the gathered block.
+  struct Axis {
+    const libcomm::Comm* comm;
+    std::vector<std::size_t> pieces;
+    int position, node;
+    const std::vector<std::size_t>* counts;
+    std::vector<double>*piece, *block;
+  };
+  Axis column_axis();
+  Axis row_axis();
+  // The block of the axis from this rank's segment: reorder to the axis' position, then
+  // allgather within it. reduce_block: the reduction of partial_ within the axis, then the
+  // reordering back to this rank's segment.
+  void gather_block(const Axis& a, const AlgoPair& algo, const double* seg, bool checked,
+                    const libcomm::AllgatherOptions& gopt);
+  void reduce_block(const Axis& a, const AlgoPair& algo, double* seg, bool checked,
+                    const libcomm::ReduceScatterOptions& ropt);
+  // matvec (transposed = false) and vecmat.
+  Phases product(bool transposed, const AlgoPair& algo, const double* in_seg, double* out_seg, bool checked,
+                 const libcomm::AllgatherOptions& gopt, const libcomm::ReduceScatterOptions& ropt);
 
   kernels::MatrixDistribution dist_;
   std::uint64_t seed_;

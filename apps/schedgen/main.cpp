@@ -179,6 +179,60 @@ Csr group_by_key(std::size_t keys, const std::vector<std::size_t>& key_of_item, 
   return c;
 }
 
+// The generated routine after its tables: the tags, then (after the function's name) its
+// body, which walks the tables of its rank.
+constexpr const char* kRoutineTags = R"(
+constexpr int kDataTag = 7501;
+constexpr int kSyncTag = 7502;
+
+}  // namespace
+
+int )";
+constexpr const char* kRoutineBody = R"((const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+    int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  int size = 0, rank = 0, rc = MPI_SUCCESS;
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_rank(comm, &rank);
+  if (size != kRanks) return MPI_ERR_SIZE;
+  MPI_Aint lb = 0, sext = 0, rext = 0;
+  MPI_Type_get_extent(sendtype, &lb, &sext);
+  MPI_Type_get_extent(recvtype, &lb, &rext);
+  const char* s = static_cast<const char*>(sendbuf);
+  char* r = static_cast<char*>(recvbuf);
+  const MPI_Aint sblock = sext * sendcount, rblock = rext * recvcount;
+  const int first = kSendStart[rank], last = kSendStart[rank + 1];
+  std::vector<MPI_Request> reqs;
+  reqs.reserve(static_cast<std::size_t>(kRanks) + static_cast<std::size_t>(kNotifyStart[last] - kNotifyStart[first]));
+  // Every receive first (one message from every other rank), so data never arrives unexpected.
+  for (int from = 0; from < kRanks; ++from) {
+    if (from == rank) continue;
+    reqs.emplace_back();
+    rc = MPI_Irecv(r + from * rblock, recvcount, recvtype, from, kDataTag, comm, &reqs.back());
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  rc = MPI_Sendrecv(s + rank * sblock, sendcount, sendtype, rank, kDataTag, r + rank * rblock,
+                    recvcount, recvtype, rank, kDataTag, comm, MPI_STATUS_IGNORE);
+  if (rc != MPI_SUCCESS) return rc;
+  for (int i = first; i < last; ++i) {
+    for (int k = kWaitStart[i]; k < kWaitStart[i + 1]; ++k) {
+      rc = MPI_Recv(nullptr, 0, MPI_BYTE, kWait[k], kSyncTag, comm, MPI_STATUS_IGNORE);
+      if (rc != MPI_SUCCESS) return rc;
+    }
+    // Synchronous: MPI_Send may return once the message is buffered, and the notifications
+    // below would let the next sender onto a link this message still occupies.
+    rc = MPI_Ssend(s + kSendTo[i] * sblock, sendcount, sendtype, kSendTo[i], kDataTag, comm);
+    if (rc != MPI_SUCCESS) return rc;
+    for (int k = kNotifyStart[i]; k < kNotifyStart[i + 1]; ++k) {
+      reqs.emplace_back();
+      rc = MPI_Isend(nullptr, 0, MPI_BYTE, kNotify[k], kSyncTag, comm, &reqs.back());
+      if (rc != MPI_SUCCESS) return rc;
+    }
+  }
+  return reqs.empty() ? MPI_SUCCESS
+                      : MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+}
+)";
+
 // Writes the routine: MPI_Alltoall's signature, the schedule of this topology in tables.
 // Per rank its sends in phase order, and per send the ranks whose synchronisation it waits
 // for before the send and the ranks it notifies after it (CSR tables). Receives need no
@@ -250,66 +304,12 @@ void emit_cpp(const std::string& path, const std::string& function, const std::s
     out.table("kWait", wait.list);
     out.table("kNotifyStart", notify.start);
     out.table("kNotify", notify.list);
-    out << R"(
-constexpr int kDataTag = 7501;
-constexpr int kSyncTag = 7502;
-
-}  // namespace
-
-int )" << function
-        << R"((const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-    int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  int size = 0, rank = 0, rc = MPI_SUCCESS;
-  MPI_Comm_size(comm, &size);
-  MPI_Comm_rank(comm, &rank);
-  if (size != kRanks) return MPI_ERR_SIZE;
-  MPI_Aint lb = 0, sext = 0, rext = 0;
-  MPI_Type_get_extent(sendtype, &lb, &sext);
-  MPI_Type_get_extent(recvtype, &lb, &rext);
-  const char* s = static_cast<const char*>(sendbuf);
-  char* r = static_cast<char*>(recvbuf);
-  const MPI_Aint sblock = sext * sendcount, rblock = rext * recvcount;
-  const int first = kSendStart[rank], last = kSendStart[rank + 1];
-  std::vector<MPI_Request> reqs;
-  reqs.reserve(static_cast<std::size_t>(kRanks) + static_cast<std::size_t>(kNotifyStart[last] - kNotifyStart[first]));
-  // Every receive first (one message from every other rank), so data never arrives unexpected.
-  for (int from = 0; from < kRanks; ++from) {
-    if (from == rank) continue;
-    reqs.emplace_back();
-    rc = MPI_Irecv(r + from * rblock, recvcount, recvtype, from, kDataTag, comm, &reqs.back());
-    if (rc != MPI_SUCCESS) return rc;
-  }
-  rc = MPI_Sendrecv(s + rank * sblock, sendcount, sendtype, rank, kDataTag, r + rank * rblock,
-                    recvcount, recvtype, rank, kDataTag, comm, MPI_STATUS_IGNORE);
-  if (rc != MPI_SUCCESS) return rc;
-  for (int i = first; i < last; ++i) {
-    for (int k = kWaitStart[i]; k < kWaitStart[i + 1]; ++k) {
-      rc = MPI_Recv(nullptr, 0, MPI_BYTE, kWait[k], kSyncTag, comm, MPI_STATUS_IGNORE);
-      if (rc != MPI_SUCCESS) return rc;
-    }
-    // Synchronous: MPI_Send may return once the message is buffered, and the notifications
-    // below would let the next sender onto a link this message still occupies.
-    rc = MPI_Ssend(s + kSendTo[i] * sblock, sendcount, sendtype, kSendTo[i], kDataTag, comm);
-    if (rc != MPI_SUCCESS) return rc;
-    for (int k = kNotifyStart[i]; k < kNotifyStart[i + 1]; ++k) {
-      reqs.emplace_back();
-      rc = MPI_Isend(nullptr, 0, MPI_BYTE, kNotify[k], kSyncTag, comm, &reqs.back());
-      if (rc != MPI_SUCCESS) return rc;
-    }
-  }
-  return reqs.empty() ? MPI_SUCCESS
-                      : MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
-}
-)";
+    out << kRoutineTags << function << kRoutineBody;
   }
   libcomm::require(static_cast<bool>(file), "--emit-cpp: error writing '" + path + "'");
 }
 
-int run(int argc, char** argv) {
-  CLI::App app{
-      "schedgen: contention-free all-to-all schedule for an Ethernet switch tree (paper 003).\n"
-      "Prints the phases (like Table 4), the bottleneck links and the peak aggregate throughput\n"
-      "bound; --emit-cpp writes an MPI_Alltoall replacement for the topology."};
+struct Settings {
   std::string topo_path, emit_path, json_path, function = "schedgen_alltoall", write_topo;
   int random_machines = 0, random_switches = 0;
   std::vector<int> regular;
@@ -320,212 +320,235 @@ int run(int argc, char** argv) {
   std::int64_t table_phases = 64;
   bool no_sync = false, machine_names = false;
   int time_runs = 0;
-  app.add_option("topology", topo_path, "topology file (inputs/topologies/*.topo)");
-  app.add_option("--random", random_machines, "instead of a file: a random tree of this many machines")
+};
+
+const CLI::Validator kIdentifier(
+    [](std::string& name) -> std::string {
+      const bool ok = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
+                      std::all_of(name.begin(), name.end(),
+                                  [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+      return ok ? "" : "'" + name + "' is not a C++ identifier";
+    },
+    "IDENTIFIER");
+
+void add_tree_options(CLI::App& app, Settings& s) {
+  app.add_option("topology", s.topo_path, "topology file (inputs/topologies/*.topo)");
+  app.add_option("--random", s.random_machines, "instead of a file: a random tree of this many machines")
       ->check(CLI::Range(3, 1 << 16));
-  app.add_option("--switches", random_switches, "--random: number of switches (default machines/8 + 1)")
+  app.add_option("--switches", s.random_switches, "--random: number of switches (default machines/8 + 1)")
       ->check(CLI::Range(1, 1 << 16));
-  app.add_option("--seed", seed, "--random: seed")->check(apps::seed_number())->capture_default_str();
-  app.add_option("--chain", chain, "--random: 0 = bushy switch tree, 1 = chain of switches")
+  app.add_option("--seed", s.seed, "--random: seed")->check(apps::seed_number())->capture_default_str();
+  app.add_option("--chain", s.chain, "--random: 0 = bushy switch tree, 1 = chain of switches")
       ->check(apps::number_in(0.0, 1.0))
       ->capture_default_str();
-  app.add_option("--regular", regular,
-                 "instead of a file: a regular tree, fan-outs from the root down, the last level "
-                 "machines (64,64: 64 switches of 64 machines under one root)")
+  app.add_option("--regular", s.regular,
+                 "instead of a file: a regular tree, fan-outs from the root down, the last level machines (64,64: 64 "
+                 "switches of 64 machines under one root)")
       ->delimiter(',')
       ->check(CLI::Range(1, 1 << 16));
-  app.add_option("--write-topology", write_topo, "write the topology used (e.g. a --random one) to FILE")
+  app.add_option("--write-topology", s.write_topo, "write the topology used (e.g. a --random one) to FILE")
       ->check(apps::kWritableFile);
-  app.add_option("--bandwidth", bandwidth, "link bandwidth B in Mbit/s for the bound")
+}
+
+Settings parse(int argc, char** argv) {
+  CLI::App app{"schedgen: contention-free all-to-all schedule for an Ethernet switch tree (paper 003).\n"
+               "Prints the phases (like Table 4), the bottleneck links and the peak aggregate throughput\n"
+               "bound; --emit-cpp writes an MPI_Alltoall replacement for the topology."};
+  Settings s;
+  add_tree_options(app, s);
+  app.add_option("--bandwidth", s.bandwidth, "link bandwidth B in Mbit/s for the bound")
       ->check(apps::positive_number(1e12))
       ->capture_default_str();
-  app.add_option("--table-phases", table_phases, "print at most this many phases of the table (0: none)")
+  app.add_option("--table-phases", s.table_phases, "print at most this many phases of the table (0: none)")
       ->check(apps::number_in(0, 1e9))
       ->capture_default_str();
-  app.add_flag("--names", machine_names, "table: machine names instead of the paper's t_{i,x}");
-  app.add_flag("--no-sync", no_sync, "skip the synchronisation plan (not with --emit-cpp)");
-  app.add_option("--emit-cpp", emit_path, "write the generated C++ routine to FILE")->check(apps::kWritableFile);
-  app.add_option("--function", function, "--emit-cpp: name of the generated function")
-      ->check(CLI::Validator(
-          [](std::string& name) -> std::string {
-            const bool ok = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
-                            std::all_of(name.begin(), name.end(), [](char c) {
-                              return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-                            });
-            return ok ? "" : "'" + name + "' is not a C++ identifier";
-          },
-          "IDENTIFIER"))
+  app.add_flag("--names", s.machine_names, "table: machine names instead of the paper's t_{i,x}");
+  app.add_flag("--no-sync", s.no_sync, "skip the synchronisation plan (not with --emit-cpp)");
+  app.add_option("--emit-cpp", s.emit_path, "write the generated C++ routine to FILE")->check(apps::kWritableFile);
+  app.add_option("--function", s.function, "--emit-cpp: name of the generated function")
+      ->check(kIdentifier)
       ->capture_default_str();
-  app.add_option("--json", json_path, "write the results as JSON to FILE")->check(apps::kWritableFile);
-  app.add_option("--threads", threads,
-                 "threads for the synchronisation plan (default: the cores of this machine); the plan "
-                 "is the same for any number")
+  app.add_option("--json", s.json_path, "write the results as JSON to FILE")->check(apps::kWritableFile);
+  app.add_option("--threads", s.threads,
+                 "threads for the synchronisation plan (default: the cores of this machine); the plan is the same "
+                 "for any number")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
-  app.add_option("--search-budget", search_budget,
-                 "steps a search for a redundant synchronisation may take before the question goes to "
-                 "the sweep that answers the rest together (0: all of them); the plan is the same for "
-                 "any value")
+  app.add_option("--search-budget", s.search_budget,
+                 "steps a search for a redundant synchronisation may take before the question goes to the sweep "
+                 "that answers the rest together (0: all of them); the plan is the same for any value")
       ->check(apps::number_in(0, 2147483647))
       ->capture_default_str();
-  app.add_option("--time", time_runs,
-                 "also run the scheduler and the synchronisation plan N more times and print the "
-                 "median wall-clock and CPU seconds of each")
+  app.add_option("--time", s.time_runs,
+                 "also run the scheduler and the synchronisation plan N more times and print the median wall-clock "
+                 "and CPU seconds of each")
       ->check(CLI::Range(1, 1000));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    std::cerr << "schedgen: error: " << e.what() << " (see --help)\n";  // one line, as the MPI programs
-    return 2;
-  }
-  libcomm::require((topo_path.empty() ? 0 : 1) + (random_machines ? 1 : 0) + (regular.empty() ? 0 : 1) == 1,
+  apps::parse_command_line(app, argc, argv);
+  libcomm::require((s.topo_path.empty() ? 0 : 1) + (s.random_machines ? 1 : 0) + (s.regular.empty() ? 0 : 1) == 1,
                    "give one of: a topology file, --random N, --regular F1,F2,...");
-  libcomm::require(!(no_sync && !emit_path.empty()), "--no-sync: --emit-cpp needs the synchronisation plan");
+  libcomm::require(!(s.no_sync && !s.emit_path.empty()), "--no-sync: --emit-cpp needs the synchronisation plan");
+  return s;
+}
 
-  nlohmann::json j;
-  j["program"] = "schedgen";
-  auto t0 = Clock::now();
+// The tree of the options, where it came from (for the printouts) and the time to make it.
+struct Tree {
+  Topology t;
+  std::string source;
+  double seconds = 0;
+};
+
+Tree make_tree(const Settings& s) {
+  const auto t0 = Clock::now();
   std::string shape;
-  for (int f : regular) shape += (shape.empty() ? "" : "x") + std::to_string(f);
-  const Topology t = random_machines ? Topology::random(random_machines,
-                                                        random_switches ? random_switches : random_machines / 8 + 1,
-                                                        seed, chain)
-                     : !regular.empty() ? Topology::regular(regular)
-                                        : Topology::load(topo_path);
-  const double t_read = seconds_since(t0);
-  const std::string source = random_machines   ? "random tree (" + std::to_string(random_machines) +
-                                                   " machines, seed " + std::to_string(seed) + ")"
-                             : !regular.empty() ? "regular tree " + shape
-                                                : topo_path;
-  if (!write_topo.empty()) {
-    std::ofstream out(write_topo);
-    out << "# " << source << "\n" << t.to_text();
-    libcomm::require(static_cast<bool>(out), "--write-topology: cannot write '" + write_topo + "'");
+  for (int f : s.regular) shape += (shape.empty() ? "" : "x") + std::to_string(f);
+  Tree tree;
+  tree.t = s.random_machines ? Topology::random(s.random_machines,
+                                                s.random_switches ? s.random_switches : s.random_machines / 8 + 1,
+                                                s.seed, s.chain)
+           : !s.regular.empty() ? Topology::regular(s.regular)
+                                : Topology::load(s.topo_path);
+  tree.seconds = seconds_since(t0);
+  tree.source = s.random_machines ? "random tree (" + std::to_string(s.random_machines) + " machines, seed " +
+                                        std::to_string(s.seed) + ")"
+                : !s.regular.empty() ? "regular tree " + shape
+                                     : s.topo_path;
+  if (!s.write_topo.empty()) {
+    std::ofstream out(s.write_topo);
+    out << "# " << tree.source << "\n" << tree.t.to_text();
+    libcomm::require(static_cast<bool>(out), "--write-topology: cannot write '" + s.write_topo + "'");
   }
-  t0 = Clock::now();
-  const auto s = libcomm::schedule_tree_aapc(t);
-  const double t_schedule = seconds_since(t0);
-  print_summary(std::cout, t, s, bandwidth);
-  if (table_phases > 0) print_table(std::cout, t, s, table_phases, machine_names);
+  return tree;
+}
 
-  // Validation: no two messages of a phase share a directed edge. The synchronisation
-  // plan's sweep walks every edge of every path in phase order and refuses a phase that
-  // uses an edge twice (unit.SyncPlan.RefusesExactlyWhatVerifyRejects), so with the plan
-  // that sweep is the check. verify_contention_free walks the paths once more; it runs
-  // with --no-sync, or to name the problem when the plan refuses.
-  libcomm::VerifyResult contention;
-  double t_verify = 0, t_sync = 0, t_emit = 0;
-  auto verify = [&] {
-    const auto start = Clock::now();
-    contention = libcomm::verify_contention_free(s, t);
-    t_verify = seconds_since(start);
-  };
+// The synchronisation plan and the check that no two messages of a phase share a
+// directed edge. The plan's sweep walks every edge of every path in phase order and refuses
+// a phase that uses an edge twice (unit.SyncPlan.RefusesExactlyWhatVerifyRejects), so with
+// the plan that sweep is the check. verify_contention_free walks the paths once more; it
+// runs with --no-sync, or to name the problem when the plan refuses.
+struct Checked {
+  libcomm::SyncPlanOptions options;
   libcomm::SyncPlan sync;
-  bool plan_refused = false;
+  libcomm::VerifyResult contention;
+  bool refused = false, planned = false;
+  double verify_s = 0, sync_s = 0, emit_s = 0;
+};
+
+Checked plan_and_check(const Settings& s, const Tree& tree, const libcomm::TreeAapcSchedule& schedule) {
+  Checked c;
+  c.options.threads = s.threads;
   // The synchronisations themselves only for the routine; the counts need none of them
   // (250-300 MB at 4096 machines).
-  libcomm::SyncPlanOptions plan_options;
-  plan_options.threads = threads;
-  plan_options.keep_syncs = !emit_path.empty();
-  plan_options.search_budget = search_budget;
-  if (!no_sync) {
-    t0 = Clock::now();
-    try {
-      sync = libcomm::plan_synchronisation(s, t, plan_options);
-      t_sync = seconds_since(t0);
-    } catch (const libcomm::Error&) {
-      t_sync = seconds_since(t0);
-      verify();
-      if (contention.ok) throw;  // not a contention problem: report the plan's error
-      plan_refused = true;
-    }
-  } else {
+  c.options.keep_syncs = !s.emit_path.empty();
+  c.options.search_budget = s.search_budget;
+  const auto verify = [&] {
+    const auto start = Clock::now();
+    c.contention = libcomm::verify_contention_free(schedule, tree.t);
+    c.verify_s = seconds_since(start);
+  };
+  if (s.no_sync) {
     verify();
+    return c;
   }
-  if (!no_sync && !plan_refused) {
-    std::cout << "\nsynchronisation (section 5): " << sync.contending_pairs
-              << " contending message pairs in different phases; " << sync.consecutive_pairs
-              << " consecutive on an edge, " << sync.same_sender_pairs << " of them same sender, "
-              << sync.redundant << " redundant: " << sync.synchronisations << " synchronisation messages\n";
-    if (!emit_path.empty()) {
-      t0 = Clock::now();
-      emit_cpp(emit_path, function, source, t, s, sync);
-      t_emit = seconds_since(t0);
-      std::cout << "wrote " << emit_path << " (function " << function << ")\n";
-    }
+  const auto t0 = Clock::now();
+  try {
+    c.sync = libcomm::plan_synchronisation(schedule, tree.t, c.options);
+    c.sync_s = seconds_since(t0);
+    c.planned = true;
+  } catch (const libcomm::Error&) {
+    c.sync_s = seconds_since(t0);
+    verify();
+    if (c.contention.ok) throw;  // not a contention problem: report the plan's error
+    c.refused = true;
   }
-  std::cout << std::fixed << std::setprecision(3) << "\ntime: read " << t_read << " s, schedule "
-            << t_schedule << " s, ";
-  if (no_sync || plan_refused)
-    std::cout << "verify " << t_verify << " s";
-  else
-    std::cout << "verify in the synchronisation plan's sweep";
-  if (!no_sync)
-    std::cout << ", synchronisation plan " << t_sync << " s (" << threads << (threads == 1 ? " thread)" : " threads)");
-  if (!emit_path.empty()) std::cout << ", emit " << t_emit << " s";
+  return c;
+}
+
+void print_sync(const Settings& s, const Tree& tree, const libcomm::TreeAapcSchedule& schedule, Checked& c) {
+  std::cout << "\nsynchronisation (section 5): " << c.sync.contending_pairs
+            << " contending message pairs in different phases; " << c.sync.consecutive_pairs << " consecutive on an "
+            << "edge, " << c.sync.same_sender_pairs << " of them same sender, " << c.sync.redundant
+            << " redundant: " << c.sync.synchronisations << " synchronisation messages\n";
+  if (s.emit_path.empty()) return;
+  const auto t0 = Clock::now();
+  emit_cpp(s.emit_path, s.function, tree.source, tree.t, schedule, c.sync);
+  c.emit_s = seconds_since(t0);
+  std::cout << "wrote " << s.emit_path << " (function " << s.function << ")\n";
+}
+
+void print_times(const Settings& s, const Tree& tree, double schedule_s, const Checked& c) {
+  std::cout << std::fixed << std::setprecision(3) << "\ntime: read " << tree.seconds << " s, schedule " << schedule_s
+            << " s, ";
+  if (c.planned) std::cout << "verify in the synchronisation plan's sweep";
+  else std::cout << "verify " << c.verify_s << " s";
+  if (!s.no_sync)
+    std::cout << ", synchronisation plan " << c.sync_s << " s (" << s.threads
+              << (s.threads == 1 ? " thread)" : " threads)");
+  if (!s.emit_path.empty()) std::cout << ", emit " << c.emit_s << " s";
   std::cout << "\n";
-  if (!no_sync && !plan_refused && !sync.seconds.empty()) {
+  if (c.planned && !c.sync.seconds.empty()) {
     std::cout << "synchronisation plan by stage:";
-    for (const auto& [stage, secs] : sync.seconds) std::cout << " " << stage << " " << secs << " s;";
+    for (const auto& [stage, secs] : c.sync.seconds) std::cout << " " << stage << " " << secs << " s;";
     std::cout << "\n";
   }
-  if (time_runs > 0) {
-    const Timing sched = median_time(time_runs, [&] { (void)libcomm::schedule_tree_aapc(t); });
-    Timing plan;
-    if (!no_sync && !plan_refused)
-      plan = median_time(time_runs, [&] { (void)libcomm::plan_synchronisation(s, t, plan_options); });
-    std::cout << "timing (median of " << time_runs << " runs, wall / CPU seconds): schedule " << sched.wall
-              << " / " << sched.cpu;
-    if (!no_sync)
-      std::cout << ", synchronisation plan " << plan.wall << " / " << plan.cpu << ", together "
-                << sched.wall + plan.wall << " / " << sched.cpu + plan.cpu;
-    std::cout << "\n";
-    j["median_time_s"] = {{"runs", time_runs}, {"schedule_wall", sched.wall}, {"schedule_cpu", sched.cpu},
-                          {"sync_wall", plan.wall}, {"sync_cpu", plan.cpu}};
+}
+
+// --time N: the scheduler and the plan again, medians of wall-clock and CPU seconds.
+nlohmann::json time_again(const Settings& s, const Tree& tree, const libcomm::TreeAapcSchedule& schedule,
+                          const Checked& c) {
+  const Timing sched = median_time(s.time_runs, [&] { (void)libcomm::schedule_tree_aapc(tree.t); });
+  Timing plan;
+  if (c.planned) plan = median_time(s.time_runs, [&] { (void)libcomm::plan_synchronisation(schedule, tree.t, c.options); });
+  std::cout << "timing (median of " << s.time_runs << " runs, wall / CPU seconds): schedule " << sched.wall << " / "
+            << sched.cpu;
+  if (!s.no_sync)
+    std::cout << ", synchronisation plan " << plan.wall << " / " << plan.cpu << ", together "
+              << sched.wall + plan.wall << " / " << sched.cpu + plan.cpu;
+  std::cout << "\n";
+  return {{"runs", s.time_runs}, {"schedule_wall", sched.wall}, {"schedule_cpu", sched.cpu},
+          {"sync_wall", plan.wall}, {"sync_cpu", plan.cpu}};
+}
+
+nlohmann::json record(const Settings& s, const Tree& tree, const libcomm::TreeAapcSchedule& schedule,
+                      const Checked& c, double schedule_s) {
+  const Topology& t = tree.t;
+  nlohmann::json j = {{"program", "schedgen"}, {"source", tree.source}, {"machines", t.num_machines()},
+                      {"switches", t.num_nodes() - t.num_machines()}, {"root", t.name(schedule.root)},
+                      {"subtrees", schedule.subtrees.size()}, {"phases", schedule.num_phases},
+                      {"aapc_load", t.aapc_load()}, {"bottleneck_links", t.bottleneck_links().size()},
+                      {"bound_mbps", t.peak_aggregate_throughput(s.bandwidth)},
+                      {"validation", c.contention.ok ? "PASS" : "FAIL"}, {"results", nlohmann::json::array()}};
+  if (!s.no_sync) {
+    j["contending_pairs"] = c.sync.contending_pairs;
+    j["sync_messages"] = c.sync.synchronisations;
+    j["threads"] = s.threads;
+    j["redundant_syncs"] = c.sync.redundant;
   }
-  std::cout << (contention.ok ? "validation: PASS (every message once, " + std::to_string(s.num_phases) +
-                                    " phases = bottleneck load, no two messages of a phase share a "
-                                    "directed edge)"
-                              : "validation: FAIL (" + contention.summary() + ")")
+  j["time_s"] = {{"read", tree.seconds}, {"schedule", schedule_s}, {"verify", c.verify_s}, {"sync", c.sync_s},
+                 {"emit", c.emit_s}};
+  return j;
+}
+
+int run(int argc, char** argv) {
+  const Settings s = parse(argc, argv);
+  const Tree tree = make_tree(s);
+  const auto t0 = Clock::now();
+  const auto schedule = libcomm::schedule_tree_aapc(tree.t);
+  const double schedule_s = seconds_since(t0);
+  print_summary(std::cout, tree.t, schedule, s.bandwidth);
+  if (s.table_phases > 0) print_table(std::cout, tree.t, schedule, s.table_phases, s.machine_names);
+  Checked c = plan_and_check(s, tree, schedule);
+  if (c.planned) print_sync(s, tree, schedule, c);
+  print_times(s, tree, schedule_s, c);
+  nlohmann::json j = record(s, tree, schedule, c, schedule_s);
+  if (s.time_runs > 0) j["median_time_s"] = time_again(s, tree, schedule, c);
+  std::cout << (c.contention.ok ? "validation: PASS (every message once, " + std::to_string(schedule.num_phases) +
+                                      " phases = bottleneck load, no two messages of a phase share a directed edge)"
+                                : "validation: FAIL (" + c.contention.summary() + ")")
             << "\n";
-  if (!json_path.empty()) {
-    j["source"] = source;
-    j["machines"] = t.num_machines();
-    j["switches"] = t.num_nodes() - t.num_machines();
-    j["root"] = t.name(s.root);
-    j["subtrees"] = s.subtrees.size();
-    j["phases"] = s.num_phases;
-    j["aapc_load"] = t.aapc_load();
-    j["bottleneck_links"] = t.bottleneck_links().size();
-    j["bound_mbps"] = t.peak_aggregate_throughput(bandwidth);
-    if (!no_sync) {
-      j["contending_pairs"] = sync.contending_pairs;
-      j["sync_messages"] = sync.synchronisations;
-      j["threads"] = threads;
-      j["redundant_syncs"] = sync.redundant;
-    }
-    j["time_s"] = {{"read", t_read}, {"schedule", t_schedule}, {"verify", t_verify}, {"sync", t_sync},
-                   {"emit", t_emit}};
-    j["validation"] = contention.ok ? "PASS" : "FAIL";
-    j["results"] = nlohmann::json::array();
-    std::ofstream out(json_path);
-    libcomm::require(static_cast<bool>(out), "--json: cannot write '" + json_path + "'");
-    out << j.dump(2) << "\n";
-  }
-  return contention.ok ? 0 : 1;
+  if (!s.json_path.empty()) apps::write_json(s.json_path, j);
+  return c.contention.ok ? 0 : 1;
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const libcomm::Error& e) {
-    std::cerr << "schedgen: error: " << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "schedgen: error: " << e.what() << "\n";
-    return 2;
-  }
-}
+int main(int argc, char** argv) { return apps::serial_main(argc, argv, "schedgen", run); }

@@ -180,108 +180,105 @@ void write_operation(std::ostream& out, const std::string& op, const libcomm::Co
   }
 }
 
+// tune's command line.
+struct Options {
+  commbench::SizeOptions sizes;
+  std::string ops = "alltoall,alltoallv,allgather,reduce_scatter", output, platform = "this machine",
+              algo_list = "all";
+  int refine = 2;
+  bool simulated = false, up_to_largest = false;
+  double copy_gbs = 0;
+};
+
+void add_options(CLI::App& app, Options& o) {
+  app.add_option("--ops", o.ops, "comma-separated operations to tune")->check(apps::kNonEmpty)->capture_default_str();
+  app.add_option("--algo", o.algo_list,
+                 "candidates: 'all' or a comma-separated list of algorithm names (with one "
+                 "operation in --ops; native is always among them, as the reference); at "
+                 "hundreds of simulated ranks, leaving out algorithms that cannot win saves hours")
+      ->check(apps::kNonEmpty)
+      ->capture_default_str();
+  app.add_option("--refine", o.refine,
+                 "rounds of extra sizes where the winner changes between two measured sizes "
+                 "(their geometric midpoint, all candidates), so a crossover is measured "
+                 "rather than interpolated; 0 = the given sizes only")
+      ->check(CLI::Range(0, 20))
+      ->capture_default_str();
+  commbench::add_size_options(app, o.sizes, "timed repetitions per size and algorithm (median used)");
+  app.add_flag("--up-to-largest", o.up_to_largest,
+               "end the last row at the largest measured size instead of inf, so that above it "
+               "auto's cost model decides (a table measured over part of the range)");
+  app.add_option("--platform", o.platform, "platform name for the table's header comment")->capture_default_str();
+  app.add_option("--output,-o", o.output, "write the table here (default: standard output)")
+      ->check(apps::kWritableFile);
+  app.add_flag("--simulated-payload", o.simulated,
+               "SimGrid builds only: shared payload buffers (nothing validated; simulated time "
+               "is unchanged)");
+  commbench::add_copy_model_option(app, o.copy_gbs);
+  for (const auto& [name, entry] : commbench::registry())
+    if (entry.add_options) entry.add_options(app);
+  // alltoallv: auto picks an algorithm, the caller's mode stays; measure the default mode.
+  app.get_option("--modes")->default_val("b");
+}
+
+// The table's header comments: the platform, when and how it was measured, the command.
+void write_header(std::ostream& table, const Options& o, int argc, char** argv) {
+  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+  table << "# libcomm tuning table (format: inputs/tuning/README.md)\n# platform: " << o.platform << "; measured "
+        << date << " by apps/tune, " << o.sizes.reps << " reps, median of the slowest rank"
+        << (o.simulated ? "; simulated payload" : "")
+        << (o.copy_gbs > 0 ? "; " + commbench::describe_copy_model(o.copy_gbs) : "") << "\n# command: tune";
+  for (int k = 1; k < argc; ++k) table << " " << argv[k];
+  table << "\n# columns: OP RANKS PPN FROM TO ALGORITHM [spread=S] [topology=tree]\n";
+}
+
+// Measures one operation's candidates and writes its comments and rows.
+void tune_operation(std::ostream& table, const std::string& op, const Options& o, const libcomm::Comm& comm,
+                    const std::vector<std::size_t>& sizes) {
+  libcomm::require(commbench::registry().count(op) == 1, "--ops: unknown operation '" + op + "'");
+  commbench::Settings settings;  // every algorithm, no fallback substitutions
+  settings.no_fallback = true;
+  auto operation = commbench::registry().at(op).make(comm, settings);
+  const auto algos = candidates(op, *operation, comm, sizes, o.algo_list);
+  if (apps::is_root())
+    std::cerr << "tune: " << op << ": " << algos.size() << " algorithms x " << sizes.size() << " sizes\n";
+  const Measured m =
+      measure(*operation, comm, algos, sizes, o.sizes.reps, o.sizes.warmup, o.simulated, o.refine);
+  // Only the all-to-all uses a switch tree (--topology attaches it to comm).
+  const bool topology = op == "alltoall" && libcomm::attached_topology(comm) != nullptr;
+  const int ppn = libcomm::tuning_query("", comm, 0).ppn;
+  write_operation(table, op, comm, ppn, topology, operation->count_spread(), algos, m, o.up_to_largest);
+}
+
+// The flow: parse -> header -> each operation measured and written -> the table out.
 int run(int argc, char** argv) {
   CLI::App app{
       "tune: time every applicable algorithm of each collective here and write the tuning table\n"
       "that `auto` reads (format: inputs/tuning/README.md). Use it through\n"
       "LIBCOMM_TUNING=FILE, or name it inputs/tuning/<platform>.tune and set\n"
       "LIBCOMM_PLATFORM=<platform> (scripts/simulate.sh does so)."};
-  std::string ops = "alltoall,alltoallv,allgather,reduce_scatter", min_s = "8", max_s = "4MiB",
-              sizes_list, nodes = "shared", output, platform = "this machine", algo_list = "all";
-  int reps = 5, warmup = 1, refine = 2;
-  bool simulated = false;
-  app.add_option("--ops", ops, "comma-separated operations to tune")->check(apps::kNonEmpty)->capture_default_str();
-  app.add_option("--algo", algo_list,
-                 "candidates: 'all' or a comma-separated list of algorithm names (with one "
-                 "operation in --ops; native is always among them, as the reference); at "
-                 "hundreds of simulated ranks, leaving out algorithms that cannot win saves hours")
-      ->check(apps::kNonEmpty)
-      ->capture_default_str();
-  app.add_option("--min", min_s, "smallest block per destination (bytes; K/M/G suffixes)")
-      ->capture_default_str();
-  app.add_option("--max", max_s, "largest block; sizes double from --min")->capture_default_str();
-  app.add_option("--sizes", sizes_list,
-                 "explicit comma-separated block sizes; overrides --min/--max")
-      ->check(apps::kNonEmpty);
-  app.add_option("--reps", reps, "timed repetitions per size and algorithm (median used)")
-      ->check(CLI::Range(1, 1000000))
-      ->capture_default_str();
-  app.add_option("--warmup", warmup,
-                 "untimed runs before timing (0: time each algorithm from its first call, for "
-                 "deterministic simulations where a run leaves nothing warm)")
-      ->check(CLI::Range(0, 1000))
-      ->capture_default_str();
-  app.add_option("--nodes", nodes,
-                 "node map: shared | flat | ppn=N | sizes=A,B,.. | map=N0,N1,.. | file:PATH")
-      ->capture_default_str();
-  app.add_option("--refine", refine,
-                 "rounds of extra sizes where the winner changes between two measured sizes "
-                 "(their geometric midpoint, all candidates), so a crossover is measured "
-                 "rather than interpolated; 0 = the given sizes only")
-      ->check(CLI::Range(0, 20))
-      ->capture_default_str();
-  bool up_to_largest = false;
-  app.add_flag("--up-to-largest", up_to_largest,
-               "end the last row at the largest measured size instead of inf, so that above it "
-               "auto's cost model decides (a table measured over part of the range)");
-  app.add_option("--output,-o", output, "write the table here (default: standard output)")
-      ->check(apps::kWritableFile);
-  app.add_option("--platform", platform, "platform name for the table's header comment")
-      ->capture_default_str();
-  app.add_flag("--simulated-payload", simulated,
-               "SimGrid builds only: shared payload buffers (nothing validated; simulated time "
-               "is unchanged)");
-  double copy_gbs = 0;
-  commbench::add_copy_model_option(app, copy_gbs);
-  commbench::Settings settings;  // every algorithm, no fallback substitutions
-  settings.no_fallback = true;
-  for (const auto& [name, entry] : commbench::registry())
-    if (entry.add_options) entry.add_options(app);
-  // alltoallv: auto picks an algorithm, the caller's mode stays; measure the default mode.
-  app.get_option("--modes")->default_val("b");
+  Options o;
+  add_options(app, o);
   apps::parse_command_line(app, argc, argv);
-  libcomm::set_simulated_payload(simulated);
-  commbench::apply_copy_model(copy_gbs);
+  libcomm::set_simulated_payload(o.simulated);
+  commbench::apply_copy_model(o.copy_gbs);
   libcomm::set_tuning_table(nullptr);  // auto is not measured; no table needed
-  const auto sizes = commbench::block_sizes(min_s, max_s, sizes_list);
-  const libcomm::Comm comm = apps::world_comm(nodes);
-  const libcomm::TuningQuery shape = libcomm::tuning_query("", comm, 0);
+  const auto sizes = commbench::block_sizes(o.sizes);
+  const libcomm::Comm comm = apps::world_comm(o.sizes.nodes);
 
   std::ostringstream table;
-  {
-    const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-    char date[32];
-    std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
-    table << "# libcomm tuning table (format: inputs/tuning/README.md)\n# platform: " << platform
-          << "; measured " << date << " by apps/tune, " << reps
-          << " reps, median of the slowest rank" << (simulated ? "; simulated payload" : "")
-          << (copy_gbs > 0 ? "; " + commbench::describe_copy_model(copy_gbs) : "")
-          << "\n# command: tune";
-    for (int k = 1; k < argc; ++k) table << " " << argv[k];
-    table << "\n# columns: OP RANKS PPN FROM TO ALGORITHM [spread=S] [topology=tree]\n";
-  }
-  std::stringstream list(ops);
-  for (std::string op; std::getline(list, op, ',');) {
-    libcomm::require(commbench::registry().count(op) == 1, "--ops: unknown operation '" + op + "'");
-    auto operation = commbench::registry().at(op).make(comm, settings);
-    const auto algos = candidates(op, *operation, comm, sizes, algo_list);
-    if (apps::is_root())
-      std::cerr << "tune: " << op << ": " << algos.size() << " algorithms x " << sizes.size()
-                << " sizes\n";
-    const Measured m = measure(*operation, comm, algos, sizes, reps, warmup, simulated, refine);
-    // Only the all-to-all uses a switch tree (--topology attaches it to comm).
-    const bool topology = op == "alltoall" && libcomm::attached_topology(comm) != nullptr;
-    write_operation(table, op, comm, shape.ppn, topology, operation->count_spread(), algos, m, up_to_largest);
-  }
-  if (apps::is_root()) {
-    if (output.empty()) {
-      std::cout << table.str();
-    } else {
-      std::ofstream out(output);
-      libcomm::require(static_cast<bool>(out), "--output: cannot write '" + output + "'");
-      out << table.str();
-      std::cerr << "tune: wrote " << output << "\n";
-    }
+  write_header(table, o, argc, argv);
+  for (const auto& op : apps::split_list(o.ops, "--ops")) tune_operation(table, op, o, comm, sizes);
+  if (!apps::is_root()) return 0;
+  if (o.output.empty()) {
+    std::cout << table.str();
+  } else {
+    std::ofstream out(o.output);
+    libcomm::require(static_cast<bool>(out), "--output: cannot write '" + o.output + "'");
+    out << table.str();
+    std::cerr << "tune: wrote " << o.output << "\n";
   }
   return 0;
 }

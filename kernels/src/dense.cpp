@@ -1,4 +1,5 @@
 #include "kernels/dense.hpp"
+#include "splitmix.hpp"
 
 #include <Eigen/Dense>
 
@@ -10,13 +11,6 @@ using Block = Eigen::Map<Eigen::MatrixXd, 0, Eigen::OuterStride<>>;
 using ConstVec = Eigen::Map<const Eigen::VectorXd>;
 using Vec = Eigen::Map<Eigen::VectorXd>;
 
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 // Eigen wants a non-zero stride even for empty blocks.
 Eigen::Index stride(std::size_t ld, std::size_t rows) {
   return static_cast<Eigen::Index>(ld > 0 ? ld : (rows > 0 ? rows : 1));
@@ -25,7 +19,8 @@ Eigen::Index stride(std::size_t ld, std::size_t rows) {
 }  // namespace
 
 double seeded_value(std::uint64_t seed, std::uint64_t stream, std::uint64_t i, std::uint64_t j) {
-  const std::uint64_t h = mix(mix(mix(seed ^ (stream << 56)) ^ i) ^ (j * 0xd6e8feb86659fd93ULL));
+  using detail::splitmix64;
+  const std::uint64_t h = splitmix64(splitmix64(splitmix64(seed ^ (stream << 56)) ^ i) ^ (j * 0xd6e8feb86659fd93ULL));
   // 53 random bits -> [0, 1) -> [-1, 1).
   return static_cast<double>(h >> 11) * (2.0 / 9007199254740992.0) - 1.0;
 }

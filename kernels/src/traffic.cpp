@@ -1,4 +1,5 @@
 #include "kernels/traffic.hpp"
+#include "splitmix.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -7,15 +8,8 @@ namespace kernels {
 
 namespace {
 
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 std::uint64_t entry_hash(std::uint64_t seed, int i, int j, std::uint64_t salt) {
-  return mix(mix(seed ^ (salt << 56)) ^
+  return detail::splitmix64(detail::splitmix64(seed ^ (salt << 56)) ^
              (static_cast<std::uint64_t>(static_cast<std::uint32_t>(i)) << 32) ^
              static_cast<std::uint32_t>(j));
 }
@@ -31,7 +25,7 @@ int ceil_sqrt(int p) {
 }
 
 std::uint64_t message_base(int src, int dst) {
-  return mix((static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) ^
+  return detail::splitmix64((static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) ^
              static_cast<std::uint32_t>(dst));
 }
 

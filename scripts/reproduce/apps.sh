@@ -3,15 +3,19 @@
 # the local work charged by cost models (deterministic simulated time), and writes
 # docs/results/apps.md with a plot per claim (scripts/reproduce/apps_report.py).
 #
-#   scripts/reproduce/apps.sh [--quick] [--only LIST] [--jobs N]
+#   scripts/reproduce/apps.sh [--quick] [--only LIST] [--jobs N] [--commands-only]
 #     --quick      a smaller run of every part (minutes): the 16 x 8 CPMD case with five
 #                  algorithms, cubes up to d = 4, redistribution at P = 16 and 36; the
 #                  report goes to results/apps_quick/apps.md instead of docs/results
+#     --commands-only  run nothing: write each simulation's command (NAME.cmd) beside the
+#                  records already there and rewrite the page from them (after a change
+#                  to the report, or to give older records their commands)
 #     --only LIST  comma-separated parts: cpmd, matvec, table19, nbody, redistribute (default all)
 #     --jobs N     simulations at once (default 2; each is one single-threaded smpirun)
 #
-# Parts (records in results/apps/, one text log and one JSON per simulation, copied to
-# docs/results/apps/, from which the page is written):
+# Parts (records in results/apps/, one text log, one JSON and one NAME.cmd (the arguments
+# given to scripts/simulate.sh: platform, ranks, SimGrid settings, program and options) per
+# simulation, copied to docs/results/apps/, from which the page is written):
 #   cpmd          paper 002, s. 6.2, Fig. 13: fft3d's CPMD-like slab transform (--sphere:
 #                 only the x lines inside the cutoff sphere travel) on cluster64x8 at
 #                 16 x 8 cores (cutoff radii 0.35, 0.5, 0.7 and the full slab), every
@@ -38,12 +42,14 @@ cd "$LIBCOMM_ROOT"
 QUICK=0
 ONLY=cpmd,matvec,table19,nbody,redistribute
 JOBS=2
+COMMANDS_ONLY=0
 while (($#)); do
   case "$1" in
     --quick) QUICK=1; shift ;;
     --only) ONLY="$2"; shift 2 ;;
     --jobs) JOBS="$2"; shift 2 ;;
-    -h|--help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --commands-only) COMMANDS_ONLY=1; shift ;;
+    -h|--help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "apps.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -56,10 +62,10 @@ for part in ${ONLY//,/ }; do
 done
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
 
-ensure_packages "${LIBCOMM_PACKAGES[@]}" libsimgrid-dev python3-matplotlib
+((COMMANDS_ONLY)) || ensure_packages "${LIBCOMM_PACKAGES[@]}" libsimgrid-dev python3-matplotlib
 BUILD="${SIMGRID_BUILD_DIR:-build-sim}"
 # (SIM_REBUILD=0, as for simulate.sh: use the binaries already in $BUILD as they are.)
-if [[ "${SIM_REBUILD:-1}" == 1 ]]; then
+if [[ "${SIM_REBUILD:-1}" == 1 ]] && ((!COMMANDS_ONLY)); then
   for t in fft3d commbench matvec nbody redistribute; do build_simgrid_target "$BUILD" "$t" || exit 1; done
 fi
 export SIM_REBUILD=0 SIM_BUILD_DIR="$BUILD"
@@ -67,15 +73,21 @@ export SIM_REBUILD=0 SIM_BUILD_DIR="$BUILD"
 OUT=results/apps
 DOCS=docs/results
 if ((QUICK)); then OUT=results/apps_quick; DOCS=$OUT; fi
-mkdir -p "$OUT"
+CMDS=$OUT
+((COMMANDS_ONLY && !QUICK)) && CMDS=$DOCS/apps  # beside the records the page is written from
+mkdir -p "$OUT" "$CMDS"
 FAILED="$OUT/failed.txt"
 rm -f "$FAILED"
 
 # run NAME SIMULATE-ARGS... -- PROGRAM ARGS...: one simulation in the background (at most
-# --jobs at once), its output in $OUT/NAME.txt, its JSON in $OUT/NAME.json.
+# --jobs at once), its output in $OUT/NAME.txt, its JSON in $OUT/NAME.json, its command
+# (what simulate.sh is given, shell-quoted, one line) in NAME.cmd.
 run() {
   local name="$1"
   shift
+  printf '%q ' "$@" | sed 's/ $//' >"$CMDS/$name.cmd"
+  echo >>"$CMDS/$name.cmd"
+  ((COMMANDS_ONLY)) && return
   while (($(jobs -rp | wc -l) >= JOBS)); do wait -n || true; done
   (
     t0=$SECONDS
@@ -119,9 +131,15 @@ fi
 # ---- paper 004: matvec and nbody on binary d-cubes ----------------------------------------
 DMAX=8
 ((QUICK)) && DMAX=4
+# The cube's links (hypercube_platform.py's defaults, given here so that the record says
+# them: cube_platform.cmd holds the generator's options).
+CUBE_LINKS=(--bandwidth 1GBps --latency 1us)
 if want matvec || want nbody || want table19; then
+  printf '%q ' "${CUBE_LINKS[@]}" | sed 's/ $//' >"$CMDS/cube_platform.cmd"
+  echo >>"$CMDS/cube_platform.cmd"
   for d in $(seq 1 "$DMAX"); do
-    python3 scripts/reproduce/hypercube_platform.py "$d" "$OUT/cube_d$d.xml" --hostfile "$OUT/cube_d$d.hosts" >/dev/null
+    python3 scripts/reproduce/hypercube_platform.py "$d" "$OUT/cube_d$d.xml" --hostfile "$OUT/cube_d$d.hosts" \
+      "${CUBE_LINKS[@]}" >/dev/null
   done
 fi
 # Ideal cube links (no TCP calibration factors), as cycles.sh; smpi/test:0: SMPI otherwise
@@ -177,8 +195,10 @@ RECORDS=$OUT
 if ((!QUICK)); then  # the records the page is written from go beside it
   RECORDS=$DOCS/apps
   mkdir -p "$RECORDS"
-  cp "$OUT"/*.json "$OUT"/*.txt "$RECORDS"/ 2>/dev/null || true
+  ((COMMANDS_ONLY)) || cp "$OUT"/*.json "$OUT"/*.txt "$OUT"/*.cmd "$RECORDS"/ 2>/dev/null || true
   rm -f "$RECORDS/failed.txt"
 fi
-"$(plot_python)" scripts/reproduce/apps_report.py "$RECORDS" "$DOCS"  # (matplotlib: lib.sh)
+# The page (and, with matplotlib, its plots: lib.sh's plot_python) from the records; the
+# page's text depends on the records alone (tests/pages regenerates it in CI).
+"$(plot_python)" scripts/reproduce/apps_report.py "$RECORDS" "$DOCS"
 [[ ! -s "$FAILED" ]]

@@ -136,10 +136,8 @@ sed -n '/^Ts =/,/^fit/p' "$OUT/calibrate.log"
 status=0
 [[ -f "$FAILED" ]] && status=1
 
-{
-  [[ -n "$COPY_GBS" ]] && printf '%s\n\n' "Local copies of the staged engine charged at $COPY_GBS GB/s (--copy-gbs; commbench --model-copy)."
-  python3 scripts/reproduce/irregular_report.py "$OUT" "$DOCS"
-} >"$DOCS/irregular_tables.md" || status=1
+# (The copy rate, when there is one, comes from the records: model_copy_gbs.)
+python3 scripts/reproduce/irregular_report.py "$OUT" "$DOCS" >"$DOCS/irregular_tables.md" || status=1
 cat "$DOCS/irregular_tables.md"
 # PNG plots: matplotlib is in the Debian interpreter (/usr/bin/python3).
 PY="$(plot_python)"
@@ -147,6 +145,6 @@ PY="$(plot_python)"
 if ((!QUICK)); then
   mkdir -p "$DOCS/irregular"
   rm -f "$DOCS/irregular"/*.json
-  cp "$OUT"/*.json "$OUT/sp2_calibrated.txt" "$DOCS/irregular/"
+  cp "$OUT"/*.json "$OUT/sp2_calibrated.txt" "$OUT/calibrate.log" "$DOCS/irregular/"
 fi
 exit $status

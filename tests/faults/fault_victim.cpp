@@ -1,30 +1,34 @@
-// The victim of tests/faults/kill_rank.sh: runs one libcomm collective over and over on
-// every rank, after the first run writing DIR/rank.N.pid (its process id) so that the
-// script can kill one rank in the middle of a collective.
-//   fault_victim OP ALGO DIR      OP: alltoall, alltoallv, allgather or reduce_scatter
+// The victim of tests/faults/kill_rank.sh and stop_rank.sh: runs one libcomm collective
+// over and over on every rank, after the first run writing DIR/rank.N.pid (its process
+// id) so that a script can kill or stop one rank in the middle of a collective.
+//   fault_victim OP ALGO DIR
+//     OP: alltoall, alltoallv, allgather, reduce_scatter (blocking calls), or ialltoallv
+//         (the non-blocking form, waited for at once)
+// Only the first run checks its arguments (check_args): the check is an MPI_Allreduce of
+// the MPI library's, outside what LIBCOMM_TIMEOUT bounds (README, "Faults"). The program
+// runs in apps::mpi_main, as the mini-apps do, so an Error (LIBCOMM_TIMEOUT's) ends it as
+// it ends them: one "fault_victim: error: ..." line per rank, then the job.
 #include <mpi.h>
 #include <unistd.h>
 
 #include <cstdint>
-#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "apps/common.hpp"
 #include "libcomm/allgather.hpp"
 #include "libcomm/alltoall.hpp"
 #include "libcomm/alltoallv.hpp"
 #include "libcomm/comm.hpp"
+#include "libcomm/error.hpp"
 #include "libcomm/reduce_scatter.hpp"
 
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (argc != 4) {
-    if (rank == 0) std::fprintf(stderr, "usage: fault_victim OP ALGO DIR (OP: alltoall, alltoallv, allgather, reduce_scatter)\n");
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
+namespace {
+
+int run(int argc, char** argv) {
+  libcomm::require(argc == 4, "usage: fault_victim OP ALGO DIR (OP: alltoall, alltoallv, ialltoallv, allgather, "
+                              "reduce_scatter)");
   const std::string op = argv[1], algo = argv[2], dir = argv[3];
   const libcomm::Comm comm(MPI_COMM_WORLD);
   const auto p = static_cast<std::size_t>(comm.size());
@@ -33,23 +37,36 @@ int main(int argc, char** argv) {
   std::vector<std::int64_t> counts(p, static_cast<std::int64_t>(block)), displs(p);
   for (std::size_t r = 0; r < p; ++r) displs[r] = static_cast<std::int64_t>(r * block);
   const std::vector<std::size_t> blocks(p, block);
-  const auto run = [&] {
-    if (op == "alltoall") {
-      libcomm::alltoall(send.data(), recv.data(), block, comm, libcomm::alltoall_algo_from_name(algo));
-    } else if (op == "alltoallv") {
+  bool first = true;
+  const auto once = [&] {
+    libcomm::AlltoallOptions a2a;
+    libcomm::AlltoallvOptions a2av;
+    libcomm::AllgatherOptions ag;
+    libcomm::ReduceScatterOptions rs;
+    a2a.check_args = a2av.check_args = ag.check_args = rs.check_args = first;
+    first = false;
+    if (op == "alltoall")
+      libcomm::alltoall(send.data(), recv.data(), block, comm, libcomm::alltoall_algo_from_name(algo), a2a);
+    else if (op == "alltoallv")
       libcomm::alltoallv(send.data(), counts, displs, recv.data(), counts, displs, comm,
-                         libcomm::alltoallv_algo_from_name(algo));
-    } else if (op == "allgather") {
-      libcomm::allgather(send.data(), recv.data(), block, comm, libcomm::allgather_algo_from_name(algo));
-    } else if (op == "reduce_scatter") {
+                         libcomm::alltoallv_algo_from_name(algo), a2av);
+    else if (op == "ialltoallv")
+      libcomm::ialltoallv(send.data(), counts, displs, recv.data(), counts, displs, comm,
+                          libcomm::alltoallv_algo_from_name(algo), a2av)
+          .wait();
+    else if (op == "allgather")
+      libcomm::allgather(send.data(), recv.data(), block, comm, libcomm::allgather_algo_from_name(algo), ag);
+    else if (op == "reduce_scatter")
       libcomm::reduce_scatter(send.data(), recv.data(), blocks, libcomm::ElemType::Double, libcomm::ReduceOp::Sum,
-                              comm, libcomm::reduce_scatter_algo_from_name(algo));
-    } else {
-      if (rank == 0) std::fprintf(stderr, "fault_victim: unknown OP '%s'\n", op.c_str());
-      MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+                              comm, libcomm::reduce_scatter_algo_from_name(algo), rs);
+    else
+      throw libcomm::Error("unknown OP '" + op + "'");
   };
-  run();
-  std::ofstream(dir + "/rank." + std::to_string(rank) + ".pid") << getpid() << "\n";
-  for (;;) run();  // until the script kills a rank and mpiexec ends the job
+  once();
+  std::ofstream(dir + "/rank." + std::to_string(comm.rank()) + ".pid") << getpid() << "\n";
+  for (;;) once();  // until a script kills or stops a rank and the job ends
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return apps::mpi_main(argc, argv, "fault_victim", run); }

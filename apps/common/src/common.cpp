@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 
@@ -53,8 +54,9 @@ std::string format_size(std::size_t b) {
 }
 
 bool is_root() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int initialized = 0, rank = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   return rank == 0;
 }
 
@@ -130,6 +132,40 @@ libcomm::Comm world_comm(const std::string& nodes_spec) {
   }
 }
 
+namespace {
+
+// LIBCOMM_TIMEOUT in seconds as the library reads it; 0 when unset or malformed (the
+// library reports a malformed value itself).
+double timeout_seconds() {
+  const char* v = std::getenv("LIBCOMM_TIMEOUT");
+  if (v == nullptr || *v == '\0') return 0;
+  char* end = nullptr;
+  const double t = std::strtod(v, &end);
+  return *end == '\0' && t > 0 && t <= 1e9 ? t : 0;
+}
+
+// After an error, with LIBCOMM_TIMEOUT set: waits that long for every rank to get here
+// (every rank that met the same error does). A rank that does not is stuck in a collective
+// with a peer that stopped or died, and MPI_Finalize would wait for it for ever, so the
+// job ends with MPI_Abort(code) instead.
+void finish_or_abort(const char* program, int code) {
+  const double seconds = timeout_seconds();
+  if (seconds <= 0) return;
+  MPI_Request all_here = MPI_REQUEST_NULL;
+  MPI_Ibarrier(MPI_COMM_WORLD, &all_here);
+  int done = 0;
+  for (const double t0 = MPI_Wtime(); !done && MPI_Wtime() - t0 <= seconds;)
+    MPI_Test(&all_here, &done, MPI_STATUS_IGNORE);
+  if (done) return;
+  std::fprintf(stderr, "%s: ending the job: the other ranks did not stop within LIBCOMM_TIMEOUT (%g s)\n",
+               program, seconds);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(code);
+}
+
+}  // namespace
+
 int mpi_main(int argc, char** argv, const char* program,
              const std::function<int(int, char**)>& body) {
   MPI_Init(&argc, &argv);
@@ -153,6 +189,8 @@ int mpi_main(int argc, char** argv, const char* program,
     if (rank == 0 || msg.find("see its message") == std::string::npos)
       std::fprintf(stderr, "%s: error: %s\n", program, msg.c_str());
     code = 2;
+    std::fflush(stderr);
+    finish_or_abort(program, code);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: error on rank %d: %s\n", program, rank, e.what());
     std::fflush(stderr);
@@ -162,6 +200,18 @@ int mpi_main(int argc, char** argv, const char* program,
   std::fflush(stderr);
   MPI_Finalize();
   return code;
+}
+
+int serial_main(int argc, char** argv, const char* program, const std::function<int(int, char**)>& body) {
+  try {
+    return body(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return 0;  // --help, printed by parse_command_line
+    std::fprintf(stderr, "%s: error: %s (see --help)\n", program, e.what());
+  } catch (const std::exception& e) {  // libcomm::Error and what the standard library throws
+    std::fprintf(stderr, "%s: error: %s\n", program, e.what());
+  }
+  return 2;
 }
 
 void fill_pattern(std::byte* block, int src, int dst, std::size_t bytes) {
@@ -198,11 +248,5 @@ std::size_t check_pattern(const std::byte* block, int src, int dst, std::size_t 
   return bytes;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
 
 }  // namespace apps

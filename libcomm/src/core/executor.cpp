@@ -5,6 +5,7 @@
 // communication step due by it has completed. In a SimGrid build the local copies are
 // charged by the copy model and skipped with a simulated payload (libcomm/sim.hpp,
 // libcomm/buffer.hpp), the reductions are charged as local work.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -225,8 +226,139 @@ void collect_due(PlanState& s) {
   s.req_complete.resize(keep);
 }
 
-// Waits for `reqs` (block) or tests them once; true when all have completed.
-bool requests_done(std::vector<MPI_Request>& reqs, bool block) {
+// LIBCOMM_TIMEOUT=SECONDS (a positive number; unset, empty or 0: off): a blocking wait of
+// the executor that sees none of its requests complete for that long throws an Error
+// naming the ranks whose messages are outstanding, instead of waiting for a peer that has
+// stopped or died (README, "Faults"). Off in a SimGrid build: its clock is simulated.
+double wait_timeout() {
+#ifdef LIBCOMM_SIMGRID
+  return 0;
+#else
+  static const double seconds = [] {
+    const char* v = std::getenv("LIBCOMM_TIMEOUT");
+    if (v == nullptr || *v == '\0') return 0.0;
+    char* end = nullptr;
+    const double t = std::strtod(v, &end);
+    return *end == '\0' && t >= 0 && t <= 1e9 ? t : -1.0;
+  }();
+  require(seconds >= 0, [] {
+    return "LIBCOMM_TIMEOUT='" + std::string(std::getenv("LIBCOMM_TIMEOUT")) +
+           "' is not a number of seconds (0 to 1e9; 0 or unset: no timeout)";
+  });
+  return seconds;
+#endif
+}
+
+// The program's communication steps behind the requests of the wait set of stage
+// s.stage, in the wait set's order: the executor posts a stage's receives, then its
+// sends, then its library all-to-alls, and collect_due keeps posting order, so the set
+// holds the steps posted so far whose `complete` is this stage. (Only with the timeout
+// on: then no stage runs as one blocking call, and every step has its request.)
+std::vector<const Step*> waited_steps(const PlanState& s, const StepProgram& p) {
+  std::vector<const Step*> out;
+  const auto comm_step = [](StepKind k) {
+    return k == StepKind::Recv ? 0 : k == StepKind::Send ? 1 : k == StepKind::Alltoall ? 2 : -1;
+  };
+  for (std::size_t first = 0; first < p.steps.size() && p.steps[first].stage <= s.stage;) {
+    std::size_t end = first;
+    while (end < p.steps.size() && p.steps[end].stage == p.steps[first].stage) ++end;
+    for (int kind = 0; kind < 3; ++kind)
+      for (std::size_t k = first; k < end; ++k)
+        if (comm_step(p.steps[k].kind) == kind && p.steps[k].complete == s.stage) out.push_back(&p.steps[k]);
+    first = end;
+  }
+  return out;
+}
+
+// "1, 3 (world ranks 5, 7)": ranks of the Comm, and of MPI_COMM_WORLD where they differ.
+std::string rank_list(const PlanState& s, const std::vector<int>& ranks) {
+  std::string text, world_text;
+  std::vector<int> world(ranks.size(), MPI_UNDEFINED);
+  MPI_Group mine = MPI_GROUP_NULL, all = MPI_GROUP_NULL;
+  if (!ranks.empty() && MPI_Comm_group(s.channels[0], &mine) == MPI_SUCCESS &&
+      MPI_Comm_group(MPI_COMM_WORLD, &all) == MPI_SUCCESS)
+    MPI_Group_translate_ranks(mine, static_cast<int>(ranks.size()), ranks.data(), all, world.data());
+  if (mine != MPI_GROUP_NULL) MPI_Group_free(&mine);
+  if (all != MPI_GROUP_NULL) MPI_Group_free(&all);
+  for (std::size_t k = 0; k < ranks.size(); ++k) {
+    text += (k ? ", " : "") + std::to_string(ranks[k]);
+    world_text += (k ? ", " : "") + (world[k] == MPI_UNDEFINED ? std::string("?") : std::to_string(world[k]));
+  }
+  return world_text == text ? text : text + " (world ranks " + world_text + ")";
+}
+
+// The Error of a wait that timed out: which ranks' messages are still outstanding.
+Error timeout_error(const PlanState& s, const std::vector<MPI_Request>& reqs, double seconds) {
+  std::vector<int> from, to;
+  const auto add = [](std::vector<int>& v, int r) {
+    if (std::find(v.begin(), v.end(), r) == v.end()) v.push_back(r);
+  };
+  std::string where = s.prelude_pending ? "the exchange of the counts (an MPI collective of every rank)"
+                                         : "the MPI library's collective (every rank of the communicator takes part)";
+  int me = 0;
+  MPI_Comm_rank(s.channels[0], &me);
+  if (s.program && !s.prelude_pending) {
+    const StepProgram& p = *s.program;
+    const std::vector<const Step*> steps = waited_steps(s, p);
+    if (steps.size() == reqs.size()) {
+      for (std::size_t k = 0; k < reqs.size(); ++k) {
+        if (reqs[k] == MPI_REQUEST_NULL) continue;
+        const Step& st = *steps[k];
+        const auto comm_rank = [&](int peer) { return st.channel == 0 ? peer : p.channel_ranks[st.channel - 1][static_cast<std::size_t>(peer)]; };
+        if (st.kind == StepKind::Recv) add(from, comm_rank(st.peer));
+        if (st.kind == StepKind::Send) add(to, comm_rank(st.peer));
+        if (st.kind != StepKind::Alltoall) continue;
+        std::vector<int> members(static_cast<std::size_t>(p.nprocs));
+        for (int r = 0; r < p.nprocs; ++r) members[static_cast<std::size_t>(r)] = r;
+        if (st.channel > 0) members = p.channel_ranks[st.channel - 1];
+        for (int r : members)
+          if (r != me) add(from, r), add(to, r);
+      }
+      where = "stage " + std::to_string(s.stage) + " of " + std::to_string(p.stages);
+    }
+  }
+  std::sort(from.begin(), from.end());
+  std::sort(to.begin(), to.end());
+  std::vector<int> peers = from;
+  for (int r : to) add(peers, r);
+  std::sort(peers.begin(), peers.end());
+  std::string text = s.algorithm + ": rank " + rank_list(s, {me}) + ": no message completed for " +
+                     std::to_string(static_cast<long long>(seconds)) + " s (LIBCOMM_TIMEOUT) in " + where;
+  if (!peers.empty()) {
+    text += ": waiting for rank " + rank_list(s, peers) + " (";
+    if (!from.empty()) text += "messages from " + rank_list(s, from);
+    if (!to.empty()) text += std::string(from.empty() ? "" : "; ") + "sends to " + rank_list(s, to);
+    text += ")";
+  }
+  return Error(text + "; a peer has stopped or died, and the communicator's collectives cannot go on: end the job");
+}
+
+// MPI_Waitall with a deadline: false when `seconds` pass without any request completing
+// (the others left as they are: completed ones are MPI_REQUEST_NULL).
+bool wait_until_stalled(std::vector<MPI_Request>& reqs, double seconds) {
+  std::vector<int> done(reqs.size());
+  double last = MPI_Wtime();
+  for (;;) {
+    int n = 0;
+    check_mpi(MPI_Testsome(static_cast<int>(reqs.size()), reqs.data(), &n, done.data(), MPI_STATUSES_IGNORE),
+              "MPI_Testsome");
+    if (n == MPI_UNDEFINED) return true;  // every request has completed
+    const double now = MPI_Wtime();
+    if (n > 0) last = now;
+    else if (now - last > seconds) return false;
+  }
+}
+
+// Waits for `reqs` (block) or tests them once; true when all have completed. With
+// LIBCOMM_TIMEOUT a blocking wait that stalls ends the run and throws (timeout_error).
+bool requests_done(PlanState& s, std::vector<MPI_Request>& reqs, bool block) {
+  if (block && wait_timeout() > 0) {
+    if (wait_until_stalled(reqs, wait_timeout())) return true;
+    Error e = timeout_error(s, reqs, wait_timeout());
+    s.active = false;  // (the requests stay posted: the job is to end)
+    s.reqs.clear(), s.req_complete.clear(), s.waitset.clear();
+    throw e;
+  }
   if (block) {
     wait_all(static_cast<int>(reqs.size()), reqs.data());
     return true;
@@ -240,7 +372,7 @@ bool requests_done(std::vector<MPI_Request>& reqs, bool block) {
 bool progress(PlanState& s, bool block) {
   if (!s.active) return true;
   if (s.prelude_pending) {  // the data the program is built from, first
-    if (!requests_done(s.reqs, block)) return false;
+    if (!requests_done(s, s.reqs, block)) return false;
     s.reqs.clear();
     s.prelude_pending = false;
     s.program = std::make_shared<const StepProgram>(s.build());
@@ -248,7 +380,7 @@ bool progress(PlanState& s, bool block) {
     s.scratch = s.own_scratch.data();
   }
   if (!s.program) {  // native: one request
-    if (!requests_done(s.reqs, block)) return false;
+    if (!requests_done(s, s.reqs, block)) return false;
     s.reqs.clear();
     s.active = false;
     return true;
@@ -257,7 +389,7 @@ bool progress(PlanState& s, bool block) {
   while (s.stage < p.stages) {
     if (!s.stage_posted) {
       stage_mark(s, true);
-      if (post_stage(s, p, block && s.blocking_run)) {
+      if (post_stage(s, p, block && s.blocking_run && wait_timeout() == 0)) {
         stage_mark(s, false);
         ++s.stage;
         s.stage_posted = false;
@@ -266,7 +398,7 @@ bool progress(PlanState& s, bool block) {
       collect_due(s);
     }
     if (!s.waitset.empty()) {
-      if (!requests_done(s.waitset, block)) return false;
+      if (!requests_done(s, s.waitset, block)) return false;
       s.waitset.clear();
     }
     stage_mark(s, false);
@@ -285,6 +417,7 @@ bool progress(PlanState& s, bool block) {
 void start(PlanState& s, const void* send, void* recv, std::byte* borrowed_scratch, bool poll) {
   require(!s.active, [&] { return "libcomm: " + s.algorithm +
                          ": the plan was started again before its previous run completed"; });
+  wait_timeout();  // a malformed LIBCOMM_TIMEOUT is an error before anything is posted
   s.send = static_cast<const std::byte*>(send);
   s.recv = static_cast<std::byte*>(recv);
   s.reqs.clear();

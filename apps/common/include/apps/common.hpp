@@ -1,5 +1,8 @@
-// Helpers shared by the mini-apps: size parsing, the MPI main wrapper that turns errors
-// into one line and an exit code, deterministic test patterns, statistics.
+// Helpers shared by the mini-apps (docs/apps/template.md): size parsing, the MPI main
+// wrapper that turns errors into one line and an exit code, option validators,
+// deterministic test patterns; and, through the headers included at the end, the shared
+// option block (options.hpp), list options (lists.hpp), seeded random numbers
+// (random.hpp), timing (timing.hpp) and the report (report.hpp).
 #pragma once
 
 #include <mpi.h>
@@ -25,10 +28,17 @@ std::string format_size(std::size_t bytes);
 // Runs body(argc, argv) between MPI_Init and MPI_Finalize. A libcomm::Error or
 // CLI parse error becomes "PROGRAM: error: MESSAGE" on stderr (rank 0, and any rank whose
 // message is its own) and exit code 2; body's return value is the exit code otherwise.
+// With LIBCOMM_TIMEOUT=T set, a rank with an Error waits at most T s for the others to
+// stop too, then ends the job with MPI_Abort (a peer that stopped or died would keep
+// MPI_Finalize waiting for ever).
 int mpi_main(int argc, char** argv, const char* program,
              const std::function<int(int, char**)>& body);
 
-// True only on rank 0 of MPI_COMM_WORLD: who prints tables.
+// The same for a program that is not an MPI program (schedgen): no MPI_Init; an error is
+// "PROGRAM: error: MESSAGE" and exit code 2.
+int serial_main(int argc, char** argv, const char* program, const std::function<int(int, char**)>& body);
+
+// True only on rank 0 of MPI_COMM_WORLD (or without MPI): who prints tables.
 bool is_root();
 
 // Parses the command line. --help prints the help on rank 0; any other parse error is
@@ -75,6 +85,10 @@ void fill_pattern(std::byte* block, int src, int dst, std::size_t bytes);
 // Index of the first byte of `block` that differs from the pattern, or bytes if none.
 std::size_t check_pattern(const std::byte* block, int src, int dst, std::size_t bytes);
 
-double median(std::vector<double> v);
-
 }  // namespace apps
+
+#include "apps/lists.hpp"
+#include "apps/options.hpp"
+#include "apps/random.hpp"
+#include "apps/report.hpp"
+#include "apps/timing.hpp"

@@ -1,0 +1,1 @@
+--platform cluster64x8 --ppn 8 --cfg smpi/allgather:ring -np 128 fft3d --model-fft 2 --model-copy 1 --reps 1 --decomp slab --n 128 --sphere 0.5 --algo auto\,linear\,ring\,ring_sendrecv\,pairwise\,factor\,bruck\,clustered_factor\,leader\,send_aggregate\,recv_distribute

@@ -1,0 +1,1 @@
+--platform cluster64x8 --ppn 8 --cfg smpi/allgather:ring -np 128 fft3d --model-fft 2 --model-copy 1 --reps 1 --decomp slab --size 512x128x128 --sphere 0.5 --algo auto\,pairwise\,bruck\,leader\,send_aggregate\,recv_distribute

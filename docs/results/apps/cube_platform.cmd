@@ -1,0 +1,1 @@
+--bandwidth 1GBps --latency 1us

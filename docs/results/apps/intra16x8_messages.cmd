@@ -1,0 +1,1 @@
+--platform cluster64x8 --ppn 8 --cfg smpi/allgather:ring -np 128 commbench --op alltoall --sizes 416\,2K --reps 1 --warmup 1 --model-copy 1 --intra messages --algo leader\,send_aggregate\,recv_distribute

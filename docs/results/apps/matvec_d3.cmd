@@ -1,0 +1,1 @@
+--platform results/apps/cube_d3.xml --hostfile results/apps/cube_d3.hosts --cfg smpi/bw-factor:0:1 --cfg smpi/lat-factor:0:1 --cfg smpi/allgather:ring --cfg smpi/test:0 matvec --model-flops 0.5 --n 4096 --op matvec\,vecmat --layout rows\,cols\,grid_colmajor --algo all --reps 1

@@ -1,0 +1,1 @@
+--platform results/apps/cube_d8.xml --hostfile results/apps/cube_d8.hosts --cfg smpi/bw-factor:0:1 --cfg smpi/lat-factor:0:1 --cfg smpi/allgather:ring --cfg smpi/test:0 matvec --model-flops 0.5 --n 1024 --op matvec\,vecmat --layout grid_colmajor --algo d_cycles\,send_spread\,native --reps 1

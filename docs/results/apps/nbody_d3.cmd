@@ -1,0 +1,1 @@
+--platform results/apps/cube_d3.xml --hostfile results/apps/cube_d3.hosts --cfg smpi/bw-factor:0:1 --cfg smpi/lat-factor:0:1 --cfg smpi/allgather:ring --cfg smpi/test:0 nbody --model-flops 0.5 --n 4096 --steps 2 --algo all --reps 1

@@ -1,0 +1,1 @@
+--platform inputs/platforms/sp2_flat100.xml --hostfile results/apps/sp2_hosts_100.txt redistribute --case sort --pattern pattern1 --records 1024 --record-bytes 22 --mode n1 --algo direct\,two_stage\,mesh\,four_stage --reps 1 --model-flops 0.1 --model-copy 0.1
