@@ -176,7 +176,8 @@ def markdown_cells(path, pick):
 
 def reps_text(folder):
     """'3 repetitions' or '2-3 repetitions, as each record says' over the packet records."""
-    reps = sorted({json.loads(p.read_text()).get("reps", 0) for p in folder.glob("*_packet_*.json")})
+    reps = sorted({json.loads(p.read_text()).get("reps", 0) for p in folder.glob("*_packet_*.json")
+                   if "." not in p.stem})
     if not reps:
         return "no records"
     if len(reps) == 1:
