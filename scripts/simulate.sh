@@ -20,9 +20,10 @@
 #                      the platform must be one ns-3 can build (scripts/packet_platform.py)
 #     --tcp-buffer B   packet model: TCP send and receive buffers, bytes (default 64M); must
 #                      be more than twice the largest message (README, "Packet-level model")
-#     --queue N        packet model: every link end (switch port or network card) queues at
-#                      most N packets before it drops (default 100, ns-3's; 32 is a 10/100
-#                      switch of 2001-2005, docs/results/ethernet_packet.md)
+#     --queue N        packet model: every link end (switch port or network card) is a FIFO
+#                      of N packets (N >= 2) that drops what does not fit, instead of ns-3's
+#                      default: a 100-packet FIFO behind an FQ-CoDel queue disc of 10240
+#                      packets (32: a 10/100 switch of 2001-2005, docs/results/ethernet_packet.md)
 #     --cfg N:V        any further SimGrid setting (e.g. smpi/alltoall:pair)
 #     --verbose        keep SimGrid's informational log
 #   PROGRAM is an app name (commbench, fft3d, ...) built in build-sim/, or a path.
@@ -73,8 +74,8 @@ n = int(m[1]) << {"": 0, "K": 10, "M": 20, "G": 30}[m[2]] if m else 0
 print(n if 0 < n < 2**32 else "")' "$TCP_BUFFER")
 [[ -n "$TCP_BUFFER_BYTES" ]] ||
   { echo "simulate.sh: --tcp-buffer must be a byte count below 4 GiB (e.g. 64M), got '$TCP_BUFFER'" >&2; exit 2; }
-[[ -z "$QUEUE" || "$QUEUE" =~ ^[1-9][0-9]{0,5}$ ]] ||
-  { echo "simulate.sh: --queue must be a positive number of packets, got '$QUEUE'" >&2; exit 2; }
+[[ -z "$QUEUE" || ( "$QUEUE" =~ ^[1-9][0-9]{0,5}$ && "$QUEUE" -ge 2 ) ]] ||
+  { echo "simulate.sh: --queue must be a number of packets of at least 2, got '$QUEUE'" >&2; exit 2; }
 [[ -z "$QUEUE" || "$NETWORK" == packet ]] ||
   { echo "simulate.sh: --queue needs --network packet (the fluid model has no queues)" >&2; exit 2; }
 [[ -z "$HOSTFILE_IN" || -f "$HOSTFILE_IN" ]] || { echo "simulate.sh: no host file '$HOSTFILE_IN'" >&2; exit 2; }
@@ -151,8 +152,12 @@ if [[ "$NETWORK" == packet ]]; then
   #   connection timeout, so it costs what a lost first segment costs instead.
   ATTRS="ns3::TcpSocket::SndBufSize=$TCP_BUFFER_BYTES;ns3::TcpSocket::RcvBufSize=$TCP_BUFFER_BYTES"
   ATTRS+=";ns3::TcpSocketBase::MinRto=+200ms;ns3::TcpSocket::ConnTimeout=+200ms"
-  # - --queue: the drop-tail queue of every point-to-point device (ns-3.37's default 100p).
-  [[ -n "$QUEUE" ]] && ATTRS+=";ns3::DropTailQueue<Packet>::MaxSize=${QUEUE}p"
+  # - --queue N: every device of the binding has ns-3's default queue disc, FQ-CoDel (10240
+  #   packets, one queue per flow served in turn, CoDel's 5 ms target), in front of its
+  #   100-packet drop-tail FIFO, which takes from it whenever it has room. A switch port of
+  #   2005 was one FIFO: the device's FIFO then holds N - 1 packets and the queue disc one,
+  #   so a link end holds N packets and drops the rest.
+  [[ -n "$QUEUE" ]] && ATTRS+=";ns3::DropTailQueue<Packet>::MaxSize=$((QUEUE - 1))p;ns3::FqCoDelQueueDisc::MaxSize=1p"
   export NS_ATTRIBUTE_DEFAULT="$ATTRS${NS_ATTRIBUTE_DEFAULT:+;$NS_ATTRIBUTE_DEFAULT}"
 fi
 [[ -n "$SPEED" ]] && OPTS+=("--cfg=smpi/host-speed:$SPEED") ||

@@ -92,8 +92,12 @@ if [[ "$NETWORK" == packet ]]; then
         --json "$OUT/${name}_$a.json" >"$OUT/${name}_$a.log" 2>&1 ||
         { tail -5 "$OUT/${name}_$a.log"; echo "== $name $a FAILED"; exit 1; }
       if [[ -n "$trace" ]]; then
+        local replay=()
+        [[ "$a" == clustered_factor && -s "$OUT/p2p_inter.json" ]] &&
+          replay=(--single-port "$OUT/${name}_$a.single_port.json"
+            --calibration "packet:$OUT/p2p_inter.json:$OUT/p2p_intra.json")
         python3 "$ROOT/scripts/reproduce/hierarchical_traces.py" "$trace" "$OUT/${name}_$a.json" \
-          "$OUT/${name}_$a.trace.json" --nodes "$nodes" --rate 100
+          "$OUT/${name}_$a.trace.json" --nodes "$nodes" --rate 100 "${replay[@]}"
       fi
       echo "== $name $a: $(grep -E '^validation' "$OUT/${name}_$a.log" | cut -c1-16), $((SECONDS - start)) s"
     done
@@ -106,6 +110,21 @@ if [[ "$NETWORK" == packet ]]; then
   fi
   [[ "$ONLY" == 002 ]] && LAYOUTS=""
   [[ "$ONLY" == 000 ]] && MC_SHAPES=""
+  if [[ -n "$LAYOUTS" ]]; then
+    # One exchange alone between two nodes and inside one (the replay's "schedule alone").
+    python3 "$ROOT/scripts/reproduce/topo2platform.py" "$ROOT/inputs/topologies/star6.topo" \
+      "$PLAT/p2p.xml" --hostfile "$PLAT/p2p.hosts" --cores 4 --memory-bandwidth 300Mbps
+    printf 'n0-c0\nn1-c0\n' >"$PLAT/p2p_inter.hosts"
+    printf 'n0-c0\nn0-c1\n' >"$PLAT/p2p_intra.hosts"
+    for where in inter intra; do
+      rm -rf "$OUT/traces/p2p_$where" && mkdir -p "$OUT/traces/p2p_$where"
+      LIBCOMM_TRACE_STAGES="$OUT/traces/p2p_$where" "$SIM" --network packet --platform "$PLAT/p2p.xml" \
+        --hostfile "$PLAT/p2p_$where.hosts" commbench --sizes "$UN_SIZES" --reps 1 --warmup 0 \
+        --algo ring_sendrecv --skip-native --json "$OUT/p2p_$where.run.json" >/dev/null
+      python3 "$ROOT/scripts/reproduce/hierarchical_traces.py" "$OUT/traces/p2p_$where" \
+        "$OUT/p2p_$where.run.json" "$OUT/p2p_$where.json" --exchange-times
+    done
+  fi
   for layout in $LAYOUTS; do
     nodes="$ROOT/inputs/nodes/$layout.nodes"
     python3 "$ROOT/scripts/reproduce/topo2platform.py" "$ROOT/inputs/topologies/star6.topo" \
@@ -159,6 +178,19 @@ if [[ "$ONLY" != 000 ]]; then
 fi
 
 [[ "$ONLY" == 002 ]] && LAYOUTS=""
+if [[ -n "$LAYOUTS" ]]; then
+  # One exchange alone between two nodes and inside one: what each step of the clustered
+  # factor costs on this platform when nothing else runs (the replay's "schedule alone").
+  for where in inter:1,1 intra:2; do
+    w=${where%%:*}
+    rm -rf "$OUT/traces/p2p_$w" && mkdir -p "$OUT/traces/p2p_$w"
+    LIBCOMM_TRACE_STAGES="$OUT/traces/p2p_$w" "$SIM" --platform giganet6x4 --layout "sizes=${where#*:}" \
+      commbench --sizes "$UN_SIZES" --reps 1 --warmup 0 --algo ring_sendrecv --skip-native \
+      --json "$OUT/p2p_$w.run.json" >/dev/null
+    python3 "$ROOT/scripts/reproduce/hierarchical_traces.py" "$OUT/traces/p2p_$w" "$OUT/p2p_$w.run.json" \
+      "$OUT/p2p_$w.json" --exchange-times
+  done
+fi
 for layout in $LAYOUTS; do
   echo "== paper 000: 6 x 4, layout $layout"
   nodes="$ROOT/inputs/nodes/$layout.nodes"
@@ -169,7 +201,8 @@ for layout in $LAYOUTS; do
     --json "$OUT/uneven_$layout.json" | grep -E "^commbench|^alltoall|^validation"
   python3 "$ROOT/scripts/reproduce/hierarchical_traces.py" "$trace" "$OUT/uneven_$layout.json" \
     "$OUT/uneven_$layout.trace.json" --nodes "file:$nodes" --rate 840 \
-    --single-port "$OUT/uneven_$layout.single_port.json"
+    --single-port "$OUT/uneven_$layout.single_port.json" \
+    --calibration "fluid:$OUT/p2p_inter.json:$OUT/p2p_intra.json"
 done
 
 if ((QUICK)); then

@@ -64,9 +64,12 @@ class Message:
 
 
 def replay(stages, node_of, ports="single", net_bw=105e6, net_lat=14e-6, mem_bw=300e6, mem_lat=2e-6,
-           overhead=5e-6, eager=65536):
+           overhead=5e-6, eager=65536, durations=None):
     """Simulated seconds of the programs `stages` ({rank: [(stage, _, _, ops)]}) under the
-    model of the module docstring, and per node the busy time of its two ports."""
+    model of the module docstring, and per node the busy time of its two ports.
+    `durations` {("inter" | "intra", bytes): seconds}, when given, replaces the formulas for
+    the sizes it holds (a message measured alone on the platform being modelled)."""
+    durations = durations or {}
     ranks = sorted(stages)
     programs = {r: [ops for _, _, _, ops in sorted(stages[r], key=lambda s: s[0])] for r in ranks}
     events = []  # (time, seq, kind, payload)
@@ -133,9 +136,9 @@ def replay(stages, node_of, ports="single", net_bw=105e6, net_lat=14e-6, mem_bw=
     def start(m, t):
         m.start = t
         if node_of[m.src] == node_of[m.dst]:
-            m.end = t + mem_lat + m.bytes / mem_bw
+            m.end = t + durations.get(("intra", m.bytes), mem_lat + m.bytes / mem_bw)
         else:
-            m.end = t + net_lat + m.bytes / net_bw
+            m.end = t + durations.get(("inter", m.bytes), net_lat + m.bytes / net_bw)
             if ports != "none":
                 out_free[node_of[m.src]] = False
                 in_free[node_of[m.dst]] = False
