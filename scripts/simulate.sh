@@ -23,7 +23,8 @@
 #     --queue N        packet model: every link end (switch port or network card) is a FIFO
 #                      of N packets (N >= 2) that drops what does not fit, instead of ns-3's
 #                      default: a 100-packet FIFO behind an FQ-CoDel queue disc of 10240
-#                      packets (32: a 10/100 switch of 2001-2005, docs/results/ethernet_packet.md)
+#                      packets (256: the switches of paper 003's experiments as far as the
+#                      binding can show them, docs/results/ethernet_packet.md)
 #     --cfg N:V        any further SimGrid setting (e.g. smpi/alltoall:pair)
 #     --verbose        keep SimGrid's informational log
 #   PROGRAM is an app name (commbench, fft3d, ...) built in build-sim/, or a path.
@@ -55,7 +56,7 @@ while (($#)); do
     --network) NETWORK="$2"; shift 2 ;;
     --tcp-buffer) TCP_BUFFER="$2"; shift 2 ;;
     --queue) QUEUE="$2"; shift 2 ;;
-    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; break ;;
     -*) echo "simulate.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) break ;;

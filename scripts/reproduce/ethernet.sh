@@ -22,8 +22,8 @@
 #     --resume   packet: skip an algorithm whose record of this topology is already there
 #                (a long run that was stopped goes on where it was)
 #     --progress print each simulation's medians as they come
-#     --queue N  packet: drop-tail queues of N packets at every link end instead of ns-3's
-#                100 (32: the switches of the paper's era, docs/results/ethernet_packet.md);
+#     --queue N  packet: one drop-tail FIFO of N packets at every link end instead of ns-3's
+#                default queues (256: the paper's switches, docs/results/ethernet_packet.md);
 #                records in results/ethernet_packet_qN/ and docs/results/ethernet_packet/queueN/
 #     --trace    packet: trace every simulation's stages (LIBCOMM_TRACE_STAGES) and keep, per
 #                algorithm, where its first repetition of each size spent its time on the

@@ -185,26 +185,70 @@ def reps_text(folders):
     return f"{reps[0]}-{reps[-1]} repetitions, as each record says"
 
 
-# The switches of the paper's era (section 6: Dell PowerEdge 2224 and 2324, 24 ports of
-# 100 Mbit/s, 2005). Single-chip 10/100 switch controllers of 2001-2003 keep every port's
-# frames in one embedded packet memory: Realtek's RTL8316 (16 ports, 2001) 512 KB, its
-# RTL8308B (8 ports, 2002) 256 KB, its RTL8305S (5 ports, 2002) 128 KB: 32 KB a port at
-# most, 21 full-length (1518-byte) frames, 31 of the model's 1042-byte packets.
-ERA_QUEUE = 32
-ERA = ("**The paper's conditions: switch buffers of 2001-2005.** The paper measured on Dell "
-       "PowerEdge 2224 and 2324 switches (section 6: 24 ports of 100 Mbit/s). Single-chip 10/100 "
-       "switch controllers of those years keep all ports' frames in one embedded memory of "
-       "128-512 KB: Realtek's RTL8316 datasheet (16 ports, 2001) gives 4 Mbit (512 KB), the "
-       "RTL8308B's (8 ports, 2002) 2 Mbit (256 KB), the RTL8305S's (5 ports, 2002) 1 Mbit, and "
-       "each chip signals a full buffer with 802.3x flow control or drops. That is at most 32 KB "
-       "a port: 21 full-length frames, or 31 of the model's 1042-byte packets "
-       "(1000-byte TCP segments and their headers). The runs under the paper's conditions give "
-       f"every link end a drop-tail queue of {ERA_QUEUE} packets (`scripts/simulate.sh --queue "
-       f"{ERA_QUEUE}`, `ethernet.sh --network packet --queue {ERA_QUEUE}`; records in "
-       f"`ethernet_packet/queue{ERA_QUEUE}/`) instead of ns-3's 100 (today's: a 100 KB queue per "
-       "port, what a current 1-10 Gbit/s switch gives a port); everything else is the same. "
-       "A shared memory can give one congested port more than its share while the others are "
-       "idle, so 32 packets is the era's per-port share, not its ceiling.")
+# The switches of the paper's experiments (section 6: Dell PowerEdge 2224 and 2324, 24 ports
+# of 100 Mbit/s, 2005) were first-in first-out: single-chip 10/100 switch controllers of those
+# years keep every port's frames in one embedded packet memory (Realtek's datasheets:
+# RTL8316, 16 ports, 2001: 512 KB; RTL8308B, 8 ports, 2002: 256 KB; RTL8305S, 5 ports, 2002:
+# 128 KB), with no per-flow queues and no active queue management. ns-3's default queues
+# (FQ-CoDel) are neither. The FIFO's size is the part the hardware leaves open: from a 32 KB
+# static share of 16 ports to a whole chip's memory for one congested port.
+ERA_QUEUE = 256
+SWEEP_PAPER_MS = {("fig5a", "linear"): 468.8, ("fig5b", "pairwise"): 1374.0}  # Figs. 6 and 7, 64 KB
+
+
+def era_text(folder):
+    sweep = sweep_rows(folder)
+    lines = [
+        "**The paper's conditions: first-in first-out switch ports.** The paper measured on Dell "
+        "PowerEdge 2224 and 2324 switches (section 6: 24 ports of 100 Mbit/s, 2005). The 10/100 "
+        "switch controllers of those years keep every port's frames in one embedded packet memory "
+        "and serve each port first in, first out: Realtek's datasheets give 4 Mbit (512 KB) for "
+        "the RTL8316 (16 ports, 2001), 2 Mbit (256 KB) for the RTL8308B (8 ports, 2002), 1 Mbit "
+        "for the RTL8305S (5 ports, 2002), and each signals a full memory with 802.3x flow control "
+        "or drops. ns-3's default link end is nothing like it: an FQ-CoDel queue disc (one queue "
+        "per flow served in turn, 10240 packets, active queue management) in front of a 100-packet "
+        "FIFO, so an uncoordinated all-to-all loses little there. `--queue N` makes every link end "
+        "one drop-tail FIFO of N packets. The binding cannot give a host's card a deeper queue than "
+        "a switch's port (the era's Linux kept 1000 packets there), so N must also hold the burst "
+        "one TCP flow sends into its own card: at 32 packets, tree_scheduled's single flows drop "
+        "their own packets on (b) at 64 KiB and stall for 200 ms timeouts.",
+    ]
+    if sweep:
+        lines += ["", "The size the hardware leaves open (from a 32 KB static share of 16 ports to one "
+                  "chip's whole memory for a congested port) decides how badly the uncoordinated "
+                  "algorithms collapse. At 64 KiB, against the paper's own measurements of LAM and "
+                  "MPICH (`ethernet_queue_sweep.sh`, records in `ethernet_packet/queue_sweep/`, 2 "
+                  "repetitions, median):", "",
+                  "| FIFO per link end | LAM's routine (linear) on (a) | MPICH's (pairwise) on (b) |",
+                  "|---|---|---|"]
+        for q in sorted({q for (q, _, _) in sweep}):
+            cells = []
+            for (t, a), paper in SWEEP_PAPER_MS.items():
+                r = sweep.get((q, t, a))
+                cells.append("-" if r is None else f"{r['median_s'] * 1e3:.0f} ms ({r['median_s'] * 1e3 / paper:.2f}x the paper's)")
+            lines.append(f"| {q} packets | " + " | ".join(cells) + " |")
+        lines.append("| the paper | " + " | ".join(f"{v:.0f} ms" for v in SWEEP_PAPER_MS.values()) + " |")
+        best = min({q for (q, _, _) in sweep},
+                   key=lambda q: max(abs((sweep[(q, t, a)]["median_s"] * 1e3 / p) - 1) if (q, t, a) in sweep else 9
+                                     for (t, a), p in SWEEP_PAPER_MS.items()))
+        lines += ["", f"The runs under the paper's conditions use {ERA_QUEUE} packets "
+                  f"(`ethernet.sh --network packet --queue {ERA_QUEUE}`, records in "
+                  f"`ethernet_packet/queue{ERA_QUEUE}/`): one chip's memory (256 KB) for a congested "
+                  "port, and enough for a host's own flow." +
+                  (f" Of the sizes above it is the one closest to the paper's LAM and MPICH measurements." if best == ERA_QUEUE else
+                   f" (The size closest to the paper's LAM and MPICH measurements above is {best} packets.)")]
+    return "\n".join(lines)
+
+
+def sweep_rows(folder):
+    """{(queue, topo, algo): result} of the queue sweep records."""
+    out = {}
+    for p in sorted((folder / "queue_sweep").glob("*_q*_*.json")):
+        topo, q, algo = re.fullmatch(r"(fig5\w)_q(\d+)_(\w+)", p.stem).groups()
+        rec = json.loads(p.read_text())
+        for r in rec["results"]:
+            out[(int(q), topo, algo)] = r
+    return out
 
 
 def packet_rows(folder, topo):
@@ -306,15 +350,16 @@ def claim_verdict(tree_t, other_t, frac):
 def packet_main(folder):
     folder = pathlib.Path(folder)
     era = folder / f"queue{ERA_QUEUE}"
-    conditions = [("today", folder, "100-packet queues (today)")]
+    conditions = [("today", folder, "ns-3's queues (today)")]
     if era.is_dir():
-        conditions.append(("era", era, f"{ERA_QUEUE}-packet queues (the paper's era)"))
+        conditions.append(("era", era, f"{ERA_QUEUE}-packet FIFOs (the paper's switches)"))
     ok = True
     print("# Paper 003 on packets: all-to-all on the Fig. 5 Ethernet trees with ns-3's TCP\n")
     print("Generated by `scripts/reproduce/ethernet.sh --network packet` (SimGrid 3.32 SMPI with its "
           "ns-3 binding, `scripts/simulate.sh --network packet`: 100 Mbit/s full-duplex point-to-point "
-          "links of 10 us, drop-tail queues (100 packets, ns-3's default, unless the table says "
-          f"{ERA_QUEUE}), NewReno TCP with SACK, 1000-byte segments, 200 ms minimum RTO; README "
+          "links of 10 us, ns-3's default queues at every link end (FQ-CoDel in front of a 100-packet "
+          f"FIFO) unless the table says {ERA_QUEUE}-packet FIFOs, NewReno TCP with SACK, 1000-byte "
+          "segments, 200 ms minimum RTO; README "
           "\"Packet-level model\"); regenerate it from the records alone with "
           "`scripts/reproduce/ethernet.sh --network packet --report-only`. Every algorithm runs in "
           "a simulation of its own, repeated inside it (" + reps_text([c[1] for c in conditions]) +
@@ -324,8 +369,8 @@ def packet_main(folder):
           "runs its fallback for a rank count that is not a power of two, `ring_sendrecv` (MPICH's "
           "choice there too); the cells say so. The discussion: docs/algorithms/tree_scheduled.md, "
           "\"Reproduction on packets\".\n")
-    if len(conditions) > 1:
-        print(ERA + "\n")
+    if len(conditions) > 1 or (folder / "queue_sweep").is_dir():
+        print(era_text(folder) + "\n")
     bounds, machines, data = {}, {}, {}
     for topo in ("fig5a", "fig5b", "fig5c"):
         per = {}
@@ -430,7 +475,7 @@ def packet_main(folder):
           "today's queues and the era's. Fluid: SimGrid's flow model (from docs/results/ethernet.md). "
           "Testbed: Linux namespaces, Open MPI over TCP at 2-10 Mbit/s (from "
           "docs/results/testbed_ethernet.md). MPICH = the best of ring, ring_sendrecv and pairwise.\n")
-    era_head = f" | packets, {ERA_QUEUE}-packet queues: linear / MPICH / tree_scheduled" if len(conditions) > 1 else ""
+    era_head = f" | packets, {ERA_QUEUE}-packet FIFOs: linear / MPICH / tree_scheduled" if len(conditions) > 1 else ""
     print("| topology | block | paper LAM / MPICH / ours | packets native / linear / MPICH / tree_scheduled"
           f"{era_head} | fluid linear / tree_scheduled | testbed linear / tree_scheduled |")
     print("|---|---|---|---|" + ("---|" if era_head else "") + "---|---|")

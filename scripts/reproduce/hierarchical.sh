@@ -19,6 +19,8 @@
 #               simulation of its own, 3 repetitions. Writes docs/results/hierarchical_packet.md
 #               and its records in docs/results/hierarchical_packet/ (--quick: --out only).
 #     --only 000|002   one paper's experiments (default both)
+#     --resume  packet: keep the records of a stopped run (an algorithm whose record exists
+#               is not run again)
 #     --report-only    rewrite the page (hierarchical_tables.md, or with --network packet
 #               hierarchical_packet.md) and its plots from the committed records alone
 # Paper 000's runs trace their stages (LIBCOMM_TRACE_STAGES): every record
@@ -37,6 +39,7 @@ NETWORK=fluid
 MC_NP=128
 ONLY=""
 REPORT_ONLY=0
+RESUME=0
 OUT="$ROOT/results/hierarchical"
 while (($#)); do
   case "$1" in
@@ -46,6 +49,7 @@ while (($#)); do
     --network) NETWORK="$2"; shift 2 ;;
     --only) ONLY="$2"; shift 2 ;;
     --report-only) REPORT_ONLY=1; shift ;;
+    --resume) RESUME=1; shift ;;
     -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "hierarchical.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -83,14 +87,16 @@ if [[ "$NETWORK" == packet ]]; then
     for a in ${algos//,/ }; do
       start=$SECONDS
       trace=""
-      if [[ ",$traced," == *",$a,"* ]]; then
-        trace="$OUT/traces/${name}_$a"
-        rm -rf "$trace" && mkdir -p "$trace"
+      [[ ",$traced," == *",$a,"* ]] && trace="$OUT/traces/${name}_$a"
+      if ((RESUME)) && [[ -s "$OUT/${name}_$a.json" && ( -z "$trace" || -d "$trace" ) ]]; then
+        echo "== $name $a: kept (--resume)"
+      else
+        [[ -n "$trace" ]] && rm -rf "$trace" && mkdir -p "$trace"
+        LIBCOMM_TRACE_STAGES="$trace" "$SIM" --network packet --platform "$plat" --hostfile "$hosts" \
+          commbench --nodes "$nodes" --sizes "$sizes" --reps 3 --warmup 0 --algo "$a" --skip-native \
+          --json "$OUT/${name}_$a.json" >"$OUT/${name}_$a.log" 2>&1 ||
+          { tail -5 "$OUT/${name}_$a.log"; echo "== $name $a FAILED"; exit 1; }
       fi
-      LIBCOMM_TRACE_STAGES="$trace" "$SIM" --network packet --platform "$plat" --hostfile "$hosts" \
-        commbench --nodes "$nodes" --sizes "$sizes" --reps 3 --warmup 0 --algo "$a" --skip-native \
-        --json "$OUT/${name}_$a.json" >"$OUT/${name}_$a.log" 2>&1 ||
-        { tail -5 "$OUT/${name}_$a.log"; echo "== $name $a FAILED"; exit 1; }
       if [[ -n "$trace" ]]; then
         local replay=()
         [[ "$a" == clustered_factor && -s "$OUT/p2p_inter.json" ]] &&
@@ -117,6 +123,7 @@ if [[ "$NETWORK" == packet ]]; then
     printf 'n0-c0\nn1-c0\n' >"$PLAT/p2p_inter.hosts"
     printf 'n0-c0\nn0-c1\n' >"$PLAT/p2p_intra.hosts"
     for where in inter intra; do
+      ((RESUME)) && [[ -s "$OUT/p2p_$where.json" ]] && continue
       rm -rf "$OUT/traces/p2p_$where" && mkdir -p "$OUT/traces/p2p_$where"
       LIBCOMM_TRACE_STAGES="$OUT/traces/p2p_$where" "$SIM" --network packet --platform "$PLAT/p2p.xml" \
         --hostfile "$PLAT/p2p_$where.hosts" commbench --sizes "$UN_SIZES" --reps 1 --warmup 0 \

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Paper 003 on packets: how large a drop-tail FIFO a port needs before the uncoordinated
+# algorithms behave as the paper measured them. At 64 KiB, LAM's routine (linear) on
+# Fig. 5 (a) and MPICH's (pairwise) on (b) under `simulate.sh --network packet --queue Q`
+# for every Q given; the paper's own figures for the two (Figs. 6 and 7) are 468.8 and
+# 1374 ms. Records: docs/results/ethernet_packet/queue_sweep/{fig5a_q<Q>_linear,
+# fig5b_q<Q>_pairwise}.json; ethernet_report.py puts them in ethernet_packet.md.
+#   scripts/reproduce/ethernet_queue_sweep.sh [Q...]     (default: 32 64 128 256)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+source scripts/lib.sh
+BUILD="${BUILD_SG_DIR:-build-sg}"
+[[ -x "$BUILD/apps/commbench/commbench" ]] || build_simgrid_target "$BUILD" commbench
+QUEUES=("$@")
+((${#QUEUES[@]})) || QUEUES=(32 64 128 256)
+OUT=docs/results/ethernet_packet/queue_sweep
+mkdir -p "$OUT"
+for q in "${QUEUES[@]}"; do
+  for run in fig5a:linear fig5b:pairwise; do
+    t=${run%%:*} a=${run#*:}
+    echo "== $t $a, queues of $q packets"
+    SIM_BUILD_DIR="$BUILD" SIM_REBUILD=0 scripts/simulate.sh --network packet --queue "$q" \
+      --platform "inputs/platforms/ethernet_$t.xml" --hostfile "inputs/platforms/ethernet_$t.hosts" \
+      commbench --sizes 64K --reps 2 --warmup 0 --algo "$a" --skip-native \
+      --json "$OUT/${t}_q${q}_$a.json" | grep -E "^alltoall|^validation"
+  done
+done
