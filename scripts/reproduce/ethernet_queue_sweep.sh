@@ -3,8 +3,12 @@
 # algorithms behave as the paper measured them. At 64 KiB, LAM's routine (linear) on
 # Fig. 5 (a) and MPICH's (pairwise) on (b) under `simulate.sh --network packet --queue Q`
 # for every Q given; the paper's own figures for the two (Figs. 6 and 7) are 468.8 and
-# 1374 ms. Records: docs/results/ethernet_packet/queue_sweep/{fig5a_q<Q>_linear,
-# fig5b_q<Q>_pairwise}.json; ethernet_report.py puts them in ethernet_packet.md.
+# 1374 ms. tree_scheduled on (b) runs too, traced: a host's card gets the same FIFO as a
+# switch port, and a too small one makes a single flow drop its own packets (the trace
+# counts the messages that waited out a timeout). Records:
+# docs/results/ethernet_packet/queue_sweep/fig5{a_q<Q>_linear,b_q<Q>_pairwise,
+# b_q<Q>_tree_scheduled}.json (and .trace.json); ethernet_report.py puts them in
+# ethernet_packet.md.
 #   scripts/reproduce/ethernet_queue_sweep.sh [Q...]     (default: 32 64 128 256)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -16,12 +20,25 @@ QUEUES=("$@")
 OUT=docs/results/ethernet_packet/queue_sweep
 mkdir -p "$OUT"
 for q in "${QUEUES[@]}"; do
-  for run in fig5a:linear fig5b:pairwise; do
+  for run in fig5a:linear fig5b:pairwise fig5b:tree_scheduled; do
     t=${run%%:*} a=${run#*:}
+    name="${t}_q${q}_$a"
+    [[ -s "$OUT/$name.json" ]] && { echo "== $name: kept"; continue; }
     echo "== $t $a, queues of $q packets"
-    SIM_BUILD_DIR="$BUILD" SIM_REBUILD=0 scripts/simulate.sh --network packet --queue "$q" \
-      --platform "inputs/platforms/ethernet_$t.xml" --hostfile "inputs/platforms/ethernet_$t.hosts" \
-      commbench --sizes 64K --reps 2 --warmup 0 --algo "$a" --skip-native \
-      --json "$OUT/${t}_q${q}_$a.json" | grep -E "^alltoall|^validation"
+    trace=""
+    topo=()
+    if [[ "$a" == tree_scheduled ]]; then
+      trace=$(mktemp -d /tmp/libcomm-sweep.XXXXXX)
+      topo=(--topology "inputs/topologies/$t.topo")
+    fi
+    LIBCOMM_TRACE_STAGES="$trace" SIM_BUILD_DIR="$BUILD" SIM_REBUILD=0 scripts/simulate.sh --network packet \
+      --queue "$q" --platform "inputs/platforms/ethernet_$t.xml" --hostfile "inputs/platforms/ethernet_$t.hosts" \
+      commbench "${topo[@]}" --sizes 64K --reps 2 --warmup 0 --algo "$a" --skip-native \
+      --json "$OUT/$name.json" | grep -E "^alltoall|^validation"
+    if [[ -n "$trace" ]]; then
+      python3 scripts/reproduce/stage_trace_report.py "$trace" "inputs/topologies/$t.topo" 100 \
+        --json "$OUT/$name.trace.json" >/dev/null
+      rm -rf "$trace"
+    fi
   done
 done

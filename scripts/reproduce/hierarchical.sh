@@ -21,6 +21,8 @@
 #     --only 000|002   one paper's experiments (default both)
 #     --resume  packet: keep the records of a stopped run (an algorithm whose record exists
 #               is not run again)
+# P000_ALGOS=a,b,... (packet) runs only those of paper 000's algorithms (default linear,
+# clustered_factor, clustered_factor_fill, native)
 #     --report-only    rewrite the page (hierarchical_tables.md, or with --network packet
 #               hierarchical_packet.md) and its plots from the committed records alone
 # Paper 000's runs trace their stages (LIBCOMM_TRACE_STAGES): every record
@@ -50,7 +52,7 @@ while (($#)); do
     --only) ONLY="$2"; shift 2 ;;
     --report-only) REPORT_ONLY=1; shift ;;
     --resume) RESUME=1; shift ;;
-    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "hierarchical.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -138,7 +140,7 @@ if [[ "$NETWORK" == packet ]]; then
       "$PLAT/p000_$layout.xml" --hostfile "$PLAT/p000_$layout.hosts" --cores 4 \
       --memory-bandwidth 300Mbps --layout "$nodes"
     packet_run "p000_$layout" "$PLAT/p000_$layout.xml" "$PLAT/p000_$layout.hosts" "file:$nodes" \
-      "$UN_SIZES" linear,clustered_factor,clustered_factor_fill,native \
+      "$UN_SIZES" "${P000_ALGOS:-linear,clustered_factor,clustered_factor_fill,native}" \
       linear,clustered_factor,clustered_factor_fill
   done
   for shape in $MC_SHAPES; do

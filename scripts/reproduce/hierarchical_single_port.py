@@ -43,6 +43,7 @@ import collections
 import heapq
 import json
 import pathlib
+import random
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
@@ -64,12 +65,21 @@ class Message:
 
 
 def replay(stages, node_of, ports="single", net_bw=105e6, net_lat=14e-6, mem_bw=300e6, mem_lat=2e-6,
-           overhead=5e-6, eager=65536, durations=None):
+           overhead=5e-6, eager=65536, durations=None, jitter_seed=None):
     """Simulated seconds of the programs `stages` ({rank: [(stage, _, _, ops)]}) under the
     model of the module docstring, and per node the busy time of its two ports.
     `durations` {("inter" | "intra", bytes): seconds}, when given, replaces the formulas for
-    the sizes it holds (a message measured alone on the platform being modelled)."""
-    durations = durations or {}
+    the sizes it holds (a message measured alone on the platform being modelled).
+    `jitter_seed` delays every send by a pseudo-random 0-1 ns: the same model with its ties
+    (messages ready at the same instant) broken another way."""
+    rng = random.Random(jitter_seed) if jitter_seed is not None else None
+    # Time runs in integer picoseconds: the model has many ties (every rank posts at the same
+    # instants), and which message a port takes first must not depend on how a parameter was
+    # written (14e-6 and 14 * 1e-6 differ in the last bit).
+    ps = 1e12
+    durations = {k: round(v * ps) for k, v in (durations or {}).items()}
+    net_lat, mem_lat, overhead = round(net_lat * ps), round(mem_lat * ps), round(overhead * ps)
+    net_ps_per_byte, mem_ps_per_byte = ps / net_bw, ps / mem_bw
     ranks = sorted(stages)
     programs = {r: [ops for _, _, _, ops in sorted(stages[r], key=lambda s: s[0])] for r in ranks}
     events = []  # (time, seq, kind, payload)
@@ -95,7 +105,7 @@ def replay(stages, node_of, ports="single", net_bw=105e6, net_lat=14e-6, mem_bw=
     out_free = collections.defaultdict(lambda: True)
     in_free = collections.defaultdict(lambda: True)
     out_queue = collections.defaultdict(list)  # node -> [Message] in queue order
-    busy = collections.defaultdict(lambda: [0.0, 0.0])  # node -> [out, in] busy seconds
+    busy = collections.defaultdict(lambda: [0, 0])  # node -> [out, in] busy picoseconds
     order = [0]
 
     def begin_stage(rank, t):
@@ -123,6 +133,8 @@ def replay(stages, node_of, ports="single", net_bw=105e6, net_lat=14e-6, mem_bw=
                 m = message(rank, peer, sends_seen[(rank, peer)])
                 sends_seen[(rank, peer)] += 1
                 m.send_ready, m.send_owner, m.bytes = t + k_send * overhead, rank, n
+                if rng:
+                    m.send_ready += rng.randrange(1001)
             maybe_ready(m)
 
     def maybe_ready(m):
@@ -136,9 +148,9 @@ def replay(stages, node_of, ports="single", net_bw=105e6, net_lat=14e-6, mem_bw=
     def start(m, t):
         m.start = t
         if node_of[m.src] == node_of[m.dst]:
-            m.end = t + durations.get(("intra", m.bytes), mem_lat + m.bytes / mem_bw)
+            m.end = t + durations.get(("intra", m.bytes), mem_lat + round(m.bytes * mem_ps_per_byte))
         else:
-            m.end = t + durations.get(("inter", m.bytes), net_lat + m.bytes / net_bw)
+            m.end = t + durations.get(("inter", m.bytes), net_lat + round(m.bytes * net_ps_per_byte))
             if ports != "none":
                 out_free[node_of[m.src]] = False
                 in_free[node_of[m.dst]] = False
@@ -173,7 +185,7 @@ def replay(stages, node_of, ports="single", net_bw=105e6, net_lat=14e-6, mem_bw=
             at(t, "stage", rank)
 
     for r in ranks:
-        begin_stage(r, 0.0)
+        begin_stage(r, 0)
     while events:
         t, _, kind, x = heapq.heappop(events)
         if kind == "stage":
@@ -201,7 +213,7 @@ def replay(stages, node_of, ports="single", net_bw=105e6, net_lat=14e-6, mem_bw=
     stuck = [r for r in ranks if r not in done_at]
     if stuck:
         sys.exit(f"hierarchical_single_port.py: ranks {stuck[:8]} never finished (a message without its partner)")
-    return max(done_at.values()), dict(busy)
+    return max(done_at.values()) / ps, {k: [v / ps for v in b] for k, b in busy.items()}
 
 
 def main(argv):
