@@ -16,6 +16,7 @@
 
 #include "apps/common.hpp"
 #include "libcomm/libcomm.hpp"
+#include "libcomm/operations.hpp"
 #include "operation.hpp"
 #include "timing.hpp"
 
@@ -63,42 +64,35 @@ int calibrate(const std::string& sizes_text, int reps, const std::string& path) 
   return 0;
 }
 
-// The fallback table (docs/fallbacks.md, checked against this output by a test): for every
-// named algorithm of every operation, what the built-in rule runs at P = 1 .. 16. "·": the
-// algorithm itself. A tuning table changes only what auto picks, never a fallback.
+// The fallback tables (docs/fallbacks.md, checked against this output by a test), both
+// from the operations' registries: what each algorithm needs and what runs instead, and what
+// a request runs at P = 1 .. 16 on one rank per node ("·": the algorithm itself). A tuning
+// table changes only what auto picks, never a fallback.
 constexpr int kFallbackMaxP = 16;
 
-template <class Infos, class Ran>
-void fallback_rows(std::ostream& os, std::string_view op, const Infos& algorithms, const Ran& ran) {
-  for (const auto& info : algorithms) {
-    if (info.name == "auto" || info.name == "native") continue;
-    os << "| " << op << " | " << info.name << " |";
-    for (int p = 1; p <= kFallbackMaxP; ++p) {
-      const std::string_view what = ran(info.algo, p);
-      os << " " << (what == info.name ? std::string_view("·") : what) << " |";
-    }
-    os << "\n";
-  }
-}
-
 void print_fallbacks(std::ostream& os) {
-  os << "| operation | algorithm |";
+  os << "| operation | algorithm | applies to | otherwise | why |\n|---|---|---|---|---|\n";
+  for (const auto& op : libcomm::operations())
+    for (const auto& a : op.applicability)
+      if (!a.applies.empty())
+        os << "| " << op.op << " | `" << a.name << "` | " << a.applies << " | "
+           << (a.fallback.empty() ? std::string("refused: the same error on every rank") : "`" + std::string(a.fallback) + "`")
+           << " | " << (a.fallback_why.empty() ? "-" : a.fallback_why) << " |\n";
+  os << "\n| operation | algorithm |";
   for (int p = 1; p <= kFallbackMaxP; ++p) os << " " << p << " |";
   os << "\n|---|---|";
   for (int p = 1; p <= kFallbackMaxP; ++p) os << "---|";
   os << "\n";
-  fallback_rows(os, "alltoall", libcomm::alltoall_algorithms(), [](libcomm::AlltoallAlgo a, int p) {
-    return libcomm::alltoall_algo_name(libcomm::choose_alltoall(a, 8, p).algo);
-  });
-  fallback_rows(os, "alltoallv", libcomm::alltoallv_algorithms(), [](libcomm::AlltoallvAlgo a, int p) {
-    return libcomm::alltoallv_algo_name(libcomm::choose_alltoallv(a, p, libcomm::AlltoallvOptions{}).algo);
-  });
-  fallback_rows(os, "allgather", libcomm::allgather_algorithms(), [](libcomm::AllgatherAlgo a, int p) {
-    return libcomm::allgather_algo_name(libcomm::choose_allgather(a, p).algo);
-  });
-  fallback_rows(os, "reduce_scatter", libcomm::reduce_scatter_algorithms(), [](libcomm::ReduceScatterAlgo a, int p) {
-    return libcomm::reduce_scatter_algo_name(libcomm::choose_reduce_scatter(a, p).algo);
-  });
+  for (const auto& op : libcomm::operations())
+    for (const auto& a : op.applicability) {
+      if (a.name == "auto" || a.name == "native" || a.node_map) continue;
+      os << "| " << op.op << " | " << a.name << " |";
+      for (int p = 1; p <= kFallbackMaxP; ++p) {
+        const std::string_view ran = op.runs_at(a.name, p);
+        os << " " << (ran == a.name ? std::string_view("·") : ran) << " |";
+      }
+      os << "\n";
+    }
 }
 
 int run(int argc, char** argv) {
@@ -165,6 +159,16 @@ int run(int argc, char** argv) {
                "runs fit in memory and skip copies; nothing is validated then");
   double copy_gbs = 0;
   add_copy_model_option(app, copy_gbs);
+  std::string auto_policy;
+  app.add_option("--auto", auto_policy,
+                 "how auto chooses: online (time the candidates on the first calls), model (cost "
+                 "formulas), table (the tuning table); default: LIBCOMM_AUTO, else online")
+      ->check(CLI::IsMember({"online", "model", "table"}));
+  std::string save_learned;
+  app.add_option("--save-learned", save_learned,
+                 "write what auto's online policy learned in this run to this file, a tuning table "
+                 "a later run can start from (LIBCOMM_TUNING)")
+      ->check(apps::kWritableFile);
   for (const auto& [name, entry] : registry())
     if (entry.add_options) entry.add_options(app);
   apps::parse_command_line(app, argc, argv);
@@ -173,11 +177,7 @@ int run(int argc, char** argv) {
     return 0;
   }
   if (list) {
-    if (apps::is_root())
-      for (const auto& [name, entry] : registry()) {
-        std::cout << "--op " << name << ": " << entry.summary << "\n";
-        entry.list(std::cout);
-      }
+    if (apps::is_root()) list_operations(std::cout);
     return 0;
   }
 
@@ -187,6 +187,7 @@ int run(int argc, char** argv) {
 
   libcomm::set_simulated_payload(simulated);
   apply_copy_model(copy_gbs);
+  if (!auto_policy.empty()) libcomm::set_auto_policy(libcomm::auto_policy_from_name(auto_policy));
   const auto sizes = block_sizes(min_s, max_s, sizes_list);
 
   const libcomm::Comm comm = apps::world_comm(nodes);
@@ -202,9 +203,10 @@ int run(int argc, char** argv) {
 
   if (apps::is_root())
     std::cout << "commbench: op=" << op << " ranks=" << p << " (" << comm.nodes().describe()
-              << ") reps=" << reps << " warmup=" << warmup << "\ntuning table for auto: "
-              << (libcomm::active_tuning_table() ? libcomm::active_tuning_table()->source()
-                                                  : std::string("none (built-in rules)"))
+              << ") reps=" << reps << " warmup=" << warmup << "\nauto: policy "
+              << libcomm::auto_policy_name(libcomm::auto_policy()) << ", tuning table "
+              << (libcomm::active_tuning_table() ? libcomm::active_tuning_table()->source() : std::string("none"))
+              << ", cost parameters " << libcomm::active_cost_params().source
               << (copy_gbs > 0 ? "\n" + describe_copy_model(copy_gbs) : "")
               << "\ntime = median over reps of the slowest rank; ratio = time / " << algos[0]
               << " time\n\n";
@@ -232,6 +234,11 @@ int run(int argc, char** argv) {
     std::set<std::string> notes;
     for (const auto& r : rows)
       if (!r.note.empty() && notes.insert(r.note).second) std::cout << "note: " << r.note << "\n";
+    for (const auto& r : rows)
+      if (r.warmup_calls > 1)
+        std::cout << "note: " << r.algo << " at " << apps::format_size(r.block) << ": decided after "
+                  << r.warmup_calls << " calls, " << std::fixed << std::setprecision(1) << r.warmup_s * 1e6
+                  << " us in all (" << r.median * 1e6 * r.warmup_calls << " us at the decided median)\n";
     if (simulated)
       std::cout << "validation: NOT CHECKED (--simulated-payload: the buffers hold no real "
                    "data; run without it to validate)\n";
@@ -249,12 +256,14 @@ int run(int argc, char** argv) {
       j["nodes"] = comm.nodes().describe();
       j["reps"] = reps;
       j["model_copy_gbs"] = copy_gbs;
+      j["auto_policy"] = libcomm::auto_policy_name(libcomm::auto_policy());
       j["validation"] = simulated ? "NOT_CHECKED" : failures == 0 ? "PASS" : "FAIL";
       for (const auto& r : rows)
         j["results"].push_back({{"algo", r.algo}, {"ran", r.ran}, {"note", r.note},
                                 {"block_bytes", r.block}, {"median_s", r.median},
                                 {"min_s", r.min}, {"ratio_to_native", r.ratio},
-                                {"times_s", r.times},
+                                {"times_s", r.times}, {"warmup_calls", r.warmup_calls},
+                                {"warmup_s", r.warmup_s},
                                 {"validation", simulated ? "NOT_CHECKED" : r.bad ? "FAIL" : "PASS"}});
       if (model)
         for (std::size_t k = 0; k < rows.size(); ++k) j["results"][k]["model_us"] = rows[k].model_us;
@@ -265,6 +274,7 @@ int run(int argc, char** argv) {
       out << j.dump(2) << "\n";
     }
   }
+  if (!save_learned.empty()) libcomm::save_learned_tuning_table(save_learned, comm);
   return failures == 0 ? 0 : 1;
 }
 

@@ -33,7 +33,7 @@ std::string g_reorder = "direct";  // --reorder
 
 class AllgatherOp : public Operation {
  public:
-  AllgatherOp(const libcomm::Comm& comm, const Settings& s) : comm_(comm) {
+  AllgatherOp(const libcomm::Comm& comm, const Settings& s) : Operation("allgather"), comm_(comm) {
     opts_.allow_fallback = !s.no_fallback;
     opts_.order = libcomm::node_order_from_name(cube_options().order);
     if (g_reorder == "direct") opts_.reorder = libcomm::Reorder::Direct;
@@ -42,26 +42,8 @@ class AllgatherOp : public Operation {
     layout_counts(cube_options().block_layout, 0, 1);  // validates the name on every rank
   }
 
-  std::vector<std::string> select(const std::string& list) const override {
-    std::vector<std::string> names;
-    if (list == "all") {
-      for (const auto& info : libcomm::allgather_algorithms()) names.emplace_back(info.name);
-    } else {
-      std::stringstream ss(list);
-      std::string name;
-      while (std::getline(ss, name, ',')) {
-        try {
-          names.emplace_back(libcomm::allgather_algo_name(libcomm::allgather_algo_from_name(name)));
-        } catch (const libcomm::Error& e) {
-          throw libcomm::Error(std::string("--algo: ") + e.what());
-        }
-      }
-    }
-    return reference_first(names, "native");
-  }
-
   void check_applicable(const std::string& algo, std::size_t) const override {
-    libcomm::choose_allgather(libcomm::allgather_algo_from_name(algo), comm_.size(), opts_);
+    libcomm::choose_allgather(libcomm::allgather_algo_from_name(parse_timed(algo).algo), comm_.size(), opts_);
   }
 
   void prepare(std::size_t block) override {
@@ -89,15 +71,17 @@ class AllgatherOp : public Operation {
   void reset() override { std::memset(recv_.data(), 0xA5, recv_.size()); }
 
   std::string run(const std::string& algo, bool checked) override {
+    const PolicyScope policy(algo);
     libcomm::AllgatherOptions o = opts_;
     o.check_args = checked;
-    const AllgatherAlgo ran = libcomm::allgatherv(send_.data(), send_.size(), recv_.data(), counts_, comm_,
-                                                  libcomm::allgather_algo_from_name(algo), o);
-    return std::string(libcomm::allgather_algo_name(ran));
+    const auto c = libcomm::allgatherv(send_.data(), send_.size(), recv_.data(), counts_, comm_,
+                                       libcomm::allgather_algo_from_name(parse_timed(algo).algo), o);
+    return ran(c, libcomm::allgather_algo_name(c));
   }
 
   std::string note(const std::string& algo, std::size_t) const override {
-    const auto a = libcomm::allgather_algo_from_name(algo);
+    const PolicyScope policy(algo);
+    const auto a = libcomm::allgather_algo_from_name(parse_timed(algo).algo);
     // The block the library decides on: the largest of this size's layout.
     const std::size_t largest = counts_.empty() ? 0 : *std::max_element(counts_.begin(), counts_.end());
     const auto c = libcomm::choose_allgather(a, largest, comm_, opts_);
@@ -150,10 +134,6 @@ const Registrar registrar(
                       "allocation of P x block (paper 004 s. 4.2.4: some ranks get none)")
            ->check(CLI::IsMember({"equal", "unequal"}))
            ->capture_default_str();
-     },
-     [](std::ostream& os) {
-       for (const auto& info : libcomm::allgather_algorithms())
-         os << "  " << std::left << std::setw(24) << info.name << info.summary << "\n";
      },
      [](const libcomm::Comm& comm, const Settings& s) -> std::unique_ptr<Operation> {
        return std::make_unique<AllgatherOp>(comm, s);

@@ -2,7 +2,6 @@
 #include <cstring>
 #include <iomanip>
 #include <iostream>
-#include <sstream>
 
 #include "apps/common.hpp"
 #include "libcomm/alltoall.hpp"
@@ -21,7 +20,7 @@ std::string g_intra = "shared";  // --intra
 
 class AlltoallOp : public Operation {
  public:
-  AlltoallOp(const libcomm::Comm& comm, const Settings& s) : comm_(comm) {
+  AlltoallOp(const libcomm::Comm& comm, const Settings& s) : Operation("alltoall"), comm_(comm) {
     opts_.allow_fallback = !s.no_fallback;
     opts_.node_shared_memory = g_intra == "shared";
     try {
@@ -41,27 +40,9 @@ class AlltoallOp : public Operation {
     }
   }
 
-  std::vector<std::string> select(const std::string& list) const override {
-    std::vector<std::string> names;
-    if (list == "all") {
-      for (const auto& info : libcomm::alltoall_algorithms()) names.emplace_back(info.name);
-    } else {
-      std::stringstream ss(list);
-      std::string name;
-      while (std::getline(ss, name, ',')) {
-        try {
-          names.emplace_back(libcomm::alltoall_algo_name(libcomm::alltoall_algo_from_name(name)));
-        } catch (const libcomm::Error& e) {
-          throw libcomm::Error(std::string("--algo: ") + e.what());
-        }
-      }
-    }
-    return reference_first(names, "native");
-  }
-
   void check_applicable(const std::string& algo, std::size_t block) const override {
     libcomm::AlltoallOptions o = opts_;
-    libcomm::choose_alltoall(libcomm::alltoall_algo_from_name(algo), block, comm_, o);
+    libcomm::choose_alltoall(libcomm::alltoall_algo_from_name(parse_timed(algo).algo), block, comm_, o);
   }
 
   void prepare(std::size_t b) override {
@@ -79,15 +60,17 @@ class AlltoallOp : public Operation {
   }
 
   std::string run(const std::string& algo, bool checked) override {
+    const PolicyScope policy(algo);
     libcomm::AlltoallOptions o = opts_;
     o.check_args = checked;
-    const AlltoallAlgo ran = libcomm::alltoall(send_.data(), recv_.data(), b_, comm_,
-                                               libcomm::alltoall_algo_from_name(algo), o);
-    return std::string(libcomm::alltoall_algo_name(ran));
+    const auto c = libcomm::alltoall(send_.data(), recv_.data(), b_, comm_,
+                                     libcomm::alltoall_algo_from_name(parse_timed(algo).algo), o);
+    return ran(c, libcomm::alltoall_algo_name(c));
   }
 
   std::string note(const std::string& algo, std::size_t block) const override {
-    const auto a = libcomm::alltoall_algo_from_name(algo);
+    const PolicyScope policy(algo);
+    const auto a = libcomm::alltoall_algo_from_name(parse_timed(algo).algo);
     const auto c = libcomm::choose_alltoall(a, block, comm_, opts_);
     return c.algo == a ? "" : c.reason();
   }
@@ -131,10 +114,6 @@ const Registrar registrar(
                       "alltoall: switch tree (inputs/topologies/*.topo) for tree_scheduled and "
                       "tree_scheduled_barrier; default: one switch holding every rank")
            ->check(CLI::ExistingFile);
-     },
-     [](std::ostream& os) {
-       for (const auto& info : libcomm::alltoall_algorithms())
-         os << "  " << std::left << std::setw(24) << info.name << info.summary << "\n";
      },
      [](const libcomm::Comm& comm, const Settings& s) -> std::unique_ptr<Operation> {
        return std::make_unique<AlltoallOp>(comm, s);

@@ -45,7 +45,8 @@ bool is_square(int p) {
 
 class AlltoallvOp : public Operation {
  public:
-  AlltoallvOp(const libcomm::Comm& comm, const Settings& s) : comm_(comm), allow_fallback_(!s.no_fallback) {
+  AlltoallvOp(const libcomm::Comm& comm, const Settings& s)
+      : Operation("alltoallv"), comm_(comm), allow_fallback_(!s.no_fallback) {
     try {
       spec_.pattern = kernels::traffic_pattern_from_name(g_pattern);
     } catch (const std::invalid_argument& e) {
@@ -75,48 +76,23 @@ class AlltoallvOp : public Operation {
 
   double count_spread() const override { return stats_.spread(); }
 
-  std::vector<std::string> select(const std::string& list) const override {
-    std::vector<std::string> names;
-    auto add = [&](AlltoallvAlgo a) {
-      if (a == AlltoallvAlgo::Native) return names.emplace_back("native"), void();
-      for (auto m : modes_)
-        names.push_back(std::string(libcomm::alltoallv_algo_name(a)) + "/" +
-                        std::string(libcomm::alltoallv_mode_name(m)));
-    };
-    if (list == "all") {
-      for (const auto& info : libcomm::alltoallv_algorithms()) {
-        if (info.algo == AlltoallvAlgo::Auto) continue;
-        if (info.algo == AlltoallvAlgo::Mesh && !is_square(comm_.size())) continue;
-        add(info.algo);
-      }
-    } else {
-      std::stringstream ss(list);
-      std::string name;
-      while (std::getline(ss, name, ',')) {
-        const auto slash = name.find('/');
-        try {
-          const auto a = libcomm::alltoallv_algo_from_name(name.substr(0, slash));
-          if (slash == std::string::npos) {
-            add(a);
-          } else {
-            libcomm::alltoallv_mode_from_name(name.substr(slash + 1));
-            names.push_back(name);
-          }
-        } catch (const libcomm::Error& e) {
-          throw libcomm::Error(std::string("--algo: ") + e.what());
-        }
-      }
+  // NAME alone: every --modes (native has none).
+  std::vector<std::string> expand(const std::string& name) const override {
+    const TimedName t = parse_timed(name);
+    if (t.algo == "native" || !t.mode.empty()) {
+      if (!t.mode.empty()) libcomm::alltoallv_mode_from_name(t.mode);
+      return {name};
     }
-    return reference_first(names, "native");
+    std::vector<std::string> names;
+    for (auto m : modes_) names.push_back(name + "/" + std::string(libcomm::alltoallv_mode_name(m)));
+    return names;
   }
+  bool in_all(std::string_view name) const override { return name != "mesh" || is_square(comm_.size()); }
 
   static std::pair<AlltoallvAlgo, AlltoallvMode> parse(const std::string& name) {
-    const auto slash = name.find('/');
-    const auto a = libcomm::alltoallv_algo_from_name(name.substr(0, slash));
-    const auto m = slash == std::string::npos
-                       ? AlltoallvMode::Blocking
-                       : libcomm::alltoallv_mode_from_name(name.substr(slash + 1));
-    return {a, m};
+    const TimedName t = parse_timed(name);
+    const auto m = t.mode.empty() ? AlltoallvMode::Blocking : libcomm::alltoallv_mode_from_name(t.mode);
+    return {libcomm::alltoallv_algo_from_name(t.algo), m};
   }
 
   void check_applicable(const std::string& algo, std::size_t) const override {
@@ -129,6 +105,7 @@ class AlltoallvOp : public Operation {
 
   void prepare(std::size_t block) override {
     const int p = comm_.size(), me = comm_.rank();
+    site_ = block;
     spec_.mmax = static_cast<std::int64_t>(block / g_elem);
     const auto m = kernels::traffic_matrix(spec_, p);
     std::vector<std::int64_t> m_bytes(m);
@@ -154,18 +131,20 @@ class AlltoallvOp : public Operation {
   void reset() override { std::memset(recv_.data(), 0xA5, recv_.size()); }
 
   std::string run(const std::string& algo, bool checked) override {
+    const PolicyScope policy(algo);
     const auto [a, m] = parse(algo);
     libcomm::AlltoallvOptions o;
     o.check_args = checked;
     o.mode = m;
     o.element_bytes = g_elem;  // paper 001 deals elements
     o.allow_fallback = allow_fallback_;
-    const auto ran =
-        libcomm::alltoallv(send_.data(), sc_, sd_, recv_.data(), rc_, rd_, comm_, a, o);
-    return ran == a ? algo : std::string(libcomm::alltoallv_algo_name(ran));
+    o.site = site_;  // auto decides once per size (STAR-MPI's call site)
+    const auto c = libcomm::alltoallv(send_.data(), sc_, sd_, recv_.data(), rc_, rd_, comm_, a, o);
+    return ran(c, c.algo == a ? std::string_view(algo) : libcomm::alltoallv_algo_name(c));
   }
 
   std::string note(const std::string& algo, std::size_t block) const override {
+    const PolicyScope policy(algo);
     const auto a = parse(algo).first;
     if (a == AlltoallvAlgo::Auto) {
       const auto c = libcomm::choose_alltoallv(a, stats_, comm_);
@@ -203,6 +182,7 @@ class AlltoallvOp : public Operation {
   libcomm::FlatPlatform platform_;
   std::vector<AlltoallvMode> modes_;
   libcomm::AlltoallvCountStats stats_;  // of the prepared counts: what auto decides on
+  std::uint64_t site_ = 0;              // the prepared size: auto's site
   std::vector<std::int64_t> sc_, sd_, rc_, rd_;
   std::vector<std::byte> send_, recv_, ref_;
 };
@@ -254,11 +234,6 @@ const Registrar registrar(
                       "alltoallv: pattern1/2: other messages hold 0..SMALL elements")
            ->check(apps::number_in(0, 1 << 20))
            ->capture_default_str();
-     },
-     [](std::ostream& os) {
-       for (const auto& info : libcomm::alltoallv_algorithms())
-         os << "  " << std::left << std::setw(24) << info.name << info.summary << "\n";
-       os << "  (time NAME/MODE with MODE b, n1 or n2; NAME alone times every --modes)\n";
      },
      [](const libcomm::Comm& comm, const Settings& s) -> std::unique_ptr<Operation> {
        return std::make_unique<AlltoallvOp>(comm, s);

@@ -61,7 +61,7 @@ void expect_typed(std::byte* out, std::size_t first, std::size_t n, int p, Reduc
 
 class ReduceScatterOp : public Operation {
  public:
-  ReduceScatterOp(const libcomm::Comm& comm, const Settings& s) : comm_(comm) {
+  ReduceScatterOp(const libcomm::Comm& comm, const Settings& s) : Operation("reduce_scatter"), comm_(comm) {
     opts_.allow_fallback = !s.no_fallback;
     opts_.order = libcomm::node_order_from_name(cube_options().order);
     type_ = libcomm::elem_type_from_name(g_type);
@@ -71,26 +71,8 @@ class ReduceScatterOp : public Operation {
     es_ = libcomm::elem_size(type_);
   }
 
-  std::vector<std::string> select(const std::string& list) const override {
-    std::vector<std::string> names;
-    if (list == "all") {
-      for (const auto& info : libcomm::reduce_scatter_algorithms()) names.emplace_back(info.name);
-    } else {
-      std::stringstream ss(list);
-      std::string name;
-      while (std::getline(ss, name, ',')) {
-        try {
-          names.emplace_back(libcomm::reduce_scatter_algo_name(libcomm::reduce_scatter_algo_from_name(name)));
-        } catch (const libcomm::Error& e) {
-          throw libcomm::Error(std::string("--algo: ") + e.what());
-        }
-      }
-    }
-    return reference_first(names, "native");
-  }
-
   void check_applicable(const std::string& algo, std::size_t) const override {
-    libcomm::choose_reduce_scatter(libcomm::reduce_scatter_algo_from_name(algo), comm_.size(), opts_);
+    libcomm::choose_reduce_scatter(libcomm::reduce_scatter_algo_from_name(parse_timed(algo).algo), comm_.size(), opts_);
   }
 
   void prepare(std::size_t block) override {
@@ -133,15 +115,17 @@ class ReduceScatterOp : public Operation {
   void reset() override { std::memset(recv_.data(), 0xA5, recv_.size()); }
 
   std::string run(const std::string& algo, bool checked) override {
+    const PolicyScope policy(algo);
     libcomm::ReduceScatterOptions o = opts_;
     o.check_args = checked;
-    const ReduceScatterAlgo ran = libcomm::reduce_scatter(send_.data(), recv_.data(), counts_, type_, op_, comm_,
-                                                          libcomm::reduce_scatter_algo_from_name(algo), o);
-    return std::string(libcomm::reduce_scatter_algo_name(ran));
+    const auto c = libcomm::reduce_scatter(send_.data(), recv_.data(), counts_, type_, op_, comm_,
+                                           libcomm::reduce_scatter_algo_from_name(parse_timed(algo).algo), o);
+    return ran(c, libcomm::reduce_scatter_algo_name(c));
   }
 
   std::string note(const std::string& algo, std::size_t) const override {
-    const auto a = libcomm::reduce_scatter_algo_from_name(algo);
+    const PolicyScope policy(algo);
+    const auto a = libcomm::reduce_scatter_algo_from_name(parse_timed(algo).algo);
     // The block the library decides on: the largest of this size's layout, in bytes.
     const std::size_t largest = counts_.empty() ? 0 : *std::max_element(counts_.begin(), counts_.end());
     const auto c = libcomm::choose_reduce_scatter(a, largest, comm_, opts_);
@@ -180,10 +164,6 @@ const Registrar registrar(
        app.add_option("--reduce", g_reduce, "reduce_scatter: reduction operation")
            ->check(CLI::IsMember({"sum", "max", "min"}))
            ->capture_default_str();
-     },
-     [](std::ostream& os) {
-       for (const auto& info : libcomm::reduce_scatter_algorithms())
-         os << "  " << std::left << std::setw(24) << info.name << info.summary << "\n";
      },
      [](const libcomm::Comm& comm, const Settings& s) -> std::unique_ptr<Operation> {
        return std::make_unique<ReduceScatterOp>(comm, s);

@@ -12,9 +12,35 @@
 #include <string>
 #include <vector>
 
+#include "libcomm/auto_policy.hpp"
 #include "libcomm/comm.hpp"
 
 namespace commbench {
+
+// An algorithm as commbench times it: NAME[:POLICY][/MODE]: MODE is one of alltoallv's
+// modes, and auto may name a policy of its own, auto:online, auto:model or auto:table
+// (libcomm/auto_policy.hpp; plain auto follows --auto / LIBCOMM_AUTO). Throws Error for an
+// unknown policy.
+struct TimedName {
+  std::string algo;  // the algorithm's registry name
+  std::string mode;  // after '/', or empty
+  std::string policy;  // after ':', or empty
+};
+TimedName parse_timed(const std::string& text);
+
+// Sets the Auto policy a timed name asks for (auto:model, ...) for one call, and puts the
+// previous one back.
+class PolicyScope {
+ public:
+  explicit PolicyScope(const std::string& timed);
+  ~PolicyScope();
+  PolicyScope(const PolicyScope&) = delete;
+  PolicyScope& operator=(const PolicyScope&) = delete;
+
+ private:
+  bool set_ = false;
+  libcomm::AutoPolicy previous_ = libcomm::AutoPolicy::Online;
+};
 
 // Options every operation understands.
 struct Settings {
@@ -24,11 +50,13 @@ struct Settings {
 
 class Operation {
  public:
+  explicit Operation(std::string op) : operation_(std::move(op)) {}
   virtual ~Operation() = default;
-  // The algorithms to time for an --algo list ("all" = every one), reference first
-  // (its time is the denominator of every ratio). Throws libcomm::Error naming the bad
-  // name and listing the valid ones.
-  virtual std::vector<std::string> select(const std::string& list) const = 0;
+  // The algorithms to time for an --algo list ("all" = every one of the operation's
+  // registry, auto included; auto:POLICY names auto under one policy), reference first (its
+  // time is the denominator of every ratio). Throws libcomm::Error naming the bad name and
+  // listing the valid ones.
+  std::vector<std::string> select(const std::string& list) const;
   // Throws libcomm::Error, on every rank alike, if `algo` cannot run here (before timing).
   virtual void check_applicable(const std::string& algo, std::size_t block) const = 0;
   // Allocates and fills the buffers for one size. `block` is the bytes per destination
@@ -41,6 +69,8 @@ class Operation {
   // first run of each algorithm and size (arguments are checked then). Returns the name
   // of what actually ran (differs for auto and fallbacks).
   virtual std::string run(const std::string& algo, bool checked) = 0;
+  // Whether the last run was auto's online policy still measuring (its warm-up).
+  bool measuring() const { return measuring_; }
   // Why `algo` ran as it did (auto's choice, a fallback); "" when it ran as asked.
   virtual std::string note(const std::string& algo, std::size_t block) const = 0;
   // Wrong blocks on this rank after the last run (first problem described on stderr).
@@ -51,16 +81,30 @@ class Operation {
   // decides on besides the size); 1 for regular ones.
   virtual double count_spread() const { return 1.0; }
   virtual double predict_us(const std::string& /*algo*/, std::size_t /*block*/) const { return -1; }
+
+ protected:
+  // The names one --algo entry times (alltoallv: one per mode); `name` is a checked entry.
+  virtual std::vector<std::string> expand(const std::string& name) const { return {name}; }
+  // Whether "all" includes the algorithm (alltoallv: mesh only on a perfect square).
+  virtual bool in_all(std::string_view) const { return true; }
+  template <class Choice>
+  std::string ran(const Choice& c, std::string_view name) {
+    measuring_ = c.measuring();
+    return std::string(name);
+  }
+  std::string operation_;  // its name in libcomm/operations.hpp
+  bool measuring_ = false;
 };
 
 struct OperationEntry {
   std::string summary;
   // Adds the operation's own options to the command line (in a group of its name).
   std::function<void(CLI::App&)> add_options;
-  // Lists the algorithms for --list.
-  std::function<void(std::ostream&)> list;
   std::function<std::unique_ptr<Operation>(const libcomm::Comm&, const Settings&)> make;
 };
+
+// --list: every operation with its algorithms (the registries' names and summaries).
+void list_operations(std::ostream& os);
 
 std::map<std::string, OperationEntry>& registry();
 

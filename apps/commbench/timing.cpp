@@ -43,6 +43,39 @@ std::vector<std::size_t> size_list(const std::string& text) {
   return sizes;
 }
 
+namespace {
+
+// One run on every rank, timed from a barrier to the slowest rank's return: {run time,
+// charged local work} and what ran.
+std::string timed_run(Operation& operation, const libcomm::Comm& comm, const std::string& algo, bool checked,
+                      double t[2]) {
+  operation.reset();
+  MPI_Barrier(comm.mpi());
+  const double charged0 = libcomm::sim::charged_seconds();
+  const double t0 = MPI_Wtime();
+  std::string ran = operation.run(algo, checked);
+  t[0] = MPI_Wtime() - t0;
+  t[1] = libcomm::sim::charged_seconds() - charged0;
+  MPI_Allreduce(MPI_IN_PLACE, t, 2, MPI_DOUBLE, MPI_MAX, comm.mpi());
+  return ran;
+}
+
+// Auto's warm-up: its online policy measures candidates on its first calls of a size class;
+// they run (and are checked) until it has decided. Every rank decides alike.
+constexpr int kMaxWarmupCalls = 10000;
+void warm_up_auto(Operation& operation, const libcomm::Comm& comm, const std::string& algo, bool simulated,
+                  Row& row) {
+  do {
+    double t[2];
+    timed_run(operation, comm, algo, row.warmup_calls == 0, t);
+    ++row.warmup_calls;
+    row.warmup_s += t[0];
+    if (!simulated) row.bad += operation.check(algo);
+  } while (operation.measuring() && row.warmup_calls < kMaxWarmupCalls);
+}
+
+}  // namespace
+
 std::vector<Row> time_algorithms(Operation& operation, const libcomm::Comm& comm,
                                  const std::vector<std::string>& algos,
                                  const std::vector<std::size_t>& sizes, int reps, int warmup,
@@ -54,6 +87,7 @@ std::vector<Row> time_algorithms(Operation& operation, const libcomm::Comm& comm
     for (std::size_t k = 0; k < algos.size(); ++k) {
       size_rows[k].algo = algos[k];
       size_rows[k].block = b;
+      if (parse_timed(algos[k]).algo == "auto") warm_up_auto(operation, comm, algos[k], simulated, size_rows[k]);
     }
     for (int rep = 0; rep < warmup + reps; ++rep) {
       // Each repetition runs the algorithms in its own order (a shuffle seeded by the
@@ -70,13 +104,8 @@ std::vector<Row> time_algorithms(Operation& operation, const libcomm::Comm& comm
       }
       for (std::size_t k : order) {
         Row& row = size_rows[k];
-        operation.reset();
-        MPI_Barrier(comm.mpi());
-        const double charged0 = libcomm::sim::charged_seconds();
-        const double t0 = MPI_Wtime();
-        const std::string ran = operation.run(algos[k], rep == 0);
-        double t[2] = {MPI_Wtime() - t0, libcomm::sim::charged_seconds() - charged0};
-        MPI_Allreduce(MPI_IN_PLACE, t, 2, MPI_DOUBLE, MPI_MAX, comm.mpi());
+        double t[2];
+        const std::string ran = timed_run(operation, comm, algos[k], rep == 0, t);
         if (rep >= warmup) row.times.push_back(t[0]), row.local_work.push_back(t[1]);
         if (rep == 0) {
           row.ran = ran;

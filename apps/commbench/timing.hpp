@@ -20,6 +20,10 @@ struct Row {
   long long bad = 0;  // wrong blocks over all ranks (0 when not validated)
   double median = 0, min = 0, ratio = 0;
   double model_us = -1;  // --predict (operations with a cost model)
+  // auto: the calls its online policy took to decide (its warm-up, run before the timed
+  // repetitions; the last one ran the winner) and their summed time; 0 when it decided at once.
+  int warmup_calls = 0;
+  double warmup_s = 0;
 };
 
 // The block sizes of --sizes A,B,.. or else --min .. --max doubling. Throws Error naming
@@ -31,7 +35,8 @@ std::vector<std::size_t> block_sizes(const std::string& min_s, const std::string
 std::vector<std::size_t> size_list(const std::string& text);
 
 // Times `algos` (reference first: ratios are to algos[0]) at every size. Collective; every
-// rank returns the same rows, size by size in the order of `algos`. Validates every run
+// rank returns the same rows, size by size in the order of `algos`. Auto is first run until
+// its online policy has decided (Row::warmup_calls), then timed like every other algorithm. Validates every run
 // unless `simulated` (simulated payload: nothing to check). Repetitions interleave the
 // algorithms, each (after the first) in its own shuffled order, the same on every rank.
 // With `progress`, rank 0 writes one line there per size as soon as it is timed (the

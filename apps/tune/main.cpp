@@ -128,31 +128,11 @@ Measured measure(commbench::Operation& operation, const libcomm::Comm& comm,
   return m;
 }
 
-// What alltoallv's auto pays to decide on every call with a table whose answer depends on
-// the counts: one MPI_Allreduce of the longest message (median over `reps` of the slowest
-// rank, after one untimed call).
-double decision_seconds(const libcomm::Comm& comm, int reps) {
-  std::vector<double> t;
-  for (int r = 0; r <= reps; ++r) {
-    const std::uint64_t mine = static_cast<std::uint64_t>(r);
-    std::uint64_t longest = 0;
-    MPI_Barrier(comm.mpi());
-    const double t0 = MPI_Wtime();
-    MPI_Allreduce(&mine, &longest, 1, MPI_UINT64_T, MPI_MAX, comm.mpi());
-    double dt = MPI_Wtime() - t0;
-    MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, comm.mpi());
-    if (r > 0) t.push_back(dt);
-  }
-  return apps::median(t);
-}
-
 // Writes the comments and rows of one operation; `rows` hold every candidate at every size.
-// decide_seconds >= 0: what auto pays per call to decide by size (alltoallv); one algorithm
-// for every size is written instead when that costs less (libcomm::single_algorithm_if_cheaper).
 // up_to_largest: the last row ends at the largest measured size instead of inf.
 void write_operation(std::ostream& out, const std::string& op, const libcomm::Comm& comm, int ppn,
                      bool topology, double spread, const std::vector<std::string>& algos,
-                     const Measured& m, double decide_seconds, bool up_to_largest) {
+                     const Measured& m, bool up_to_largest) {
   const auto& sizes = m.sizes;
   const auto& rows = m.rows;
   out << "\n# " << op << ": " << comm.size() << " ranks, " << comm.nodes().describe()
@@ -180,22 +160,10 @@ void write_operation(std::ostream& out, const std::string& op, const libcomm::Co
   if (op == "alltoallv") extra << " spread=" << std::setprecision(4) << spread;
   if (topology) extra << " topology=tree";
   auto ranges = libcomm::tuned_ranges(bytes, times);
-  if (decide_seconds >= 0) {
-    const auto single = libcomm::single_algorithm_if_cheaper(bytes, times, decide_seconds);
-    out << std::fixed << std::setprecision(3)
-        << "# deciding by size costs an MPI_Allreduce per call (" << format_us(decide_seconds)
-        << " us here): mean time / fastest over the sizes " << single.deciding_cost
-        << "; the best single algorithm " << single.cost << "\n"
-        << std::defaultfloat;
-    if (single.algo) {
-      out << "# so auto runs one algorithm at every size and skips the MPI_Allreduce\n";
-      ranges = {{0, std::numeric_limits<std::uint64_t>::max(), *single.algo}};
-    }
-  }
   if (up_to_largest && !ranges.empty() && !sizes.empty()) {
     ranges.back().to = sizes.back();
     out << "# no row above " << apps::format_size(sizes.back())
-        << " (--up-to-largest): there auto's built-in rule decides\n";
+        << " (--up-to-largest): there auto's cost model decides\n";
   }
   for (std::size_t i = 0; i < ranges.size(); ++i) {
     const auto& r = ranges[i];
@@ -255,7 +223,7 @@ int run(int argc, char** argv) {
   bool up_to_largest = false;
   app.add_flag("--up-to-largest", up_to_largest,
                "end the last row at the largest measured size instead of inf, so that above it "
-               "auto's built-in rule decides (a table measured over part of the range)");
+               "auto's cost model decides (a table measured over part of the range)");
   app.add_option("--output,-o", output, "write the table here (default: standard output)")
       ->check(apps::kWritableFile);
   app.add_option("--platform", platform, "platform name for the table's header comment")
@@ -303,9 +271,7 @@ int run(int argc, char** argv) {
     const Measured m = measure(*operation, comm, algos, sizes, reps, warmup, simulated, refine);
     // Only the all-to-all uses a switch tree (--topology attaches it to comm).
     const bool topology = op == "alltoall" && libcomm::attached_topology(comm) != nullptr;
-    const double decide = op == "alltoallv" ? decision_seconds(comm, reps) : -1.0;
-    write_operation(table, op, comm, shape.ppn, topology, operation->count_spread(), algos, m,
-                    decide, up_to_largest);
+    write_operation(table, op, comm, shape.ppn, topology, operation->count_spread(), algos, m, up_to_largest);
   }
   if (apps::is_root()) {
     if (output.empty()) {

@@ -11,7 +11,7 @@
 // reductions other than sum/max/min on double, float, int and double complex, arguments
 // MPI itself must reject); (3) otherwise describe the user's buffers as bytes (staging
 // MPI_IN_PLACE and non-contiguous datatypes through a local copy) and run the algorithm
-// named by LIBCOMM_<OP> (default auto). Every rank decides (2) from values MPI requires to
+// named by LIBCOMM_<OP> (default auto; libcomm's driver reads both). Every rank decides (2) from values MPI requires to
 // agree across ranks, so no rank runs libcomm while another runs PMPI. A non-blocking call
 // also falls back on a communicator that has no libcomm state yet: making it is a blocking
 // collective (MPI_Comm_dup), which a non-blocking call must not be.
@@ -54,21 +54,17 @@ std::string_view name_of(libcomm::ReduceScatterAlgo a) { return libcomm::reduce_
 
 class Explanation {
  public:
-  // `requested`: the algorithm asked for, named only when the log is on.
-  template <class Algo>
-  explicit Explanation(Algo requested) : on_(libcomm_mpi::verbose()) {
-    if (on_) requested_ = name_of(requested);
-  }
+  Explanation() : on_(libcomm_mpi::verbose()) {}
   void note(const char* what) {
     if (on_) notes_ += std::string("; ") + what;
   }
-  std::string text(const std::string& reason) const {
+  // `ran`: what libcomm ran; "requested" means the environment named it (LIBCOMM_<OP>).
+  std::string text(std::string_view ran, const std::string& reason) const {
     if (!on_) return {};
-    return (reason == "requested" ? "requested " + std::string(requested_) : reason) + notes_;
+    return (reason == "requested" ? "named by the environment: " + std::string(ran) : reason) + notes_;
   }
 
  private:
-  std::string_view requested_;
   bool on_;
   std::string notes_;
 };
@@ -107,7 +103,7 @@ int run_form(const Call& call, Form form, std::unique_ptr<PendingCollective> pen
   if (form.kind == Form::Blocking) {
     pack();
     const auto ran = blocking();
-    call.route(name_of(ran.algo), why.text(ran.reason()));
+    call.route(name_of(ran.algo), why.text(name_of(ran.algo), ran.reason()));
     unpack();
     return MPI_SUCCESS;
   }
@@ -116,13 +112,13 @@ int run_form(const Call& call, Form form, std::unique_ptr<PendingCollective> pen
   if (form.kind == Form::Nonblocking) {
     pack();
     p.request = start();
-    call.route(p.request.algorithm(), why.text(p.request.reason()));
+    call.route(p.request.algorithm(), why.text(p.request.algorithm(), p.request.reason()));
   } else {
     p.plan = make_plan();
     p.pack = std::move(pack);
     p.send = send;
     p.recv = recv;
-    call.route(p.plan.algorithm(), why.text(p.plan.reason()));
+    call.route(p.plan.algorithm(), why.text(p.plan.algorithm(), p.plan.reason()));
   }
   return libcomm_mpi::hand_out(std::move(pending), form.request);
 }
@@ -292,8 +288,9 @@ int alltoall_body(const Call& call, const Pmpi& pmpi, Form form, const void* sen
   const libcomm::Comm& c = call.comm();
   libcomm::AlltoallOptions opts;
   opts.check_args = libcomm_mpi::check_args();
-  const auto requested = libcomm_mpi::settings().alltoall.get();
-  Explanation why(requested);
+  // Auto: libcomm's driver applies LIBCOMM_ALLTOALL and the Auto policy.
+  constexpr auto requested = libcomm::AlltoallAlgo::Auto;
+  Explanation why;
   auto pending = form.pending(call.op(), call.mpi());
   x.stage(c.size(), c.size(), 0, why, StagingSource{pending.get()});
   return run_form(
@@ -322,8 +319,9 @@ int alltoallv_body(const Call& call, const Pmpi& pmpi, Form form, const void* se
   opts.check_args = libcomm_mpi::check_args();
   // The staged algorithms deal whole elements (when both sides' types have one size).
   if (sl->size > 0 && sl->size == rl->size) opts.element_bytes = sl->size;
-  const auto requested = libcomm_mpi::settings().alltoallv.get();
-  Explanation why(requested);
+  // Auto: libcomm's driver applies LIBCOMM_ALLTOALLV and the Auto policy.
+  constexpr auto requested = libcomm::AlltoallvAlgo::Auto;
+  Explanation why;
   auto pending = form.pending(call.op(), call.mpi());
   const StagingSource staging{pending.get()};
   // With MPI_IN_PLACE the data to send is the receive buffer's, described by the
@@ -369,8 +367,9 @@ int allgather_body(const Call& call, const Pmpi& pmpi, Form form, const void* se
   libcomm::AllgatherOptions opts;
   opts.check_args = libcomm_mpi::check_args();
   opts.allow_fallback = true;
-  const auto requested = libcomm_mpi::settings().allgather.get();
-  Explanation why(requested);
+  // Auto: libcomm's driver applies LIBCOMM_ALLGATHER and the Auto policy.
+  constexpr auto requested = libcomm::AllgatherAlgo::Auto;
+  Explanation why;
   auto pending = form.pending(call.op(), call.mpi());
   x.stage(c.size(), 1, c.rank(), why, StagingSource{pending.get()});  // in place: this rank's block is in recvbuf
   return run_form(
@@ -402,8 +401,9 @@ int allgatherv_body(const Call& call, const Pmpi& pmpi, Form form, const void* s
   libcomm::AllgatherOptions opts;
   opts.check_args = libcomm_mpi::check_args();
   opts.allow_fallback = true;
-  const auto requested = libcomm_mpi::settings().allgather.get();
-  Explanation why(requested);
+  // Auto: libcomm's driver applies LIBCOMM_ALLGATHER and the Auto policy.
+  constexpr auto requested = libcomm::AllgatherAlgo::Auto;
+  Explanation why;
   auto pending = form.pending(call.op(), call.mpi());
   const StagingSource staging{pending.get()};
 
@@ -465,14 +465,12 @@ int reduce_scatter_body(const Call& call, const Pmpi& pmpi, Form form, const voi
     largest = std::max(largest, n);
   }
   const std::size_t esize = libcomm::elem_size(*type);
-  if (libcomm_mpi::settings().reduce_scatter.is_auto() && libcomm_mpi::one_node_native(c) &&
-      largest * esize < libcomm_mpi::kOneNodeReduceScatterBytes)
-    return call.fallback(pmpi, libcomm_mpi::kOneNodeNative);
   libcomm::ReduceScatterOptions opts;
   opts.check_args = libcomm_mpi::check_args();
   opts.allow_fallback = true;
-  const auto requested = libcomm_mpi::settings().reduce_scatter.get();
-  Explanation why(requested);
+  // Auto: libcomm's driver applies LIBCOMM_REDUCE_SCATTER and the Auto policy.
+  constexpr auto requested = libcomm::ReduceScatterAlgo::Auto;
+  Explanation why;
   auto pending = form.pending(call.op(), call.mpi());
   const void* send = sendbuf;
   std::byte* copy = nullptr;
@@ -495,17 +493,11 @@ int reduce_scatter_body(const Call& call, const Pmpi& pmpi, Form form, const voi
 
 // The entry points of one operation share its body; only the form and the MPI library's own
 // call (the fallback) differ.
-// `requested_auto`: the environment names no algorithm for the operation, so on one node
-// the call is the MPI library's (libcomm_mpi::one_node_native) before any other work.
 template <class Pmpi, class Body>
-int entry(const char* op, Form form, bool requested_auto, MPI_Comm comm, const Pmpi& pmpi, const Body& body) {
+int entry(const char* op, MPI_Comm comm, const Pmpi& pmpi, const Body& body) {
   if (InsideWrapper::active()) return pmpi();
   const InsideWrapper inside;
-  return libcomm_mpi::intercept(op, comm, pmpi, [&](const Call& call) {
-    if (requested_auto && (call.known() || form.kind != Form::Nonblocking) && libcomm_mpi::one_node_native(call.comm()))
-      return call.fallback(pmpi, libcomm_mpi::kOneNodeNative);
-    return body(call);
-  });
+  return libcomm_mpi::intercept(op, comm, pmpi, body);
 }
 
 int alltoall_entry(const char* op, Form form, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -523,7 +515,7 @@ int alltoall_entry(const char* op, Form form, const void* sendbuf, int sendcount
     }
   };
   (void)info;
-  return entry(op, form, libcomm_mpi::settings().alltoall.is_auto(), comm, pmpi, [&](const Call& call) {
+  return entry(op, comm, pmpi, [&](const Call& call) {
     return alltoall_body(call, pmpi, form, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   });
 }
@@ -546,7 +538,7 @@ int alltoallv_entry(const char* op, Form form, const void* sendbuf, const int se
     }
   };
   (void)info;
-  return entry(op, form, libcomm_mpi::settings().alltoallv.is_auto(), comm, pmpi, [&](const Call& call) {
+  return entry(op, comm, pmpi, [&](const Call& call) {
     return alltoallv_body(call, pmpi, form, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                           recvtype, comm);
   });
@@ -567,7 +559,7 @@ int allgather_entry(const char* op, Form form, const void* sendbuf, int sendcoun
     }
   };
   (void)info;
-  return entry(op, form, libcomm_mpi::settings().allgather.is_auto(), comm, pmpi, [&](const Call& call) {
+  return entry(op, comm, pmpi, [&](const Call& call) {
     return allgather_body(call, pmpi, form, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   });
 }
@@ -589,7 +581,7 @@ int allgatherv_entry(const char* op, Form form, const void* sendbuf, int sendcou
     }
   };
   (void)info;
-  return entry(op, form, libcomm_mpi::settings().allgather.is_auto(), comm, pmpi, [&](const Call& call) {
+  return entry(op, comm, pmpi, [&](const Call& call) {
     return allgatherv_body(call, pmpi, form, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                            comm);
   });
@@ -609,7 +601,7 @@ int reduce_scatter_entry(const char* op, Form form, const void* sendbuf, void* r
     }
   };
   (void)info;
-  return entry(op, form, false, comm, pmpi, [&](const Call& call) {  // reduce_scatter_body decides by size
+  return entry(op, comm, pmpi, [&](const Call& call) {
     int p = 0;
     PMPI_Comm_size(comm, &p);
     if (recvcounts == nullptr || any_negative(recvcounts, p)) return call.fallback(pmpi, kBadArguments);
@@ -634,7 +626,7 @@ int reduce_scatter_block_entry(const char* op, Form form, const void* sendbuf, v
     }
   };
   (void)info;
-  return entry(op, form, false, comm, pmpi, [&](const Call& call) {  // reduce_scatter_body decides by size
+  return entry(op, comm, pmpi, [&](const Call& call) {
     int p = 0;
     PMPI_Comm_size(comm, &p);
     if (recvcount < 0) return call.fallback(pmpi, kBadArguments);
@@ -643,29 +635,12 @@ int reduce_scatter_block_entry(const char* op, Form form, const void* sendbuf, v
   });
 }
 
-// Reduce-scatter blocks below the one-node threshold (libcomm_mpi::kOneNodeReduceScatterBytes),
-// for the fast path; invalid arguments say no (the full path sends them to MPI).
-bool small_reduce_scatter_block(int count, MPI_Datatype type) {
-  int size = 0;
-  return count >= 0 && type != MPI_DATATYPE_NULL && PMPI_Type_size(type, &size) == MPI_SUCCESS &&
-         static_cast<std::size_t>(count) * static_cast<std::size_t>(size) < libcomm_mpi::kOneNodeReduceScatterBytes;
-}
-bool small_reduce_scatter(const int* counts, MPI_Datatype type, MPI_Comm comm) {
-  int p = 0;
-  if (counts == nullptr || comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &p) != MPI_SUCCESS) return false;
-  int largest = 0;
-  for (int r = 0; r < p; ++r) largest = std::max(largest, counts[r]);
-  return small_reduce_scatter_block(largest, type);
-}
-
 }  // namespace
 
 // ---- The exported C entry points ----------------------------------------------------------
 
 extern "C" int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                             int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  if (libcomm_mpi::settings().alltoall.is_auto() && libcomm_mpi::quick_one_node_native(comm))
-    return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   return alltoall_entry("MPI_Alltoall", kBlocking, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                         MPI_INFO_NULL);
 }
@@ -678,8 +653,6 @@ extern "C" int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype se
 extern "C" int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                              MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
                              MPI_Datatype recvtype, MPI_Comm comm) {
-  if (libcomm_mpi::settings().alltoallv.is_auto() && libcomm_mpi::quick_one_node_native(comm))
-    return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
   return alltoallv_entry("MPI_Alltoallv", kBlocking, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                          rdispls, recvtype, comm, MPI_INFO_NULL);
 }
@@ -692,8 +665,6 @@ extern "C" int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const
 
 extern "C" int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                              int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  if (libcomm_mpi::settings().allgather.is_auto() && libcomm_mpi::quick_one_node_native(comm))
-    return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   return allgather_entry("MPI_Allgather", kBlocking, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                          comm, MPI_INFO_NULL);
 }
@@ -705,8 +676,6 @@ extern "C" int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype s
 
 extern "C" int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                               const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
-  if (libcomm_mpi::settings().allgather.is_auto() && libcomm_mpi::quick_one_node_native(comm))
-    return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
   return allgatherv_entry("MPI_Allgatherv", kBlocking, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                           recvtype, comm, MPI_INFO_NULL);
 }
@@ -719,9 +688,6 @@ extern "C" int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype 
 
 extern "C" int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype,
                                   MPI_Op op, MPI_Comm comm) {
-  if (libcomm_mpi::settings().reduce_scatter.is_auto() &&
-      small_reduce_scatter(recvcounts, datatype, comm) && libcomm_mpi::quick_one_node_native(comm))
-    return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
   return reduce_scatter_entry("MPI_Reduce_scatter", kBlocking, sendbuf, recvbuf, recvcounts, datatype, op, comm,
                               MPI_INFO_NULL);
 }
@@ -733,9 +699,6 @@ extern "C" int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int
 
 extern "C" int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
                                         MPI_Op op, MPI_Comm comm) {
-  if (libcomm_mpi::settings().reduce_scatter.is_auto() && small_reduce_scatter_block(recvcount, datatype) &&
-      libcomm_mpi::quick_one_node_native(comm))
-    return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
   return reduce_scatter_block_entry("MPI_Reduce_scatter_block", kBlocking, sendbuf, recvbuf, recvcount, datatype,
                                     op, comm, MPI_INFO_NULL);
 }

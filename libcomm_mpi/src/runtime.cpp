@@ -1,5 +1,8 @@
 #include "runtime.hpp"
 
+#include "libcomm/auto_policy.hpp"
+#include "libcomm/tuning.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -70,7 +73,6 @@ struct LastComm {
   MPI_Comm comm = MPI_COMM_NULL;
   const libcomm::Comm* libcomm = nullptr;
   std::uint64_t generation = 0;
-  bool one_node_native = false;  // one_node_native(*libcomm)
 };
 __attribute__((tls_model("initial-exec"))) thread_local LastComm last_comm;
 
@@ -84,8 +86,9 @@ int delete_comm(MPI_Comm comm, int /*keyval*/, void* value, void* /*extra*/) {
 
 // Runs at the start of MPI_Finalize (attributes of MPI_COMM_SELF are deleted first, while
 // MPI is still fully usable): frees every cached Comm, MPI_COMM_WORLD's included.
+// First, with LIBCOMM_ONLINE_SAVE, what auto's online policy learned is written (collective
+// over MPI_COMM_WORLD, whose every rank is in MPI_Finalize).
 int release_all(MPI_Comm /*self*/, int /*keyval*/, void* /*value*/, void* /*extra*/) {
-  finalizing.store(true, std::memory_order_relaxed);
   std::vector<MPI_Comm> comms;
   int keyval = MPI_KEYVAL_INVALID;
   {
@@ -93,6 +96,20 @@ int release_all(MPI_Comm /*self*/, int /*keyval*/, void* /*value*/, void* /*extr
     comms.assign(cache().comms.begin(), cache().comms.end());
     keyval = cache().keyval;
   }
+  if (const std::string& path = settings().online_save; !path.empty()) {
+    void* world = nullptr;
+    int found = 0;
+    PMPI_Comm_get_attr(MPI_COMM_WORLD, keyval, &world, &found);
+    if (found) {
+      const InsideWrapper inside;
+      try {
+        libcomm::save_learned_tuning_table(path, *static_cast<const libcomm::Comm*>(world));
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "libcomm_mpi: LIBCOMM_ONLINE_SAVE: %s\n", e.what());
+      }
+    }
+  }
+  finalizing.store(true, std::memory_order_relaxed);
   for (MPI_Comm c : comms) PMPI_Comm_delete_attr(c, keyval);
   return MPI_SUCCESS;
 }
@@ -136,34 +153,12 @@ int& InsideWrapper::depth() {
   return d;
 }
 
-namespace {
-
-template <class Algo, class FromEnv>
-EnvAlgorithm<Algo> env_algorithm(FromEnv from_env) {
-  EnvAlgorithm<Algo> a;
-  try {
-    a.algo = from_env(Algo::Auto);
-  } catch (const libcomm::Error& e) {
-    a.error = e.what();
-  }
-  return a;
-}
-
-}  // namespace
-
 Settings read_settings() {
+  libcomm::reload_environment();  // libcomm's own choices (LIBCOMM_<OP>, LIBCOMM_AUTO), now too
   Settings s;
   s.verbose = env_flag("LIBCOMM_VERBOSE", false);
   s.check_args = env_flag("LIBCOMM_CHECK_ARGS", false) || env_flag("LIBCOMM_CHECK", false);
-  s.alltoall = env_algorithm<libcomm::AlltoallAlgo>(libcomm::alltoall_algo_from_env);
-  s.alltoallv = env_algorithm<libcomm::AlltoallvAlgo>(libcomm::alltoallv_algo_from_env);
-  s.allgather = env_algorithm<libcomm::AllgatherAlgo>(libcomm::allgather_algo_from_env);
-  s.reduce_scatter = env_algorithm<libcomm::ReduceScatterAlgo>(libcomm::reduce_scatter_algo_from_env);
-  try {
-    s.tuning_table = libcomm::active_tuning_table() != nullptr;
-  } catch (const libcomm::Error&) {
-    s.tuning_table = true;  // a table that does not load: libcomm's calls report it
-  }
+  if (const char* v = std::getenv("LIBCOMM_ONLINE_SAVE"); v != nullptr) s.online_save = v;
   return s;
 }
 
@@ -185,18 +180,11 @@ const libcomm::Comm* known_comm(MPI_Comm comm) {
   PMPI_Comm_get_attr(comm, comm_keyval(), &value, &found);
   if (!found) return nullptr;
   const auto* c = static_cast<const libcomm::Comm*>(value);
-  last_comm = {comm, c, generation, one_node_native(*c)};
+  last_comm = {comm, c, generation};
   return last_comm.libcomm;
 }
 
-bool quick_one_node_native(MPI_Comm comm) {
-  if (!last_comm.one_node_native || last_comm.comm != comm || InsideWrapper::active() ||
-      last_comm.generation != comm_generation.load(std::memory_order_acquire) ||
-      finalizing.load(std::memory_order_relaxed))
-    return false;
-  std::memcpy(last_route, "pmpi", 5);
-  return true;
-}
+
 
 const char* comm_fallback_reason(MPI_Comm comm) {
   if (!mpi_usable()) return "MPI is not initialized or already finalized";

@@ -34,19 +34,6 @@ class InsideWrapper {
   static int& depth();
 };
 
-// An algorithm named by the environment, or the error its name gave (reported by every
-// call of that operation, as MPI_ERR_ARG, instead of once).
-template <class Algo>
-struct EnvAlgorithm {
-  Algo algo = Algo::Auto;
-  std::string error;
-  Algo get() const {
-    if (!error.empty()) throw libcomm::Error(error);
-    return algo;
-  }
-  bool is_auto() const { return algo == Algo::Auto && error.empty(); }
-};
-
 // The environment, read once, at the first intercepted call: what a call does never
 // depends on when the application changed a variable, and no call pays a getenv.
 struct Settings {
@@ -58,45 +45,18 @@ struct Settings {
   // arguments erroneous and checks nothing collectively; neither does this library by
   // default.
   bool check_args = false;
-  // A tuning table is loaded (LIBCOMM_TUNING, LIBCOMM_PLATFORM): `auto` follows it on one
-  // node too (see one_node_native).
-  bool tuning_table = false;
-  // LIBCOMM_ALLTOALL, LIBCOMM_ALLTOALLV, LIBCOMM_ALLGATHER, LIBCOMM_REDUCE_SCATTER.
-  EnvAlgorithm<libcomm::AlltoallAlgo> alltoall;
-  EnvAlgorithm<libcomm::AlltoallvAlgo> alltoallv;
-  EnvAlgorithm<libcomm::AllgatherAlgo> allgather;
-  EnvAlgorithm<libcomm::ReduceScatterAlgo> reduce_scatter;
+  // LIBCOMM_ONLINE_SAVE=FILE: at MPI_Finalize, what auto's online policy learned in the run
+  // is written to FILE as a tuning table (libcomm::save_learned_tuning_table), which a
+  // later run starts from with LIBCOMM_TUNING=FILE.
+  std::string online_save;
+  // The algorithms (LIBCOMM_ALLTOALL, ...) and auto's policy (LIBCOMM_AUTO) are libcomm's
+  // own settings: its driver reads them (libcomm::reload_environment).
 };
 const Settings& settings();
 Settings read_settings();
 Settings& current_settings();  // (libcomm_mpi_reload_environment replaces it)
 inline bool verbose() { return settings().verbose; }
 inline bool check_args() { return settings().check_args; }
-
-// The drop-in's `auto` on a communicator of several ranks that all share one node, when no tuning
-// table is loaded: the MPI library's own collective for the exchanges (alltoall, alltoallv,
-// allgather, allgatherv) and for reduce-scatter blocks below kOneNodeReduceScatterBytes.
-// libcomm's algorithms address networks (the papers' clusters): inside one node they move
-// the same bytes as the MPI library's shared-memory collectives and cost more per call
-// (docs/results/dropin_preload.txt, 2 ranks: 1.1-1.8x below 16 KiB, equal above), so
-// preloading them there only costs. Reduce-scatter is the exception: Open MPI reduces
-// everything to one rank and scatters, libcomm's ring and recursive halving combine each
-// block once, 1.4-3.6x faster from 2 KiB up in the same table. Set LIBCOMM_NODES (virtual
-// nodes), a tuning table, or name the algorithm to run libcomm's choice instead.
-constexpr std::size_t kOneNodeReduceScatterBytes = 2048;
-constexpr const char* kOneNodeNative =
-    "auto on one node without a tuning table: the MPI library's own (LIBCOMM_NODES, LIBCOMM_TUNING or "
-    "an algorithm name run libcomm's)";
-// (A one-rank communicator keeps libcomm's: both are a local copy there.)
-inline bool one_node_native(const libcomm::Comm& c) {
-  return !settings().tuning_table && c.size() > 1 && c.nodes().num_nodes() == 1;
-}
-
-// The fast path of the calls that `auto` sends to the MPI library on one node: true when
-// `comm` is this thread's last communicator and one_node_native holds for it (its first
-// call took the full path, which also logged the choice); records the route. The caller
-// then calls PMPI directly. Costs a few loads, where the full path builds a Call.
-bool quick_one_node_native(MPI_Comm comm);
 
 // One intercepted call: where it goes and why.
 class Call {

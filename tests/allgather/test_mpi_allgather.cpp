@@ -101,12 +101,14 @@ TEST_P(AllgatherVariant, MatchesMpiAllgatherv) {
   opts.reorder = v.reorder;
   opts.allow_fallback = false;  // d-cube algorithms refuse P not a power of two
   opts.element_bytes = pattern == "cm200" ? 8 : 1;
-  const std::string what = v.name + ", " + pattern + ", P = " + std::to_string(p);
+  std::string what = v.name + ", " + pattern + ", P = " + std::to_string(p);
 
   const auto outcome = mpitest::run_catching([&] {
-    const AllgatherAlgo ran =
-        libcomm::allgatherv(send.data(), send.size(), recv.data(), counts, comm, v.algo, opts);
-    EXPECT_EQ(ran, libcomm::choose_allgather(v.algo, p, opts).algo) << what;
+    const auto ran = libcomm::allgatherv(send.data(), send.size(), recv.data(), counts, comm, v.algo, opts);
+    if (v.algo != AllgatherAlgo::Auto) {
+      EXPECT_EQ(ran, libcomm::choose_allgather(v.algo, p, opts).algo) << what;
+    }
+    what += " (ran " + std::string(libcomm::allgather_algo_name(ran)) + ": " + ran.reason() + ")";
   });
   if (v.needs_pow2 && !pow2(p)) {
     // Refused on every rank, with a message naming the requirement and P.
@@ -141,7 +143,7 @@ INSTANTIATE_TEST_SUITE_P(Allgather, AllgatherVariant,
                                   std::get<1>(info.param);
                          });
 
-// The typed regular form with the Auto choice (d_cycles on 4 and 8 ranks, ring elsewhere).
+// The typed regular form with the Auto choice (whatever its policy runs: the bytes must be right).
 TEST_F(MpiTest, TypedAllgatherOfDoubles) {
   const auto& comm = mpitest::world();
   const int p = comm.size(), me = comm.rank();
@@ -149,7 +151,7 @@ TEST_F(MpiTest, TypedAllgatherOfDoubles) {
     std::vector<double> send(n), recv(n * static_cast<std::size_t>(p), -1.0);
     for (std::size_t k = 0; k < n; ++k) send[k] = me * 1e6 + static_cast<double>(k);
     const auto ran = libcomm::allgather<double>(send, recv, comm);
-    EXPECT_EQ(ran, (pow2(p) && p >= 4) ? AllgatherAlgo::DCycles : AllgatherAlgo::Ring);
+    EXPECT_NE(ran, AllgatherAlgo::Auto) << ran.reason();
     for (int r = 0; r < p; ++r)
       for (std::size_t k = 0; k < n; ++k)
         ASSERT_EQ(recv[static_cast<std::size_t>(r) * n + k], r * 1e6 + static_cast<double>(k))

@@ -348,10 +348,13 @@ TEST(AlltoallvNames, RoundTripAndErrorsListValidNames) {
   EXPECT_EQ(libcomm::alltoallv_mode_from_name("n2"), libcomm::AlltoallvMode::NonblockingDual);
   EXPECT_EQ(libcomm::alltoallv_mode_from_name("blocking"), libcomm::AlltoallvMode::Blocking);
   EXPECT_THROW(libcomm::alltoallv_mode_from_name("n3"), libcomm::Error);
-  // Auto: four_stage once 4 ceil(sqrt P) + 2 < P.
-  EXPECT_EQ(libcomm::choose_alltoallv(AlltoallvAlgo::Auto, 9), AlltoallvAlgo::Direct);
-  EXPECT_EQ(libcomm::choose_alltoallv(AlltoallvAlgo::Auto, 21), AlltoallvAlgo::Direct);
-  EXPECT_EQ(libcomm::choose_alltoallv(AlltoallvAlgo::Auto, 23), AlltoallvAlgo::FourStage);
+  // Auto without counts prices start-ups alone (the model on 1-byte messages, paper 001's
+  // Table 3): direct's P - 1 on few ranks, mesh's 2 (sqrt P - 1) on perfect squares,
+  // four_stage's 4 ceil(sqrt P) + 2 on many others.
+  EXPECT_EQ(libcomm::choose_alltoallv(AlltoallvAlgo::Auto, 8), AlltoallvAlgo::Direct);
+  EXPECT_EQ(libcomm::choose_alltoallv(AlltoallvAlgo::Auto, 9), AlltoallvAlgo::Mesh);
+  EXPECT_EQ(libcomm::choose_alltoallv(AlltoallvAlgo::Auto, 60), AlltoallvAlgo::FourStage);
+  EXPECT_EQ(libcomm::choose_alltoallv(AlltoallvAlgo::Auto, 256), AlltoallvAlgo::Mesh);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -803,12 +804,12 @@ void persistent_case(MPI_Comm world) {
 #endif
 }
 
-// The default on one node (all ranks share memory, no tuning table): `auto` is the MPI
-// library's collective for the exchanges and for reduce-scatters below 2 KiB blocks,
-// libcomm's for larger reduce-scatters; from the third call on the communicator the library
-// decides it on its fast path (the 16 B reduce-scatter below); an algorithm named in the
-// environment runs libcomm. (The other cases run with LIBCOMM_NODES=flat, where `auto` is
-// libcomm's choice.)
+// The default on one node (all ranks share memory): `auto` is libcomm's online policy. The
+// first calls of a size class run the MPI library's own collective (route "native", through
+// libcomm), then the candidates are measured (native, the node's shared-window algorithms,
+// the model's cheapest), then every rank runs one winner; every call delivers the MPI
+// library's bytes. An algorithm named in the environment runs as named. (The other cases run
+// with LIBCOMM_NODES=flat.)
 void one_node_case(MPI_Comm world) {
   int p = 0, me = 0;
   MPI_Comm_size(world, &p);
@@ -821,26 +822,32 @@ void one_node_case(MPI_Comm world) {
   const auto np = static_cast<std::size_t>(p);
   std::vector<int> send(2 * np);
   for (std::size_t k = 0; k < send.size(); ++k) send[k] = value(me, static_cast<int>(k / 2), static_cast<int>(k));
-  for (const char* algo : {"auto", "ring"}) {
-    set_algo("LIBCOMM_ALLTOALL", algo);
-    auto got = filled<int>(send.size()), want = got;
+  auto want = filled<int>(send.size());
+  PMPI_Alltoall(send.data(), 2, MPI_INT, want.data(), 2, MPI_INT, c);
+  std::string first, last;
+  for (int call = 0; call < 80; ++call) {  // (16 calls of native, then at most 63 measuring)
+    auto got = filled<int>(send.size());
     MPI_Alltoall(send.data(), 2, MPI_INT, got.data(), 2, MPI_INT, c);
-    const std::string what = std::string("one node, LIBCOMM_ALLTOALL=") + algo;
-    std::string(algo) == "auto" && p > 1 ? expect_pmpi(what) : expect_libcomm(what);  // one rank: libcomm's copy
-    PMPI_Alltoall(send.data(), 2, MPI_INT, want.data(), 2, MPI_INT, c);
+    const std::string what = "one node, auto, call " + std::to_string(call + 1);
+    expect_libcomm(what);
     compare(got, want, what);
+    (call == 0 ? first : last) = last_route();
   }
+  check(first == "native", "one node, auto: the first call ran '" + first + "', expected native");
+  // One winner on every rank: the same route name everywhere.
+  std::vector<char> mine(32, '\0'), all(32 * np, '\0');
+  std::copy_n(last.begin(), std::min<std::size_t>(last.size(), 31), mine.begin());
+  PMPI_Allgather(mine.data(), 32, MPI_CHAR, all.data(), 32, MPI_CHAR, c);
+  for (std::size_t r = 0; r < np; ++r)
+    check(std::string(&all[32 * r]) == last, "one node, auto: rank " + std::to_string(r) + " settled on '" +
+                                                 std::string(&all[32 * r]) + "', rank " + std::to_string(me) +
+                                                 " on '" + last + "'");
+  set_algo("LIBCOMM_ALLTOALL", "ring");
+  auto got = filled<int>(send.size());
+  MPI_Alltoall(send.data(), 2, MPI_INT, got.data(), 2, MPI_INT, c);
+  check(last_route() == "ring", "one node, LIBCOMM_ALLTOALL=ring ran '" + last_route() + "'");
+  compare(got, want, "one node, LIBCOMM_ALLTOALL=ring");
   unset_env("LIBCOMM_ALLTOALL");
-  for (int floats : {4, 1024}) {  // 16 B and 4 KiB blocks (the threshold: 2 KiB)
-    std::vector<float> in(static_cast<std::size_t>(floats) * np);
-    for (std::size_t k = 0; k < in.size(); ++k) in[k] = static_cast<float>((me + 1) * (k % 9));
-    std::vector<float> got(static_cast<std::size_t>(floats)), want(got.size());
-    MPI_Reduce_scatter_block(in.data(), got.data(), floats, MPI_FLOAT, MPI_SUM, c);
-    const std::string what = "one node, reduce_scatter_block auto, " + std::to_string(4 * floats) + " B blocks";
-    floats * 4 < 2048 && p > 1 ? expect_pmpi(what) : expect_libcomm(what);
-    PMPI_Reduce_scatter_block(in.data(), want.data(), floats, MPI_FLOAT, MPI_SUM, c);
-    compare(got, want, what);
-  }
   MPI_Comm_free(&c);
   if (saved.empty()) unsetenv("LIBCOMM_NODES");
   else setenv("LIBCOMM_NODES", saved.c_str(), 1);
@@ -889,8 +896,8 @@ std::string probe(const std::string& op, MPI_Comm comm) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Every rank a node of its own (unless the environment says otherwise), so that `auto`
-  // runs libcomm's choice; the library's default on one node is tested by one_node_case.
+  // Every rank a node of its own (unless the environment says otherwise); the default on
+  // one node is tested by one_node_case.
   // Read when libcomm's state for a communicator is made: MPI_COMM_WORLD's in MPI_Init.
   setenv("LIBCOMM_NODES", "flat", 0);
   MPI_Init(&argc, &argv);

@@ -51,7 +51,10 @@ AlltoallAlgo run_and_check(AlltoallAlgo algo, std::size_t b, const Comm& comm,
   const std::size_t total = b * comm.size();
   std::vector<std::byte> recv(total, std::byte{0xA5}), reference(total, std::byte{0x5A});
   const AlltoallAlgo ran = libcomm::alltoall(send.data(), recv.data(), b, comm, algo, opts);
-  EXPECT_EQ(ran, libcomm::choose_alltoall(algo, b, comm.size(), opts).algo) << what;
+  // (Auto's choice depends on its policy: online measures candidates on the first calls.)
+  if (algo != AlltoallAlgo::Auto) {
+    EXPECT_EQ(ran, libcomm::choose_alltoall(algo, b, comm.size(), opts).algo) << what;
+  }
   expect_pattern_received(recv, b, comm, what);
   libcomm::alltoall(send.data(), reference.data(), b, comm, AlltoallAlgo::Native, opts);
   expect_pattern_received(reference, b, comm, what + " (native)");

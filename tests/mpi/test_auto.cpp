@@ -1,8 +1,11 @@
-// Auto with a tuning table (libcomm/tuning.hpp) under MPI: every operation runs the
-// table's algorithm where a row applies, the built-in rule where none does or where the
-// row's algorithm cannot run at this P, and stays byte-exact (compared with the expected
-// data and with the MPI library's own collective).
+// Auto under MPI with each of its policies (libcomm/auto_policy.hpp). table: every
+// operation runs the tuning table's algorithm where a row applies, the model's choice where
+// none does or where the row's algorithm cannot run here. online: the candidates are
+// measured on the first calls, every rank agrees on one winner (whatever each measured),
+// a slowed algorithm is avoided, and what it learned reads back as a tuning table. Every
+// call stays byte-exact (compared with the expected data and the MPI library's collective).
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -11,6 +14,7 @@
 #include <vector>
 
 #include "apps/common.hpp"
+#include "core/driver.hpp"
 #include "libcomm/libcomm.hpp"
 #include "libcomm/topology.hpp"
 #include "mpi_test.hpp"
@@ -23,6 +27,12 @@ using mpitest::world;
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+// Sets the Auto policy for a scope; the environment's (or the default) again after it.
+struct ScopedPolicy {
+  explicit ScopedPolicy(AutoPolicy p) { set_auto_policy(p); }
+  ~ScopedPolicy() { reset_auto_policy(); }
+};
+
 // Makes `text` (whole rows) the active table; restores "no table" when it goes out of scope.
 struct ScopedTableText {
   explicit ScopedTableText(const std::string& text) {
@@ -31,6 +41,14 @@ struct ScopedTableText {
   }
   ~ScopedTableText() { set_tuning_table(nullptr); }
 };
+
+// What the model policy picks for an all-to-all of b bytes on comm.
+AlltoallAlgo model_pick(std::size_t b, const Comm& comm = world(), const AlltoallOptions& opts = {}) {
+  set_auto_policy(AutoPolicy::Model);
+  const AlltoallAlgo a = choose_alltoall(AlltoallAlgo::Auto, b, comm, opts).algo;
+  set_auto_policy(AutoPolicy::Table);
+  return a;
+}
 
 // The rows `rows` (OP FROM TO ALGORITHM [extra], one per line) for the world
 // communicator's exact shape.
@@ -79,7 +97,11 @@ struct DupComm {
   ~DupComm() { MPI_Comm_free(&comm); }
 };
 
-class AutoTable : public MpiTest {};
+class AutoTable : public MpiTest {
+ protected:
+  void SetUp() override { set_auto_policy(AutoPolicy::Table); }
+  void TearDown() override { reset_auto_policy(); }
+};
 
 TEST_F(AutoTable, AlltoallFollowsTheSizeRanges) {
   ScopedTable table({"alltoall 0 100 factor", "alltoall 101 10000 linear"});
@@ -89,31 +111,41 @@ TEST_F(AutoTable, AlltoallFollowsTheSizeRanges) {
   EXPECT_EQ(alltoall_auto(10000), AlltoallAlgo::Linear);
   const auto c = choose_alltoall(AlltoallAlgo::Auto, 500, world());
   EXPECT_TRUE(contains(c.reason(), "test.tune line 2")) << c.reason();
-  // Beyond the table: the built-in size rule, and the reason says so.
+  // Beyond the table: the model, and the reason says so.
   const auto rule = choose_alltoall(AlltoallAlgo::Auto, 20000, world());
-  EXPECT_EQ(rule.algo, AlltoallAlgo::Ring);
+  EXPECT_EQ(rule.algo, model_pick(20000));
+  EXPECT_TRUE(contains(rule.reason(), "auto (model)")) << rule.reason();
   EXPECT_TRUE(contains(rule.reason(), "no tuning table row")) << rule.reason();
-  EXPECT_EQ(alltoall_auto(20000), AlltoallAlgo::Ring);
+  EXPECT_EQ(alltoall_auto(20000), model_pick(20000));
 }
 
 TEST_F(AutoTable, AlltoallRowThatCannotRunHere) {
   {
-    // pairwise needs a power of two: its own fallback runs elsewhere.
+    // pairwise needs a power of two: elsewhere the table's row cannot run, and the model
+    // decides (saying why).
     ScopedTable table({"alltoall 0 inf pairwise"});
     const auto c = choose_alltoall(AlltoallAlgo::Auto, 64, world());
-    EXPECT_EQ(c.algo, power_of_two(world().size()) ? AlltoallAlgo::Pairwise : AlltoallAlgo::RingSendrecv)
-        << c.reason();
-    EXPECT_TRUE(contains(c.reason(), "auto: pairwise from tuning table test.tune line 1")) << c.reason();
+    if (power_of_two(world().size())) {
+      EXPECT_EQ(c.algo, AlltoallAlgo::Pairwise) << c.reason();
+      EXPECT_TRUE(contains(c.reason(), "auto (table): pairwise from tuning table test.tune line 1")) << c.reason();
+    } else {
+      EXPECT_EQ(c.algo, model_pick(64)) << c.reason();
+      EXPECT_TRUE(contains(c.reason(), "the table's pairwise cannot run here")) << c.reason();
+    }
     alltoall_auto(64);
   }
   {
-    // Hierarchical rows need several nodes of several ranks; the world here is one node
-    // (or one rank per node), so the rule runs, and no recursion happens.
-    ScopedTable table({"alltoall 0 inf send_aggregate"});
-    const auto c = choose_alltoall(AlltoallAlgo::Auto, 64, world());
-    EXPECT_EQ(c.algo, AlltoallAlgo::Bruck) << c.reason();
-    EXPECT_TRUE(contains(c.reason(), "needs several nodes")) << c.reason();
-    EXPECT_EQ(alltoall_auto(64), AlltoallAlgo::Bruck);
+    // A paper 002 scheme aggregates only where a node holds several ranks: on one rank per
+    // node the model decides instead, and no scheme recurses into itself.
+    ScopedTableText table("alltoall " + std::to_string(world().size()) + " 1 0 inf send_aggregate\n");
+    DupComm dup;
+    const Comm flat(dup.comm, "flat");
+    const auto c = choose_alltoall(AlltoallAlgo::Auto, 64, flat);
+    if (world().size() > 1) {
+      EXPECT_EQ(c.algo, model_pick(64, flat)) << c.reason();
+      EXPECT_TRUE(contains(c.reason(), "the table's send_aggregate cannot run here")) << c.reason();
+    }
+    EXPECT_EQ(alltoall_auto(64, flat), c.algo);
   }
 }
 
@@ -125,8 +157,9 @@ TEST_F(AutoTable, AllgatherAndReduceScatter) {
     std::vector<double> mine(n), all(n * p, -1.0);
     for (std::size_t k = 0; k < n; ++k) mine[k] = me * 1000.0 + static_cast<double>(k);
     const auto ran = allgather<double>(mine, all, comm, AllgatherAlgo::Auto);
-    // d_cycles needs a binary cube: elsewhere the rule (ring) runs.
-    EXPECT_EQ(ran, power_of_two(p) ? AllgatherAlgo::DCycles : AllgatherAlgo::Ring);
+    // d_cycles needs a binary cube: elsewhere the model decides.
+    if (power_of_two(p)) EXPECT_EQ(ran, AllgatherAlgo::DCycles);
+    else EXPECT_TRUE(contains(ran.reason(), "auto (model)")) << ran.reason();
     for (int r = 0; r < p; ++r)
       for (std::size_t k = 0; k < n; ++k)
         ASSERT_EQ(all[r * n + k], r * 1000.0 + static_cast<double>(k)) << "block " << r;
@@ -169,14 +202,19 @@ TEST_F(AutoTable, AlltoallvUsesCountStatistics) {
               AlltoallvAlgo::TwoStage);
   }
   {
+    // The decision keys on the longest message of the whole call (the statistics, agreed on
+    // once per site): a site of its own for this table.
     ScopedTable table({"alltoallv 0 8 two_stage", "alltoallv 9 inf mesh"});
-    const auto ran = alltoallv<std::uint64_t>(send, sc, sd, recv, rc, rd, comm, AlltoallvAlgo::Auto);
+    AlltoallvOptions site;
+    site.site = 7;
+    const auto ran = alltoallv<std::uint64_t>(send, sc, sd, recv, rc, rd, comm, AlltoallvAlgo::Auto, site);
     int root = 0;
     while ((root + 1) * (root + 1) <= p) ++root;
-    const AlltoallvAlgo want = stats.max_bytes <= 8 ? AlltoallvAlgo::TwoStage
-                               : root * root == p    ? AlltoallvAlgo::Mesh
-                                                     : choose_alltoallv(AlltoallvAlgo::Auto, p);
-    EXPECT_EQ(ran, want) << choose_alltoallv(AlltoallvAlgo::Auto, stats, comm).reason();
+    if (stats.max_bytes <= 8) EXPECT_EQ(ran, AlltoallvAlgo::TwoStage) << ran.reason();
+    else if (root * root == p) EXPECT_EQ(ran, AlltoallvAlgo::Mesh) << ran.reason();
+    else EXPECT_TRUE(contains(ran.reason(), "the table's mesh cannot run here")) << ran.reason();
+    // Later calls of the site run the same without asking again.
+    EXPECT_EQ(alltoallv<std::uint64_t>(send, sc, sd, recv, rc, rd, comm, AlltoallvAlgo::Auto, site).algo, ran.algo);
   }
   alltoallv<std::uint64_t>(send, sc, sd, ref, rc, rd, comm, AlltoallvAlgo::Native);
   EXPECT_EQ(recv, ref);
@@ -203,7 +241,8 @@ TEST_F(AutoTable, RememberedDecisionsFollowTheOptions) {
   const Comm pairs(dup.comm, "ppn=2");
   EXPECT_EQ(alltoall_auto(64, pairs), AlltoallAlgo::SendAggregate);
   const AlltoallOptions hierarchical_inter{.inter_node = AlltoallAlgo::Leader};
-  EXPECT_EQ(alltoall_auto(64, pairs, hierarchical_inter), AlltoallAlgo::Bruck);
+  EXPECT_EQ(alltoall_auto(64, pairs, hierarchical_inter), model_pick(64, pairs, hierarchical_inter));
+  EXPECT_NE(alltoall_auto(64, pairs, hierarchical_inter), AlltoallAlgo::SendAggregate);
   EXPECT_EQ(alltoall_auto(64, pairs), AlltoallAlgo::SendAggregate);
 }
 
@@ -216,7 +255,7 @@ TEST_F(AutoTable, RememberedDecisionsFollowAReplacedTable) {
     ScopedTable table({"alltoall 0 inf linear"});
     EXPECT_EQ(alltoall_auto(64), AlltoallAlgo::Linear);
   }
-  EXPECT_EQ(alltoall_auto(64), AlltoallAlgo::Bruck);  // no table: the size rule
+  EXPECT_EQ(alltoall_auto(64), model_pick(64));  // no table: the model
 }
 
 TEST_F(AutoTable, RememberedDecisionsFollowAnAttachedTopology) {
@@ -267,6 +306,7 @@ TEST_F(AutoTable, RememberedAllgatherDecisionsFollowTheSize) {
 
 // Registered separately with LIBCOMM_TUNING=tests/mpi/data/auto_env.tune.
 TEST_F(MpiTest, AutoEnvTableIsLoaded) {
+  const ScopedPolicy policy(AutoPolicy::Table);
   const char* path = std::getenv("LIBCOMM_TUNING");
   ASSERT_NE(path, nullptr) << "this test runs with LIBCOMM_TUNING set (see CMakeLists.txt)";
   const auto table = active_tuning_table();
@@ -288,6 +328,7 @@ namespace {
 // rule or table row for Auto, the same reason again when the decision is reused from the
 // Comm's memo, "requested" for a request that runs as asked, and the fallback taken.
 TEST_F(MpiTest, EveryBlockingCallReturnsWhatRanAndWhy) {
+  const ScopedPolicy model(AutoPolicy::Model);
   const Comm comm(MPI_COMM_WORLD);
   const int p = comm.size();
   const auto up = static_cast<std::size_t>(p);
@@ -341,6 +382,154 @@ TEST_F(MpiTest, EveryBlockingCallReturnsWhatRanAndWhy) {
                                    ReduceScatterAlgo::DCycles);
     EXPECT_TRUE(contains(dc.reason(), power_of_two(p) ? "requested" : "ran ring instead")) << dc.reason();
   }
+}
+
+}  // namespace
+
+namespace {
+
+// ---- online (STAR-MPI) --------------------------------------------------------------------
+
+class AutoOnline : public MpiTest {
+ protected:
+  void SetUp() override { set_auto_policy(AutoPolicy::Online); }
+  void TearDown() override {
+    detail::set_test_slowdown("");
+    reset_auto_policy();
+    set_tuning_table(nullptr);
+  }
+};
+
+// Online is still at its start: native for its first calls, then measuring the candidates.
+bool measuring(const AlltoallChoice& c) {
+  return contains(c.reason(), "measuring") || contains(c.reason(), "native for the first");
+}
+
+// Calls Auto on comm (checking every result) until the site of b-byte blocks has settled;
+// returns the first settled call's choice.
+AlltoallChoice settle_alltoall(std::size_t b, const Comm& comm, int* calls = nullptr) {
+  for (int k = 1; k <= 200; ++k) {
+    const auto p = static_cast<std::size_t>(comm.size());
+    std::vector<std::byte> send(b * p), recv(b * p, std::byte{0xA5});
+    for (std::size_t d = 0; d < p; ++d) apps::fill_pattern(send.data() + d * b, comm.rank(), static_cast<int>(d), b);
+    const AlltoallChoice c = alltoall(send.data(), recv.data(), b, comm, AlltoallAlgo::Auto);
+    for (std::size_t s = 0; s < p; ++s)
+      EXPECT_EQ(apps::check_pattern(recv.data() + s * b, static_cast<int>(s), comm.rank(), b), b)
+          << alltoall_algo_name(c) << " (" << c.reason() << "), block from rank " << s;
+    if (!measuring(c)) {
+      if (calls != nullptr) *calls = k;
+      return c;
+    }
+  }
+  ADD_FAILURE() << "online never settled";
+  return {};
+}
+
+// The same algorithm on every rank of comm.
+bool same_on_every_rank(int algo, const Comm& comm) {
+  int lo = algo, hi = algo;
+  MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, comm.mpi());
+  MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, comm.mpi());
+  return lo == hi;
+}
+
+TEST_F(AutoOnline, MeasuresTheCandidatesThenEveryRankRunsOneWinner) {
+  DupComm dup;
+  const Comm comm(dup.comm);
+  int calls = 0;
+  const AlltoallChoice won = settle_alltoall(256, comm, &calls);
+  EXPECT_TRUE(contains(won.reason(), "auto (online):")) << won.reason();
+  EXPECT_TRUE(contains(won.reason(), "measured fastest")) << won.reason();
+  EXPECT_GT(calls, 16 + 3) << "native for 16 calls, then at least native measured 3 times";
+  EXPECT_TRUE(same_on_every_rank(static_cast<int>(won.algo), comm));
+  // No more measuring: the winner, with its reason, on every later call of the class.
+  for (int k = 0; k < 3; ++k) {
+    const AlltoallChoice again = settle_alltoall(256, comm);
+    EXPECT_EQ(again.algo, won.algo);
+    EXPECT_EQ(again.reason(), won.reason());
+  }
+  // Another size class measures afresh.
+  std::vector<std::byte> s(4096 * comm.size()), r(4096 * comm.size());
+  EXPECT_TRUE(measuring(alltoall(s.data(), r.data(), 4096, comm, AlltoallAlgo::Auto)));
+}
+
+// The test-only slowdown switch (LIBCOMM_TEST_SLOW, here set from the test): the algorithm
+// online picked on one communicator, slowed by 20 ms per call, must lose on a second
+// communicator of the same shape and size (the same candidates).
+TEST_F(AutoOnline, AvoidsAnAlgorithmSlowedOnPurpose) {
+  DupComm first_dup, second_dup;
+  const Comm first(first_dup.comm), second(second_dup.comm);
+  const AlltoallChoice fast = settle_alltoall(64, first);
+  detail::set_test_slowdown("alltoall:" + std::string(alltoall_algo_name(fast)) + ":0.02");
+  const AlltoallChoice slowed = settle_alltoall(64, second);
+  EXPECT_NE(slowed.algo, fast.algo) << "online kept " << alltoall_algo_name(fast) << " although it was slowed: "
+                                    << slowed.reason();
+  EXPECT_TRUE(same_on_every_rank(static_cast<int>(slowed.algo), second));
+}
+
+// Every rank measures a different favourite (rank r slows every algorithm but one of its
+// own): the one reduction still gives every rank the same winner, and the bytes are right.
+TEST_F(AutoOnline, RanksThatMeasureDifferentTimesStillRunOneAlgorithm) {
+  DupComm dup;
+  const Comm comm(dup.comm);
+  const std::vector<std::string> favourites = {"native", "linear", "ring", "bruck", "ring_sendrecv"};
+  const std::string mine = favourites[static_cast<std::size_t>(comm.rank()) % favourites.size()];
+  std::string spec;
+  for (const auto& info : alltoall_algorithms())
+    if (info.name != mine && info.name != "auto")
+      spec += (spec.empty() ? "" : ",") + std::string("alltoall:") + std::string(info.name) + ":0.005:" +
+              std::to_string(world().rank());
+  detail::set_test_slowdown(spec);
+  const AlltoallChoice won = settle_alltoall(128, comm);
+  EXPECT_TRUE(same_on_every_rank(static_cast<int>(won.algo), comm)) << won.reason();
+  EXPECT_EQ(settle_alltoall(128, comm).algo, won.algo);
+}
+
+// What online learned is a tuning table: it parses, names the winners of the measured size
+// classes for this shape, and a later run that loads it runs those winners at once.
+TEST_F(AutoOnline, LearnedTableReadsBackAsATuningTable) {
+  DupComm dup;
+  const Comm comm(dup.comm);
+  const AlltoallChoice small = settle_alltoall(8, comm);
+  const AlltoallChoice large = settle_alltoall(1000, comm);
+  const std::string path = "learned_auto_test." + std::to_string(comm.size()) + ".tune";
+  save_learned_tuning_table(path, comm);
+  const TuningTable table = TuningTable::load(path);
+  const auto shape = tuning_query("alltoall", comm, 8);
+  for (const auto& [bytes, won] : {std::pair<std::uint64_t, AlltoallAlgo>{8, small.algo}, {1000, large.algo}}) {
+    TuningQuery q = shape;
+    q.bytes = bytes;
+    const auto pick = table.lookup(q);
+    ASSERT_TRUE(pick.has_value()) << bytes << " B not in the learned table";
+    EXPECT_EQ(pick->algo, alltoall_algo_name(won)) << bytes << " B";
+  }
+  // A later run starting from it: no measuring, the learned winner at the first call.
+  set_tuning_table(std::make_shared<const TuningTable>(table));
+  DupComm again_dup;
+  const Comm again(again_dup.comm);
+  std::vector<std::byte> s(1000 * comm.size()), r(1000 * comm.size());
+  const AlltoallChoice first = alltoall(s.data(), r.data(), 1000, again, AlltoallAlgo::Auto);
+  EXPECT_EQ(first.algo, large.algo) << first.reason();
+  EXPECT_TRUE(contains(first.reason(), "learned")) << first.reason();
+  MPI_Barrier(comm.mpi());
+  if (comm.rank() == 0) std::remove(path.c_str());
+}
+
+}  // namespace
+
+namespace {
+
+// Registered separately with LIBCOMM_TEST_SLOW=alltoall:native:0.02 (tests/mpi/CMakeLists.txt):
+// the environment's form of the slowdown switch, on the MPI library's own collective.
+TEST_F(MpiTest, AutoOnlineAvoidsNativeSlowedByTheEnvironment) {
+  const char* slow = std::getenv("LIBCOMM_TEST_SLOW");
+  ASSERT_NE(slow, nullptr) << "this test runs with LIBCOMM_TEST_SLOW set (see CMakeLists.txt)";
+  const ScopedPolicy online(AutoPolicy::Online);
+  DupComm dup;
+  const Comm comm(dup.comm);
+  const AlltoallChoice won = settle_alltoall(512, comm);
+  EXPECT_NE(won.algo, AlltoallAlgo::Native) << won.reason();
+  EXPECT_TRUE(same_on_every_rank(static_cast<int>(won.algo), comm));
 }
 
 }  // namespace

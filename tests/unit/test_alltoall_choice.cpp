@@ -7,6 +7,7 @@
 
 #include "error_helpers.hpp"
 #include "libcomm/alltoall.hpp"
+#include "libcomm/cost_params.hpp"
 #include "libcomm/error.hpp"
 
 namespace libcomm {
@@ -15,24 +16,30 @@ namespace {
 using testing::contains;
 using testing::error_of;
 
-TEST(AlltoallChoice, AutoBySize) {
-  for (int p : {1, 2, 3, 4, 6, 8, 12, 64, 100}) {
-    const bool pow2 = (p & (p - 1)) == 0;
-    for (std::size_t b : {0, 1, 8, 100, 256})
-      EXPECT_EQ(choose_alltoall(AlltoallAlgo::Auto, b, p).algo, AlltoallAlgo::Bruck)
-          << "P = " << p << ", " << b << " B";
-    for (std::size_t b : {257, 1000, 4096, 32768})
-      EXPECT_EQ(choose_alltoall(AlltoallAlgo::Auto, b, p).algo, AlltoallAlgo::Ring)
-          << "P = " << p << ", " << b << " B";
-    for (std::size_t b : {32769, 70000, 1 << 20, 1 << 30}) {
-      const auto c = choose_alltoall(AlltoallAlgo::Auto, b, p);
-      EXPECT_EQ(c.algo, pow2 ? AlltoallAlgo::Pairwise : AlltoallAlgo::RingSendrecv)
-          << "P = " << p << ", " << b << " B";
-      EXPECT_FALSE(c.reason().empty());
-    }
+// Auto without a Comm is the cost model on one rank per node (libcomm/cost_params.hpp):
+// log P rounds where start-ups dominate (never a P - 1 step algorithm there), one
+// exchange per peer where bytes dominate (never Bruck's P/2 log P blocks), and a reason that
+// names the prediction.
+TEST(AlltoallChoice, AutoIsTheCostModelsCheapest) {
+  CostParams c;
+  c.alpha = 5e-6, c.beta = 1e-9, c.overhead = 0.5e-6, c.copy = 2e-10;
+  set_cost_params(c);
+  const std::set<AlltoallAlgo> p_minus_one = {AlltoallAlgo::Linear, AlltoallAlgo::Ring, AlltoallAlgo::RingSendrecv,
+                                              AlltoallAlgo::Pairwise, AlltoallAlgo::Factor,
+                                              AlltoallAlgo::FactorGrouped};
+  for (int p : {64, 100, 256}) {
+    const auto small = choose_alltoall(AlltoallAlgo::Auto, 8, p);
+    EXPECT_FALSE(p_minus_one.count(small.algo)) << "P = " << p << ": " << small.reason();
+    EXPECT_TRUE(contains(small.reason(), "auto (model)")) << small.reason();
+    EXPECT_TRUE(contains(small.reason(), "predicted")) << small.reason();
+    const auto large = choose_alltoall(AlltoallAlgo::Auto, 1 << 20, p);
+    EXPECT_NE(large.algo, AlltoallAlgo::Bruck) << "P = " << p << ": " << large.reason();
   }
-  EXPECT_TRUE(contains(choose_alltoall(AlltoallAlgo::Auto, 8, 4).reason(), "bruck"));
-  EXPECT_TRUE(contains(choose_alltoall(AlltoallAlgo::Auto, 1 << 20, 6).reason(), "power of two"));
+  // The hierarchical schemes are no candidates on one rank per node (nothing to aggregate).
+  for (int p : {1, 2, 3, 8})
+    for (std::size_t b : {8, 4096, 1 << 20})
+      EXPECT_FALSE(is_hierarchical(choose_alltoall(AlltoallAlgo::Auto, b, p).algo)) << p << " " << b;
+  set_cost_params(CostParams{});
 }
 
 TEST(AlltoallChoice, PairwiseFallsBackOnlyWhenAllowed) {

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <random>
 
+#include "allgather/allgather_internal.hpp"
 #include "libcomm/allgather.hpp"
+#include "reduce_scatter/reduce_scatter_internal.hpp"
 #include "libcomm/node_map.hpp"
 #include "libcomm/alltoall.hpp"
 #include "libcomm/alltoallv.hpp"
@@ -319,6 +321,39 @@ VerifyResult verify_reduce_scatter(ReduceScatterAlgo a, const std::vector<std::s
   return verify_programs(
       progs, [&](int r) { return counts[static_cast<std::size_t>(r)] * es; },
       [&](int r, std::size_t k) { return ByteOrigin{-1, displ[static_cast<std::size_t>(r)] * es + k}; });
+}
+
+// The one-node algorithms through the node's shared window (issue 33): every byte of every
+// block, every contribution once, and no read of the window before its writer's copy is
+// ordered before it by the node barrier (the verifier's happens-before on the window).
+TEST(StepPrograms, SharedWindowAllgatherAndReduceScatterOnOneNode) {
+  for (int p = 1; p <= 16; ++p)
+    for (const auto& counts : layouts(p, 8)) {
+      const detail::Blocks blocks(counts);
+      std::vector<StepProgram> progs;
+      for (int r = 0; r < p; ++r) progs.push_back(detail::shared_window_allgather_program(blocks, r));
+      std::vector<std::size_t> displ(counts.size() + 1, 0);
+      for (std::size_t r = 0; r < counts.size(); ++r) displ[r + 1] = displ[r] + counts[r];
+      const auto res = verify_programs(
+          progs, [&](int) { return displ.back(); },
+          [&](int, std::size_t k) {
+            const auto r = static_cast<std::size_t>(std::upper_bound(displ.begin(), displ.end(), k) - displ.begin() - 1);
+            return ByteOrigin{static_cast<int>(r), k - displ[r]};
+          });
+      ASSERT_TRUE(res.ok) << "allgather shared_window P = " << p << ": " << res.summary();
+      std::size_t rounds = 0;  // ceil(log2 P): the dissemination barrier's empty messages, nothing else
+      while ((std::size_t{1} << rounds) < static_cast<std::size_t>(p)) ++rounds;
+      EXPECT_EQ(progs[0].messages_sent(), rounds) << "P = " << p;
+      EXPECT_EQ(progs[0].bytes_sent(), 0u) << "P = " << p;
+
+      const detail::ReduceBlocks rb(counts, ElemType::Double, ReduceOp::Sum);
+      std::vector<StepProgram> rprogs;
+      for (int r = 0; r < p; ++r) rprogs.push_back(detail::shared_window_reduce_scatter_program(rb, r));
+      const auto rres = verify_programs(
+          rprogs, [&](int r) { return counts[static_cast<std::size_t>(r)]; },
+          [&](int r, std::size_t k) { return ByteOrigin{-1, displ[static_cast<std::size_t>(r)] + k}; });
+      ASSERT_TRUE(rres.ok) << "reduce_scatter shared_window P = " << p << ": " << rres.summary();
+    }
 }
 
 TEST(StepPrograms, EveryReduceScatterAlgorithmCombinesEveryContributionOnceForPUpTo24) {

@@ -161,45 +161,6 @@ TEST(TuningTable, NoRowMeansFallback) {
   EXPECT_FALSE(parse("").lookup(query("alltoall", 2, 1, 8)));
 }
 
-// alltoallv's auto skips its count statistics only when no size or spread can change the
-// answer: one algorithm over the nearest shape, every spread covered from 0 to inf.
-TEST(TuningTable, LookupAnySizeOnlyWhenNothingElseCouldWin) {
-  auto any = [](const TuningTable& t, const TuningQuery& q) {
-    const auto pick = t.lookup_any_size(q);
-    return pick ? pick->algo : "<depends>";
-  };
-  // kTable: two spreads at 16 ranks name two algorithms; 8 ranks have three size ranges.
-  EXPECT_EQ(any(parse(kTable), query("alltoallv", 16, 1, 0)), "<depends>");
-  EXPECT_EQ(any(parse(kTable), query("alltoall", 8, 1, 0)), "<depends>");
-  // One algorithm, split over ranges (out of order) and spreads, each spread covering 0..inf.
-  const auto one = parse(
-      "alltoallv 2 2 1025 inf direct\nalltoallv 2 2 0 1K direct\n"
-      "alltoallv 2 2 0 inf direct spread=4\nalltoallv 64 8 0 inf four_stage\n");
-  auto q = query("alltoallv", 2, 2, 0);
-  EXPECT_EQ(any(one, q), "direct");
-  const auto pick = one.lookup_any_size(q);
-  EXPECT_TRUE(contains(pick->reason, "direct at every size (2 ranks, ppn 2)")) << pick->reason;
-  // The nearest shape decides, as in lookup: 40 ranks at 8 per node take the 64-rank rows.
-  EXPECT_EQ(any(one, query("alltoallv", 40, 8, 0)), "four_stage");
-  EXPECT_TRUE(
-      contains(one.lookup_any_size(query("alltoallv", 40, 8, 0))->reason, "nearest to P = 40"));
-  // A gap in one spread's ranges leaves sizes to the built-in rule: the counts decide.
-  EXPECT_EQ(any(parse("alltoallv 2 2 0 1K direct\nalltoallv 2 2 0 inf direct spread=4\n"), q),
-            "<depends>");
-  EXPECT_EQ(any(parse("alltoallv 2 2 0 1K direct\nalltoallv 2 2 2K inf direct\n"), q), "<depends>");
-  // A second algorithm anywhere in the shape, or no row at all.
-  EXPECT_EQ(any(parse("alltoallv 2 2 0 1K direct\nalltoallv 2 2 1025 inf native\n"), q),
-            "<depends>");
-  EXPECT_EQ(any(parse("alltoall 2 2 0 inf linear\n"), q), "<depends>");
-  // Whenever it answers, lookup agrees at every size and spread.
-  for (std::uint64_t bytes : {std::uint64_t{0}, std::uint64_t{1500}, std::uint64_t{1} << 40})
-    for (double spread : {1.0, 3.0, 100.0}) {
-      auto v = query("alltoallv", 2, 2, bytes);
-      v.spread = spread;
-      EXPECT_EQ(algo_of(one, v), "direct");
-    }
-}
-
 // apps/tune's size ranges: boundaries where the interpolated times of the measured
 // algorithms cross, not halfway between the measured sizes.
 std::string ranges_of(const std::vector<TunedRange>& r) {
@@ -287,41 +248,6 @@ TEST(RefinementSizes, ErrorsNameTheFunction) {
                        "refinement_sizes: sizes must increase (16 then 8)"));
   EXPECT_TRUE(contains(error_of([] { refinement_sizes({8}, {{kDidNotRun}}); }),
                        "refinement_sizes: no algorithm ran at 8 bytes"));
-}
-
-// tune's alltoallv table: one algorithm everywhere when deciding per call (an Allreduce)
-// costs more, relative to the fastest time at each size, than the single algorithm loses.
-TEST(SingleAlgorithm, ChosenWhenDecidingCostsMore) {
-  // Two sizes: a wins at 8 B (1 us vs 1.2), b at 1 MiB (100 us vs 104).
-  const std::vector<std::uint64_t> sizes = {8, 1 << 20};
-  const std::vector<std::vector<double>> times = {{1e-6, 104e-6}, {1.2e-6, 100e-6}};
-  // Deciding at 0.3 us: (1.3 + 1.003) / 2 = 1.1515; a: (1 + 1.04) / 2 = 1.02; b: 1.1.
-  auto s = single_algorithm_if_cheaper(sizes, times, 0.3e-6);
-  ASSERT_TRUE(s.algo);
-  EXPECT_EQ(*s.algo, 0u);
-  EXPECT_NEAR(s.cost, 1.02, 1e-12);
-  EXPECT_NEAR(s.deciding_cost, 1.1515, 1e-12);
-  // Free deciding (a deterministic simulation's table) keeps the size ranges.
-  s = single_algorithm_if_cheaper(sizes, times, 0.0);
-  EXPECT_FALSE(s.algo);
-  EXPECT_NEAR(s.cost, 1.02, 1e-12);
-  EXPECT_NEAR(s.deciding_cost, 1.0, 1e-12);
-  // 0.03 us: deciding 1.01515 < 1.02.
-  EXPECT_FALSE(single_algorithm_if_cheaper(sizes, times, 0.03e-6).algo);
-  // An algorithm that missed a size cannot be the single one, however fast elsewhere.
-  const std::vector<std::vector<double>> gaps = {{0.5e-6, kDidNotRun}, {1.2e-6, 100e-6}};
-  s = single_algorithm_if_cheaper(sizes, gaps, 1e-6);
-  ASSERT_TRUE(s.algo);
-  EXPECT_EQ(*s.algo, 1u);
-}
-
-TEST(SingleAlgorithm, ErrorsNameTheFunction) {
-  EXPECT_TRUE(contains(error_of([] { single_algorithm_if_cheaper({8}, {{1.0}}, -1.0); }),
-                       "single_algorithm_if_cheaper: the cost of deciding must be a time >= 0"));
-  EXPECT_TRUE(contains(error_of([] {
-                         single_algorithm_if_cheaper({16, 8}, {{1, 2}}, 0.0);
-                       }),
-                       "single_algorithm_if_cheaper: sizes must increase (16 then 8)"));
 }
 
 }  // namespace

@@ -23,13 +23,15 @@
 namespace libcomm {
 
 enum class AllgatherAlgo {
-  Auto,         // tuning table, else d_cycles when P is a power of two >= 4, else ring
+  Auto,         // the Auto policy (libcomm/auto_policy.hpp): online, model or table
   Native,       // MPI_Allgather / MPI_Allgatherv: the reference
   Ring,         // single Hamiltonian cycle (paper 004, s. 4.1, Fig. 5 / Fig. 7)
   DCycles,      // d Hamiltonian cycles in a binary d-cube, index computation (s. 4.2.1, 4.2.3)
   DCyclesIndexMotion,  // d_cycles with the origin index moved along with each subblock (s. 6.1)
   SendSpread,   // gather to rank 0, then broadcast (alternative 3 of s. 5)
   Butterfly,    // rotated binomial trees / recursive doubling (alternative 4 of s. 5), any P
+  SharedWindow, // every rank on one node: each copies its block into the node's shared window,
+                // a node barrier, each copies all blocks out (no messages but the barrier's)
 };
 
 // The order in which a single Hamiltonian cycle visits the ranks. Rank r is binary-cube

@@ -101,6 +101,11 @@ struct AlltoallvOptions {
   std::size_t element_bytes = 1;
   // When set, filled with this rank's per-stage figures.
   AlltoallvStats* stats = nullptr;
+  // Auto's decision is made once per site and remembered (the count statistics it needs
+  // cost one MPI_Allreduce, made at the site's first call only): calls with the same site
+  // share it, so give calls whose message sizes differ by much their own site (any number,
+  // the same on every rank; STAR-MPI's call site). Default: one decision per communicator.
+  std::uint64_t site = 0;
 };
 
 // The built-in rule for P ranks (Auto: the start-up count of paper 001 Table 3).
@@ -120,12 +125,11 @@ AlltoallvCountStats alltoallv_count_stats(std::span<const std::int64_t> counts, 
 AlltoallvCountStats alltoallv_count_stats(std::span<const std::int64_t> sendcounts, const Comm& comm);
 
 using AlltoallvChoice = Choice<AlltoallvAlgo>;
-// What alltoallv() runs: Auto asks the active tuning table (libcomm/tuning.hpp) with P,
-// ranks per node, the longest message as the size and the spread; without a row (or when
-// the row's algorithm cannot run on P, e.g. mesh on a non-square) the built-in rule.
-// With a table active, alltoallv() computes the statistics with one extra MPI_Allreduce
-// (a MAX of the longest message alone when the table measured one spread for this shape),
-// and none when the table names one algorithm for every size (TuningTable::lookup_any_size).
+// What alltoallv() would run for these statistics: the requested algorithm or its fallback;
+// for Auto the decision remembered for the default site, else the policy's answer (the
+// table's row for P, ranks per node, the longest message and the spread; the model).
+// alltoallv() itself agrees on the statistics with one MPI_Allreduce at the first call of a
+// site (AlltoallvOptions::site) and none after it.
 AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, const AlltoallvCountStats& counts,
                                  const Comm& comm);
 // The same rule with the documented fallback applied (mesh on P not a perfect square:

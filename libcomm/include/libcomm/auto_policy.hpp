@@ -6,8 +6,9 @@
 //           formula (docs/algorithms.md) and runs the cheapest.
 //   table   the active tuning table's row (libcomm/tuning.hpp); where the table has no
 //           row, the model.
-// Chosen by set_auto_policy, else LIBCOMM_AUTO=online|model|table, else the default
-// (README, "Tuning: what auto runs").
+// Chosen by set_auto_policy, else LIBCOMM_AUTO=online|model|table, else the default,
+// online (README, "Tuning: what auto runs"). An operation's environment variable
+// (LIBCOMM_ALLTOALL=bruck, ...) names what Auto runs instead, under any policy.
 #pragma once
 
 #include <string_view>
@@ -26,5 +27,13 @@ AutoPolicy auto_policy();
 // Replaces the policy for every later Auto decision (decisions already remembered on a
 // Comm under another policy are not reused). Every rank must make the same call.
 void set_auto_policy(AutoPolicy p);
+// Forgets set_auto_policy: LIBCOMM_AUTO or the default again.
+void reset_auto_policy();
+
+// Reads the environment's choices again: LIBCOMM_AUTO and each operation's algorithm
+// (LIBCOMM_ALLTOALL, LIBCOMM_ALLTOALLV, LIBCOMM_ALLGATHER, LIBCOMM_REDUCE_SCATTER: what
+// an Auto call runs instead, read once otherwise). Every rank must call it alike, between
+// collectives.
+void reload_environment();
 
 }  // namespace libcomm

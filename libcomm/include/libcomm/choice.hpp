@@ -51,8 +51,18 @@ class Choice {
   // A choice reads as the algorithm it names: `if (libcomm::alltoall(...) == ...)`.
   operator Algo() const { return algo; }
 
+  // Auto's online policy has not decided yet for this call's size class: the call ran the
+  // MPI library's collective before measuring, or one of the candidates being measured.
+  // Benchmarks time Auto once its calls no longer say so (its warm-up).
+  bool measuring() const { return measuring_; }
+  Choice& set_measuring() {
+    measuring_ = true;
+    return *this;
+  }
+
  private:
   const std::string* reason_ = nullptr;
+  bool measuring_ = false;
 };
 
 }  // namespace libcomm

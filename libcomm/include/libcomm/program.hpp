@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "libcomm/cost_params.hpp"
+#include "libcomm/node_map.hpp"
 #include "libcomm/schedule.hpp"
 
 namespace libcomm {
@@ -197,5 +199,15 @@ using ExpectedResult = std::function<ByteOrigin(int rank, std::size_t recv_offse
 VerifyResult verify_programs(const std::vector<StepProgram>& programs,
                              const std::function<std::size_t(int rank)>& result_bytes,
                              const ExpectedResult& expected);
+
+// ---- Timing without MPI ------------------------------------------------------------------
+
+// The time the programs of all P ranks take on the cost model (libcomm/cost_params.hpp):
+// stages as the executor runs them, local steps at `copy` / `gamma` per byte, the k-th send
+// of a stage posted k x `overhead` later, each message through its resources (the nodes'
+// links, or a node's memory channel) one at a time in posting order, arriving alpha after.
+// The cost formulas of docs/algorithms.md are checked against it (unit test CostFormulas.*).
+// Library all-to-all steps are not simulated (Error).
+double simulate_program_time(const std::vector<StepProgram>& programs, const NodeMap& nodes, const CostParams& c);
 
 }  // namespace libcomm

@@ -18,39 +18,21 @@
 #include "libcomm/error.hpp"
 #include "libcomm/plan.hpp"
 #include "libcomm/program.hpp"
+#include "libcomm/reduction.hpp"
 
 namespace libcomm {
 
 enum class ReduceScatterAlgo {
-  Auto,          // tuning table, else d_cycles when P is a power of two >= 4, else ring
+  Auto,          // the Auto policy (libcomm/auto_policy.hpp): online, model or table
   Native,        // MPI_Reduce_scatter: the reference
   Ring,          // single Hamiltonian cycle (s. 4.1, Fig. 6)
   DCycles,       // d Hamiltonian cycles, xor translation per block (s. 4.2.2, Figs. 12-19)
   ReduceSpread,  // butterfly reduce-and-spread, then subselection (s. 5, Fig. 21), any P
+  SharedWindow,  // every rank on one node: each copies its vector into the node's shared
+                 // window, a node barrier, each combines its block from all P copies
 };
 
-enum class ReduceOp { Sum, Max, Min };
-enum class ElemType { Double, Float, ComplexDouble, Int };
 
-template <class T>
-constexpr ElemType elem_type_of() {
-  if constexpr (std::is_same_v<T, double>) return ElemType::Double;
-  else if constexpr (std::is_same_v<T, float>) return ElemType::Float;
-  else if constexpr (std::is_same_v<T, std::complex<double>>) return ElemType::ComplexDouble;
-  else {
-    static_assert(std::is_same_v<T, int>, "reduce_scatter: double, float, complex<double> or int");
-    return ElemType::Int;
-  }
-}
-std::size_t elem_size(ElemType t);
-std::string_view elem_type_name(ElemType t);
-std::string_view reduce_op_name(ReduceOp op);
-ReduceOp reduce_op_from_name(std::string_view name);  // "sum" | "max" | "min"
-ElemType elem_type_from_name(std::string_view name);  // "double" | "float" | "complex" | "int"
-
-// inout[k] = in[k] op inout[k] for n elements (the local combiner; a typed functor).
-// Throws Error for max/min on complex double (no order).
-void reduce_local(const void* in, void* inout, std::size_t n, ElemType type, ReduceOp op);
 
 using ReduceScatterAlgoInfo = AlgoInfo<ReduceScatterAlgo>;
 const std::vector<ReduceScatterAlgoInfo>& reduce_scatter_algorithms();

@@ -65,17 +65,6 @@ class TuningTable {
   // smaller), then the row of that shape whose size range holds q.bytes. std::nullopt when
   // the table has no row for the operation or no range of the nearest shape holds the size.
   std::optional<TuningPick> lookup(const TuningQuery& q) const;
-  // The pick when it cannot depend on q.bytes or q.spread: every row of the nearest
-  // (ranks, ppn, topology) shapes (ties included) names one algorithm and, for each shape
-  // and spread measured there, the rows cover 0..inf; lookup() then returns that algorithm
-  // for any size and spread.
-  // Else std::nullopt. alltoallv's auto uses it to skip the count statistics (an
-  // MPI_Allreduce per call) when they cannot change the answer.
-  std::optional<TuningPick> lookup_any_size(const TuningQuery& q) const;
-  // Whether q.spread can change lookup's answer: the nearest shapes were measured at more
-  // than one spread. When not, alltoallv's auto needs only the longest message.
-  bool spread_matters(const TuningQuery& q) const;
-
   const std::string& source() const { return source_; }
   const std::vector<TuningRow>& rows() const { return rows_; }
 
@@ -97,6 +86,16 @@ void set_tuning_table(std::shared_ptr<const TuningTable> table);
 std::uint64_t tuning_table_epoch();
 // Where the default search looks (LIBCOMM_TUNING_DIR, else the source tree's inputs/tuning).
 std::string tuning_directory();
+
+// What auto's online policy learned in this process (LIBCOMM_AUTO=online, the default):
+// one row per settled size class of every communicator this process is rank 0 of, as
+// tuning-table text (the winner as the row, its measured times as a comment above it).
+// A later run starts from such a table (LIBCOMM_TUNING=FILE): online then runs the
+// learned winner of a row for exactly its shape without measuring again.
+std::string learned_tuning_table();
+// Collective over comm: every rank's learned rows, written by comm's rank 0 to `path`
+// (each row once). Error (on every rank) when the file cannot be written.
+void save_learned_tuning_table(const std::string& path, const Comm& comm);
 
 // The query fields every operation shares: ranks and ranks per node of comm, whether a
 // topology is attached.
@@ -127,23 +126,6 @@ struct TunedRange {
 };
 std::vector<TunedRange> tuned_ranges(const std::vector<std::uint64_t>& sizes,
                                      const std::vector<std::vector<double>>& times);
-
-// Whether one algorithm at every size beats deciding per call, for an operation whose auto
-// pays to decide (alltoallv's count statistics cost an MPI_Allreduce, decide_seconds, on
-// every call). Costs are means over the measured sizes of time / fastest time at that size,
-// so every size weighs alike: an algorithm a costs mean(times[a][k] / best_k), deciding
-// mean((best_k + decide_seconds) / best_k). `algo` is the algorithm of least cost that ran
-// at every size, when that cost is at most deciding's; otherwise empty (`cost` still says
-// what the best single one would cost). Same input rules and errors as tuned_ranges, and
-// decide_seconds must be a time >= 0.
-struct SingleAlgorithm {
-  std::optional<std::size_t> algo;  // index into times
-  double cost = 0;                  // of the best single algorithm (0 when none ran everywhere)
-  double deciding_cost = 0;         // of deciding per call
-};
-SingleAlgorithm single_algorithm_if_cheaper(const std::vector<std::uint64_t>& sizes,
-                                            const std::vector<std::vector<double>>& times,
-                                            double decide_seconds);
 
 // Where apps/tune measures next (--refine): between two neighbouring measured sizes whose
 // winners (as in tuned_ranges) differ, their geometric midpoint rounded down to a multiple

@@ -8,6 +8,7 @@
 #include <functional>
 #include <vector>
 
+#include "../core/driver.hpp"
 #include "libcomm/allgather.hpp"
 #include "libcomm/comm.hpp"
 #include "libcomm/program.hpp"
@@ -23,6 +24,70 @@ struct Blocks {
   explicit Blocks(std::span<const std::size_t> counts);
 };
 
+// The all-to-all broadcast as an operation of the one driver (core/driver.hpp); members in
+// allgather.cpp, cost formulas in costs.cpp.
+struct AllgatherOp {
+  using Algo = AllgatherAlgo;
+  using Options = AllgatherOptions;
+  static constexpr std::string_view name = "allgather";
+  static constexpr std::string_view what = "allgather";
+  static constexpr const char* env = "LIBCOMM_ALLGATHER";
+  struct Args {
+    const void* send = nullptr;
+    std::size_t send_bytes = 0;
+    void* recv = nullptr;
+    std::span<const std::size_t> counts;  // empty: the regular form, P blocks of `block`
+    std::size_t block = 0;
+  };
+  struct Shape {
+    int p = 1;
+    std::span<const std::size_t> counts;  // empty: every block `largest` bytes
+    std::size_t largest = 0, total = 0;
+    bool equal = true;
+    const NodeMap* nodes = nullptr;
+    const Options* opts = nullptr;
+    std::string problem;  // what makes the call invalid on this rank ("" when nothing)
+    std::vector<std::size_t> all_counts() const;
+  };
+  static std::span<const AlgorithmEntry<AllgatherOp>> algorithms();
+  static Shape shape(const Args& a, const Comm& comm, const Options& o);
+  static void validate(const Shape& s, const Comm& comm);
+  static std::uint64_t key_bytes(const Shape& s) { return s.largest; }
+  static std::uint64_t key_options(const Shape& s);
+  static std::uint64_t decision_bytes(const Shape& s) { return s.largest; }
+  static bool one_node_shared(const Shape& s) { return s.p > 1 && s.nodes->num_nodes() == 1; }
+  static ArgumentCheck argument_check(const Args& a, const Shape& s, const Comm& comm, Algo algo, const Options& o,
+                                      bool have_buffers);
+  static std::string sizes_differ(const Args&, std::uint64_t, std::uint64_t) {
+    return "counts (block sizes) differ across ranks";
+  }
+  static std::string modes_differ(Algo algo, const Options& o);
+  static void check_agreement(const Args& a, const Comm& comm, const Options& o);
+  static PlanKey plan_key(Algo ran, const Shape& s);
+  static std::span<const std::size_t> plan_shape(const Shape& s) {
+    return s.equal ? std::span<const std::size_t>() : s.counts;
+  }
+  static std::shared_ptr<PlanState> state(const Choice<Algo>& c, const Args& a, const Shape& s, const Comm& comm,
+                                          Form form);
+  static void native(const Args& a, const Shape& s, const Comm& comm);
+  static bool empty(const Shape& s) { return s.total == 0; }
+};
+
+// Cost formulas (costs.cpp; docs/algorithms.md "Cost formulas"), seconds of one call.
+namespace allgather_cost {
+double ring(const AllgatherOp::Shape& s, const CostParams& c);
+double d_cycles(const AllgatherOp::Shape& s, const CostParams& c);
+double d_cycles_im(const AllgatherOp::Shape& s, const CostParams& c);
+double send_spread(const AllgatherOp::Shape& s, const CostParams& c);
+double butterfly(const AllgatherOp::Shape& s, const CostParams& c);
+double shared_window(const AllgatherOp::Shape& s, const CostParams& c);
+double native(const AllgatherOp::Shape& s, const CostParams& c);
+// The terms the reduction's formulas share (the reversed motions, reduce_scatter/costs.cpp).
+double linear_gather(const Layout& l, const CostParams& c, double n);  // every rank's n bytes to one
+// n bytes over the d dimensions in `messages` messages
+double dcycles_step(const Layout& l, const CostParams& c, double n, double messages, int d);
+}  // namespace allgather_cost
+
 // Position of rank r in the single Hamiltonian cycle and the rank at position q.
 int ring_position(NodeOrder order, int p, int rank);
 int ring_node(NodeOrder order, int p, int position);
@@ -35,6 +100,7 @@ StepProgram dcycles_allgather_program(const Blocks& b, int rank, Reorder reorder
                                       std::size_t element_bytes);
 StepProgram send_spread_allgather_program(const Blocks& b, int rank);
 StepProgram butterfly_allgather_program(const Blocks& b, int rank);
+StepProgram shared_window_allgather_program(const Blocks& b, int rank);  // one node (shared_window.cpp)
 // Any algorithm but native and Auto.
 StepProgram build_allgather_program(AllgatherAlgo a, const Blocks& b, int rank, const AllgatherOptions& opts);
 

@@ -1,121 +1,244 @@
-// Dispatcher of the regular all-to-all: names, the Auto choice, argument checks and the
-// plan cache. The algorithms live one family per file next to this one.
-#include "../core/algorithm_table.hpp"
-#include "libcomm/alltoall.hpp"
-
+// The regular all-to-all as an operation of the one driver (core/driver.hpp): its
+// registry (names, where each algorithm applies and what runs instead, cost formulas),
+// its argument check and its plans; the public entry points are calls of the driver. The
+// algorithms live one family per file next to this one, their formulas in costs.cpp.
 #include <algorithm>
 #include <array>
-#include <climits>
-#include <cstdlib>
-#include <cstring>
 #include <limits>
 
 #include "../core/check.hpp"
 #include "../core/mpi_bytes.hpp"
-#include "../tuning/table_choice.hpp"
 #include "alltoall_internal.hpp"
-#include "../core/plan_state.hpp"
+#include "libcomm/hierarchical.hpp"
 #include "libcomm/plan.hpp"
 #include "libcomm/program.hpp"
 #include "libcomm/topology.hpp"
-#include "libcomm/hierarchical.hpp"
-#include "libcomm/tuning.hpp"
 
 namespace libcomm {
 
 using detail::is_power_of_two;
 
-const std::vector<AlltoallAlgoInfo>& alltoall_algorithms() {
-  static const std::vector<AlltoallAlgoInfo> all = {
-      {AlltoallAlgo::Auto, "auto", "tuning table (LIBCOMM_TUNING), else size rule: bruck <= 256 B, ring <= 32 KiB, then pairwise (ring_sendrecv if P is not a power of two)"},
-      {AlltoallAlgo::Native, "native", "the MPI library's MPI_Alltoall (reference)"},
-      {AlltoallAlgo::Linear, "linear", "LAM/MPI: post all receives and sends, i -> 0, 1, ..., P-1"},
-      {AlltoallAlgo::Ring, "ring", "MPICH medium: post all, i -> i+1, i+2, ..., non-blocking"},
-      {AlltoallAlgo::RingSendrecv, "ring_sendrecv", "blocking ring: step j send to i+j, receive from i-j"},
-      {AlltoallAlgo::Pairwise, "pairwise", "XOR exchange i ^ j, blocking; P a power of two (else ring_sendrecv)"},
-      {AlltoallAlgo::Factor, "factor", "1-factor algorithm, partner (i - u) mod P, self-loops included (paper 000, Fig. 1)"},
-      {AlltoallAlgo::FactorGrouped, "factor_grouped", "factor with all self-loops in one local round; even P (else factor)"},
-      {AlltoallAlgo::Bruck, "bruck", "Bruck's algorithm, ceil(log2 P) rounds, any P"},
-      {AlltoallAlgo::ClusteredFactor, "clustered_factor", "1-factor phases over nodes of different sizes, one inter-node exchange per node per step (paper 000, Fig. 2)"},
-      {AlltoallAlgo::ClusteredFactorFill, "clustered_factor_fill", "clustered_factor plus extra intra-node work in self-paired rounds (paper 000, s. 4)"},
-      {AlltoallAlgo::Leader, "leader", "gather to one leader per node, all-to-all among leaders, scatter (paper 002, s. 5)"},
-      {AlltoallAlgo::SendAggregate, "send_aggregate", "SA: intra-node exchange, then all-to-all among equal local ranks (paper 002, s. 5)"},
-      {AlltoallAlgo::RecvDistribute, "recv_distribute", "RD: all-to-all among equal local ranks, then intra-node distribution (paper 002, s. 5)"},
-      {AlltoallAlgo::TreeScheduled, "tree_scheduled", "contention-free phases on the attached switch tree, pairwise synchronisation (paper 003, s. 4-5)"},
-      {AlltoallAlgo::TreeScheduledBarrier, "tree_scheduled_barrier", "tree_scheduled phases separated by a barrier each (paper 003, s. 5)"},
-  };
-  return all;
+namespace detail {
+
+namespace {
+
+using Shape = AlltoallOp::Shape;
+
+std::string needs_power_of_two(const Shape& s) {
+  return is_power_of_two(s.p) ? "" : "needs a power of two, P = " + std::to_string(s.p);
+}
+std::string needs_even(const Shape& s) {
+  return s.p % 2 == 0 ? "" : "needs an even P (self-loops grouped in one round), P = " + std::to_string(s.p);
+}
+std::string fits_topology(const Shape& s) {
+  if (s.topology == nullptr || s.topology->num_machines() == s.p) return "";
+  return "needs a switch tree of P machines: the attached one has " + std::to_string(s.topology->num_machines()) +
+         ", P = " + std::to_string(s.p);
+}
+std::string needs_regular_inter_node(const Shape& s) {
+  if (!is_hierarchical(s.opts->inter_node)) return "";
+  return "needs a regular inter-node algorithm, not " + std::string(alltoall_algo_name(s.opts->inter_node));
 }
 
-std::string_view alltoall_algo_name(AlltoallAlgo a) { return detail::name_in(alltoall_algorithms(), a); }
+constexpr AlgorithmEntry<AlltoallOp> kAlgorithms[] = {
+    {.algo = AlltoallAlgo::Auto, .name = "auto",
+     .summary = "the Auto policy (LIBCOMM_AUTO: online, model or table; README 'Tuning: what auto runs')"},
+    {.algo = AlltoallAlgo::Native, .name = "native", .summary = "the MPI library's MPI_Alltoall (reference)",
+     .cost = alltoall_cost::native},
+    {.algo = AlltoallAlgo::Linear, .name = "linear",
+     .summary = "LAM/MPI: post all receives and sends, i -> 0, 1, ..., P-1", .cost = alltoall_cost::linear},
+    {.algo = AlltoallAlgo::Ring, .name = "ring", .summary = "MPICH medium: post all, i -> i+1, i+2, ..., non-blocking",
+     .cost = alltoall_cost::linear},
+    {.algo = AlltoallAlgo::RingSendrecv, .name = "ring_sendrecv",
+     .summary = "blocking ring: step j send to i+j, receive from i-j", .cost = alltoall_cost::one_exchange_per_round},
+    {.algo = AlltoallAlgo::Pairwise, .name = "pairwise",
+     .summary = "XOR exchange i ^ j, blocking; P a power of two (else ring_sendrecv)", .unfit = needs_power_of_two,
+     .applies = "P a power of two", .fallback = AlltoallAlgo::RingSendrecv,
+     .fallback_why = "the XOR partner i ^ j exists only then; ring_sendrecv is the same one-exchange-per-step "
+                     "schedule for any P",
+     .cost = alltoall_cost::pairwise},
+    {.algo = AlltoallAlgo::Factor, .name = "factor",
+     .summary = "1-factor algorithm, partner (i - u) mod P, self-loops included (paper 000, Fig. 1)",
+     .cost = alltoall_cost::factor},
+    {.algo = AlltoallAlgo::FactorGrouped, .name = "factor_grouped",
+     .summary = "factor with all self-loops in one local round; even P (else factor)", .unfit = needs_even,
+     .applies = "even P", .fallback = AlltoallAlgo::Factor,
+     .fallback_why = "grouping every self-loop into one local round needs a perfect matching of the other pairs "
+                     "(paper 000)",
+     .cost = alltoall_cost::one_exchange_per_round},
+    {.algo = AlltoallAlgo::Bruck, .name = "bruck", .summary = "Bruck's algorithm, ceil(log2 P) rounds, any P",
+     .cost = alltoall_cost::bruck},
+    {.algo = AlltoallAlgo::ClusteredFactor, .name = "clustered_factor",
+     .summary = "1-factor phases over nodes of different sizes, one inter-node exchange per node per step (paper "
+                "000, Fig. 2)",
+     .cost = alltoall_cost::clustered_factor, .node_map = true},
+    {.algo = AlltoallAlgo::ClusteredFactorFill, .name = "clustered_factor_fill",
+     .summary = "clustered_factor plus extra intra-node work in self-paired rounds (paper 000, s. 4)",
+     .node_map = true},
+    {.algo = AlltoallAlgo::Leader, .name = "leader",
+     .summary = "gather to one leader per node, all-to-all among leaders, scatter (paper 002, s. 5)",
+     .unfit = needs_regular_inter_node, .applies = "any node map, with a regular inter-node algorithm", .cost = alltoall_cost::leader, .node_memory = true, .node_map = true},
+    {.algo = AlltoallAlgo::SendAggregate, .name = "send_aggregate",
+     .summary = "SA: intra-node exchange, then all-to-all among equal local ranks (paper 002, s. 5)",
+     .unfit = needs_regular_inter_node, .applies = "any node map, with a regular inter-node algorithm", .cost = alltoall_cost::send_aggregate, .node_memory = true, .node_map = true},
+    {.algo = AlltoallAlgo::RecvDistribute, .name = "recv_distribute",
+     .summary = "RD: all-to-all among equal local ranks, then intra-node distribution (paper 002, s. 5)",
+     .unfit = needs_regular_inter_node, .applies = "any node map, with a regular inter-node algorithm", .cost = alltoall_cost::recv_distribute, .node_memory = true, .node_map = true},
+    {.algo = AlltoallAlgo::TreeScheduled, .name = "tree_scheduled",
+     .summary = "contention-free phases on the attached switch tree, pairwise synchronisation (paper 003, s. 4-5)",
+     .unfit = fits_topology, .applies = "an attached switch tree of P machines, or none (one switch)", .cost = alltoall_cost::tree_scheduled},
+    {.algo = AlltoallAlgo::TreeScheduledBarrier, .name = "tree_scheduled_barrier",
+     .summary = "tree_scheduled phases separated by a barrier each (paper 003, s. 5)", .unfit = fits_topology,
+     .applies = "an attached switch tree of P machines, or none (one switch)"},
+};
+
+}  // namespace
+
+std::span<const AlgorithmEntry<AlltoallOp>> AlltoallOp::algorithms() { return kAlgorithms; }
+
+AlltoallOp::Shape AlltoallOp::shape(const Args& a, const Comm& comm, const Options& o) {
+  return {comm.size(), a.block, &comm.nodes(), comm.cache().topology.get(), &o};
+}
+
+std::uint64_t AlltoallOp::key_options(const Shape& s) {
+  return static_cast<std::uint64_t>(s.opts->inter_node) * 4 + s.opts->allow_fallback * 2 + s.opts->node_shared_memory;
+}
+
+ArgumentCheck AlltoallOp::argument_check(const Args& a, const Shape& s, const Comm& comm, Algo algo, const Options& o,
+                                         bool have_buffers) {
+  (void)comm;
+  ArgumentCheck c;
+  const std::size_t b = a.block;
+  const auto limit = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
+  if (b > limit / static_cast<std::size_t>(s.p)) {
+    c.local = "block_bytes " + std::to_string(b) + " x P " + std::to_string(s.p) + " overflows the address space";
+  } else if (have_buffers && b > 0 && (a.send == nullptr || a.recv == nullptr)) {
+    c.local = std::string(a.send == nullptr ? "send" : "recv") + " buffer is null";
+  } else if (have_buffers && b > 0) {
+    const auto* sp = static_cast<const std::byte*>(a.send);
+    const auto* rp = static_cast<const std::byte*>(a.recv);
+    const std::size_t n = b * static_cast<std::size_t>(s.p);
+    if (sp < rp + n && rp < sp + n) c.local = "send and recv buffers overlap";
+  }
+  c.sizes = b;
+  c.mode = static_cast<std::uint64_t>(algo) * 1024 + static_cast<std::uint64_t>(o.inter_node);
+  return c;
+}
+
+std::string AlltoallOp::sizes_differ(const Args& a, std::uint64_t max, std::uint64_t min) {
+  return "block_bytes differ across ranks (min " + std::to_string(min) + ", max " + std::to_string(max) +
+         "); this rank passed " + std::to_string(a.block);
+}
+
+std::string AlltoallOp::modes_differ(Algo algo, const Options& o) {
+  return "ranks asked for different algorithms (this rank: " + std::string(alltoall_algo_name(algo)) +
+         ", inter-node " + std::string(alltoall_algo_name(o.inter_node)) + ")";
+}
+
+void AlltoallOp::check_agreement(const Args& a, const Comm& comm, const Options&) {
+  const SameField fields[] = {{"block_bytes", a.block}};
+  check_same_on_all_ranks(comm, "alltoall", fields);
+}
+
+PlanKey AlltoallOp::plan_key(Algo ran, const Shape& s) {
+  // The paper 002 schemes' program depends on their inter-node algorithm and transport too.
+  const bool scheme = ran == Algo::Leader || ran == Algo::SendAggregate || ran == Algo::RecvDistribute;
+  return PlanKey{"alltoall", static_cast<int>(ran), s.block,
+                 scheme ? static_cast<std::uint64_t>(s.opts->inter_node) * 2 + s.opts->node_shared_memory : 0};
+}
+
+std::shared_ptr<PlanState> AlltoallOp::state(const Choice<Algo>& c, const Args&, const Shape& s, const Comm& comm,
+                                             Form form) {
+  const bool blocking = form == Form::Blocking;
+  if (c.algo == Algo::Leader || c.algo == Algo::SendAggregate || c.algo == Algo::RecvDistribute)
+    return hierarchical_plan(c.algo, comm, s.block, *s.opts, c.reason(), blocking);
+  const MPI_Comm mc = comm.mpi();
+  const std::size_t b = s.block;
+  return choice_state(
+      comm, c.reason(), c.algo == Algo::Native,
+      [b, mc] {
+        return [b, mc](const void* sp, void* rp, MPI_Request* q) {
+          const MpiBytes block(b);
+          check_mpi(MPI_Ialltoall(sp, block.count(), block.type(), rp, block.count(), block.type(), mc, q),
+                    "MPI_Ialltoall");
+        };
+      },
+      [&] { return build_alltoall_program(c.algo, s.p, comm.rank(), b, s.nodes, s.topology); }, !blocking);
+}
+
+void AlltoallOp::native(const Args& a, const Shape& s, const Comm& comm) {
+  native_alltoall(static_cast<const std::byte*>(a.send), static_cast<std::byte*>(a.recv), s.block, comm.mpi());
+}
+
+namespace {
+
+ScheduleRun schedule_run_of(AlltoallAlgo a) {
+  return a == AlltoallAlgo::Linear || a == AlltoallAlgo::Ring ? ScheduleRun::AllAtOnce : ScheduleRun::PerRound;
+}
+
+// A shape for P ranks without a Comm: one rank per node, one switch.
+struct FlatShape {
+  NodeMap nodes;
+  AlltoallOp::Shape shape;
+  FlatShape(int p, std::size_t block, const AlltoallOptions& o)
+      : nodes(NodeMap::one_rank_per_node(p)), shape{p, block, &nodes, nullptr, &o} {}
+};
+
+}  // namespace
+
+StepProgram build_alltoall_program(AlltoallAlgo a, int p, int rank, std::size_t b, const NodeMap* nodes,
+                                   const Topology* topology) {
+  switch (a) {
+    case AlltoallAlgo::Bruck: return bruck_program(p, rank, b);
+    case AlltoallAlgo::TreeScheduled:
+    case AlltoallAlgo::TreeScheduledBarrier: return tree_scheduled_program(topology, p, rank, b, a);
+    case AlltoallAlgo::ClusteredFactor:
+    case AlltoallAlgo::ClusteredFactorFill:
+      if (nodes != nullptr) {
+        return schedule_program(
+            clustered_factor_schedule(*nodes, {.intra_fill = a == AlltoallAlgo::ClusteredFactorFill}).schedule,
+            rank, b, ScheduleRun::PerRound);
+      }
+      [[fallthrough]];
+    default: return schedule_program(alltoall_schedule(a, p), rank, b, schedule_run_of(a));
+  }
+}
+
+}  // namespace detail
+
+using Driver = detail::Driver<detail::AlltoallOp>;
+
+const std::vector<AlltoallAlgoInfo>& alltoall_algorithms() { return detail::algorithm_infos<detail::AlltoallOp>(); }
+
+std::string_view alltoall_algo_name(AlltoallAlgo a) { return detail::name_of<detail::AlltoallOp>(a); }
 
 AlltoallAlgo alltoall_algo_from_name(std::string_view name) {
-  return detail::algorithm_in(alltoall_algorithms(), name, "all-to-all");
+  return detail::algorithm_named<detail::AlltoallOp>(name);
 }
 
 AlltoallAlgo alltoall_algo_from_env(AlltoallAlgo fallback) {
-  return detail::algorithm_from_env(alltoall_algorithms(), "LIBCOMM_ALLTOALL", fallback, "all-to-all");
+  return detail::algorithm_from_env<detail::AlltoallOp>(fallback);
 }
 
-AlltoallChoice choose_alltoall(AlltoallAlgo requested, std::size_t block_bytes, int p,
-                               const AlltoallOptions& opts) {
-  const auto ps = [p] { return std::to_string(p); };  // only for the reasons that name P
-  switch (requested) {
-    case AlltoallAlgo::Auto:
-      // Paper 002, section 2.4 / 6 (MVAPICH-PSM thresholds): Bruck up to 256 B, direct
-      // Isend-Irecv up to 32 KiB, pairwise exchange beyond.
-      if (block_bytes <= 256)
-        return {AlltoallAlgo::Bruck, "auto: bruck for blocks <= 256 B (start-up bound)"};
-      if (block_bytes <= 32768)
-        return {AlltoallAlgo::Ring, "auto: ring (isend/irecv) for 256 B < blocks <= 32 KiB"};
-      if (is_power_of_two(p))
-        return {AlltoallAlgo::Pairwise, "auto: pairwise for blocks > 32 KiB, P = " + ps()};
-      return {AlltoallAlgo::RingSendrecv,
-              "auto: ring_sendrecv for blocks > 32 KiB (P = " + ps() + " is not a power of two)"};
-    case AlltoallAlgo::Pairwise:
-      if (is_power_of_two(p)) return AlltoallChoice::requested(requested);
-      require(opts.allow_fallback, "pairwise: needs a power-of-two number of ranks, P = " + ps() +
-                                       " (fallback disabled)");
-      return {AlltoallAlgo::RingSendrecv,
-              "pairwise needs a power of two, P = " + ps() + ": ran ring_sendrecv instead"};
-    case AlltoallAlgo::FactorGrouped:
-      if (p % 2 == 0) return AlltoallChoice::requested(requested);
-      require(opts.allow_fallback, "factor_grouped: self-loops can be grouped only for even P, P = " +
-                                       ps() + " (fallback disabled)");
-      return {AlltoallAlgo::Factor,
-              "factor_grouped needs an even P, P = " + ps() + ": ran factor instead"};
-    default:
-      return AlltoallChoice::requested(requested);
-  }
+AlltoallChoice choose_alltoall(AlltoallAlgo requested, std::size_t block_bytes, int p, const AlltoallOptions& opts) {
+  require(p > 0, "choose_alltoall: P must be positive, got " + std::to_string(p));
+  const detail::FlatShape flat(p, block_bytes, opts);
+  if (requested != AlltoallAlgo::Auto) return Driver::resolve_requested(requested, flat.shape, opts.allow_fallback);
+  // Without a Comm: the model on one rank per node (what the paper 002 schemes' inter-node
+  // step asks for its column of one rank per node).
+  const detail::AutoAnswer m = detail::model_answer(Driver::question(flat.shape, nullptr));
+  return AlltoallChoice(static_cast<AlltoallAlgo>(m.algo), m.reason);
 }
 
 AlltoallChoice choose_alltoall(AlltoallAlgo requested, std::size_t block_bytes, const Comm& comm,
                                const AlltoallOptions& opts) {
-  if (requested != AlltoallAlgo::Auto) return choose_alltoall(requested, block_bytes, comm.size(), opts);
-  const auto pick = tuned_choice(tuning_query("alltoall", comm, block_bytes));
-  if (!pick) return choose_alltoall(requested, block_bytes, comm.size(), opts).note(" (no tuning table row)");
-  const AlltoallAlgo tuned = alltoall_algo_from_name(pick->algo);
-  // A hierarchical scheme runs its inter-node step (Auto by default) on a communicator of
-  // one rank per node; taking a hierarchical row there would recurse, so such rows apply
-  // only where a node holds several ranks and there are several nodes.
-  const bool multi_rank_nodes = comm.nodes().num_nodes() > 1 && comm.nodes().num_nodes() < comm.size();
-  if (is_hierarchical(tuned) && (is_hierarchical(opts.inter_node) || !multi_rank_nodes)) {
-    return choose_alltoall(requested, block_bytes, comm.size(), opts)
-        .note(" (the table's " + pick->algo + " needs several nodes of several ranks and a regular inter-node "
-              "algorithm)");
-  }
-  // The table may come from another rank count: its algorithm's own fallback then applies.
-  AlltoallOptions o = opts;
-  o.allow_fallback = true;
-  const AlltoallChoice c = choose_alltoall(tuned, block_bytes, comm.size(), o);
-  return {c.algo, "auto: " + pick->algo + " from " + pick->reason +
-                      (c.algo == tuned ? "" : "; " + c.reason())};
+  const detail::AlltoallOp::Args a{nullptr, nullptr, block_bytes};
+  return Driver::choose(requested, detail::AlltoallOp::shape(a, comm, opts), comm);
 }
 
 bool is_hierarchical(AlltoallAlgo a) {
-  return a == AlltoallAlgo::ClusteredFactor || a == AlltoallAlgo::ClusteredFactorFill ||
-         a == AlltoallAlgo::Leader || a == AlltoallAlgo::SendAggregate ||
-         a == AlltoallAlgo::RecvDistribute;
+  return a == AlltoallAlgo::ClusteredFactor || a == AlltoallAlgo::ClusteredFactorFill || a == AlltoallAlgo::Leader ||
+         a == AlltoallAlgo::SendAggregate || a == AlltoallAlgo::RecvDistribute;
 }
 
 Schedule alltoall_schedule(AlltoallAlgo a, int p) {
@@ -138,134 +261,9 @@ Schedule alltoall_schedule(AlltoallAlgo a, int p) {
                                        {.intra_fill = a == AlltoallAlgo::ClusteredFactorFill})
           .schedule;
     default:
-      throw Error("alltoall_schedule: '" + std::string(alltoall_algo_name(a)) +
-                  "' is not a schedule of whole blocks");
+      throw Error("alltoall_schedule: '" + std::string(alltoall_algo_name(a)) + "' is not a schedule of whole blocks");
   }
 }
-
-namespace {
-
-// Collective argument check: every rank learns about a problem on any rank, so all of
-// them throw the same kind of Error instead of some hanging in the exchange.
-// Without buffers (a plan made before them), only sizes and algorithms are compared.
-void check_alltoall_args(const void* send, void* recv, std::size_t b, const Comm& comm,
-                         AlltoallAlgo algo, AlltoallAlgo inter_node, bool have_buffers = true) {
-  const int p = comm.size(), me = comm.rank();
-  std::string local;
-  const auto limit = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
-  if (b > limit / static_cast<std::size_t>(p)) {
-    local = "block_bytes " + std::to_string(b) + " x P " + std::to_string(p) +
-            " overflows the address space";
-  } else if (!have_buffers) {
-  } else if (b > 0 && (send == nullptr || recv == nullptr)) {
-    local = std::string(send == nullptr ? "send" : "recv") + " buffer is null";
-  } else if (b > 0) {
-    const auto* s = static_cast<const std::byte*>(send);
-    const auto* r = static_cast<const std::byte*>(recv);
-    const std::size_t n = b * static_cast<std::size_t>(p);
-    if (s < r + n && r < s + n) local = "send and recv buffers overlap";
-  }
-  // max over ranks of: [bad rank marker, block, ~block, algo, ~algo]
-  using u64 = unsigned long long;
-  const u64 algos = static_cast<u64>(algo) * 1024 + static_cast<u64>(inter_node);
-  std::array<u64, 5> v = {local.empty() ? 0ULL : static_cast<u64>(p - me), b, ~u64{b}, algos,
-                          ~algos};
-  detail::check_mpi(MPI_Allreduce(MPI_IN_PLACE, v.data(), 5, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
-                                  comm.internal()),
-                    "MPI_Allreduce");
-  const std::string where = "alltoall: rank " + std::to_string(me) + ": ";
-  if (!local.empty()) throw Error(where + local);
-  if (v[0] != 0)
-    throw Error(where + "rank " + std::to_string(p - static_cast<int>(v[0])) +
-                " reported an invalid argument (see its message)");
-  if (v[1] != ~v[2])
-    throw Error(where + "block_bytes differ across ranks (min " + std::to_string(~v[2]) +
-                ", max " + std::to_string(v[1]) + "); this rank passed " + std::to_string(b));
-  if (v[3] != ~v[4])
-    throw Error(where + "ranks asked for different algorithms (this rank: " +
-                std::string(alltoall_algo_name(algo)) + ", inter-node " +
-                std::string(alltoall_algo_name(inter_node)) + ")");
-}
-
-ScheduleRun schedule_run_of(AlltoallAlgo a) {
-  return a == AlltoallAlgo::Linear || a == AlltoallAlgo::Ring ? ScheduleRun::AllAtOnce
-                                                              : ScheduleRun::PerRound;
-}
-
-// The plan state of a resolved choice; `blocking` for the plans the blocking calls keep
-// (they borrow the Comm's scratch and may use library collectives inside, multicore.cpp).
-std::shared_ptr<detail::PlanState> alltoall_state(const AlltoallChoice& c, std::size_t b, const Comm& comm,
-                                                  const AlltoallOptions& opts, bool blocking) {
-  if (c.algo == AlltoallAlgo::Leader || c.algo == AlltoallAlgo::SendAggregate ||
-      c.algo == AlltoallAlgo::RecvDistribute)
-    return detail::hierarchical_plan(c.algo, comm, b, opts, c.reason(), blocking);
-  const MPI_Comm mc = comm.mpi();
-  const auto native_start = [b, mc] {
-    return [b, mc](const void* s, void* r, MPI_Request* q) {
-      const detail::MpiBytes block(b);
-      detail::check_mpi(MPI_Ialltoall(s, block.count(), block.type(), r, block.count(), block.type(), mc, q),
-                        "MPI_Ialltoall");
-    };
-  };
-  return detail::choice_state(
-      comm, c.reason(), c.algo == AlltoallAlgo::Native, native_start,
-      [&] {
-        const auto topo = attached_topology(comm);
-        return detail::build_alltoall_program(c.algo, comm.size(), comm.rank(), b, &comm.nodes(), topo.get());
-      },
-      !blocking);
-}
-
-// The key of a kept plan: what its step program depends on (the hierarchical schemes'
-// inner choice depends on the inter-node algorithm too).
-PlanKey plan_key(AlltoallAlgo ran, std::size_t block_bytes, const AlltoallOptions& opts) {
-  return PlanKey{"alltoall", static_cast<int>(ran), block_bytes,
-                 is_hierarchical(ran) ? static_cast<std::uint64_t>(opts.inter_node) * 2 + opts.node_shared_memory : 0};
-}
-
-AlltoallChoice resolve(AlltoallAlgo algo, std::size_t block_bytes, const Comm& comm, const AlltoallOptions& opts) {
-  if (check_mode()) {
-    const detail::SameField fields[] = {{"block_bytes", block_bytes}};
-    detail::check_same_on_all_ranks(comm, "alltoall", fields);
-  }
-  // Auto's choice depends on the size, the inter-node algorithm and the fallback switch.
-  const DecisionKey key{"alltoall", block_bytes, 1.0,
-                        static_cast<std::uint64_t>(opts.inter_node) * 2 + opts.allow_fallback};
-  const AlltoallChoice c =
-      detail::decided_choice(algo, comm, key, [&] { return choose_alltoall(algo, block_bytes, comm, opts); });
-  const bool scheme = c.algo == AlltoallAlgo::Leader || c.algo == AlltoallAlgo::SendAggregate ||
-                      c.algo == AlltoallAlgo::RecvDistribute;
-  require(!scheme || !is_hierarchical(opts.inter_node), [&] {
-    return "alltoall: rank " + std::to_string(comm.rank()) + ": the inter-node algorithm of " +
-           std::string(alltoall_algo_name(c.algo)) + " must be a regular one, not " +
-           std::string(alltoall_algo_name(opts.inter_node));
-  });
-  return c;
-}
-
-}  // namespace
-
-namespace detail {
-
-StepProgram build_alltoall_program(AlltoallAlgo a, int p, int rank, std::size_t b, const NodeMap* nodes,
-                                   const Topology* topology) {
-  switch (a) {
-    case AlltoallAlgo::Bruck: return bruck_program(p, rank, b);
-    case AlltoallAlgo::TreeScheduled:
-    case AlltoallAlgo::TreeScheduledBarrier: return tree_scheduled_program(topology, p, rank, b, a);
-    case AlltoallAlgo::ClusteredFactor:
-    case AlltoallAlgo::ClusteredFactorFill:
-      if (nodes != nullptr) {
-        return schedule_program(
-            clustered_factor_schedule(*nodes, {.intra_fill = a == AlltoallAlgo::ClusteredFactorFill}).schedule,
-            rank, b, ScheduleRun::PerRound);
-      }
-      [[fallthrough]];
-    default: return schedule_program(alltoall_schedule(a, p), rank, b, schedule_run_of(a));
-  }
-}
-
-}  // namespace detail
 
 StepProgram alltoall_program(AlltoallAlgo a, int nprocs, int rank, std::size_t block_bytes) {
   require(nprocs > 0 && rank >= 0 && rank < nprocs,
@@ -293,42 +291,18 @@ StepProgram hierarchical_alltoall_program(AlltoallAlgo scheme, const NodeMap& no
   return detail::hierarchical_program(scheme, nodes, rank, block_bytes, inner, library_collectives, shared_memory);
 }
 
-AlltoallChoice alltoall(const void* send, void* recv, std::size_t block_bytes, const Comm& comm,
-                        AlltoallAlgo algo, const AlltoallOptions& opts) {
-  const AlltoallChoice c = [&] {
-    if (opts.check_args) check_alltoall_args(send, recv, block_bytes, comm, algo, opts.inter_node);
-    return resolve(algo, block_bytes, comm, opts);
-  }();
-  const AlltoallAlgo ran = c.algo;
-  const auto* s = static_cast<const std::byte*>(send);
-  auto* r = static_cast<std::byte*>(recv);
-  if (ran == AlltoallAlgo::Native) {
-    detail::native_alltoall(s, r, block_bytes, comm.mpi());
-    return c;
-  }
-  if (block_bytes == 0) return c;
-  detail::run_cached(comm, plan_key(ran, block_bytes, opts), {}, s, r,
-                     [&] { return alltoall_state(c, block_bytes, comm, opts, true); });
-  return c;
+AlltoallChoice alltoall(const void* send, void* recv, std::size_t block_bytes, const Comm& comm, AlltoallAlgo algo,
+                        const AlltoallOptions& opts) {
+  return Driver::blocking({send, recv, block_bytes}, comm, algo, opts);
 }
 
 Plan plan_alltoall(const Comm& comm, std::size_t block_bytes, AlltoallAlgo algo, const AlltoallOptions& opts) {
-  // Collective like MPI_Alltoall_init: the argument check (sizes and algorithm agree) runs
-  // once here, with no buffers yet.
-  if (opts.check_args) check_alltoall_args(nullptr, nullptr, block_bytes, comm, algo, opts.inter_node, false);
-  return Plan(alltoall_state(resolve(algo, block_bytes, comm, opts), block_bytes, comm, opts, false));
+  return Driver::persistent({nullptr, nullptr, block_bytes}, comm, algo, opts);
 }
 
 Request ialltoall(const void* send, void* recv, std::size_t block_bytes, const Comm& comm, AlltoallAlgo algo,
                   const AlltoallOptions& opts) {
-  AlltoallOptions o = opts;
-  o.check_args = false;  // no blocking collective inside a non-blocking call
-  const AlltoallChoice c = resolve(algo, block_bytes, comm, o);
-  PlanKey key = plan_key(c.algo, block_bytes, o);
-  key.options = key.options * 64 + static_cast<std::uint64_t>(algo);  // the kept plan's reason is this request's
-  Plan plan(detail::request_plan(comm, key, {}, [&] { return alltoall_state(c, block_bytes, comm, o, false); }));
-  plan.start(send, recv);
-  return plan;
+  return Driver::nonblocking({send, recv, block_bytes}, comm, algo, opts);
 }
 
 }  // namespace libcomm

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "../core/driver.hpp"
 #include "libcomm/alltoall.hpp"
 #include "libcomm/comm.hpp"
 #include "libcomm/program.hpp"
@@ -18,6 +19,65 @@
 namespace libcomm::detail {
 
 struct PlanState;
+
+// The regular all-to-all as an operation of the one driver (core/driver.hpp); its members
+// are defined in alltoall.cpp, its cost formulas in costs.cpp.
+struct AlltoallOp {
+  using Algo = AlltoallAlgo;
+  using Options = AlltoallOptions;
+  static constexpr std::string_view name = "alltoall";
+  static constexpr std::string_view what = "all-to-all";
+  static constexpr const char* env = "LIBCOMM_ALLTOALL";
+  struct Args {
+    const void* send = nullptr;
+    void* recv = nullptr;
+    std::size_t block = 0;
+  };
+  struct Shape {
+    int p = 1;
+    std::size_t block = 0;
+    const NodeMap* nodes = nullptr;
+    const Topology* topology = nullptr;  // attached switch tree, or null (one switch)
+    const Options* opts = nullptr;
+  };
+  static std::span<const AlgorithmEntry<AlltoallOp>> algorithms();
+  static Shape shape(const Args& a, const Comm& comm, const Options& o);
+  static std::uint64_t key_bytes(const Shape& s) { return s.block; }
+  static std::uint64_t key_options(const Shape& s);
+  static std::uint64_t decision_bytes(const Shape& s) { return s.block; }
+  static bool has_topology(const Shape& s) { return s.topology != nullptr; }
+  static bool one_node_shared(const Shape& s) { return s.p > 1 && s.nodes->num_nodes() == 1; }
+  static ArgumentCheck argument_check(const Args& a, const Shape& s, const Comm& comm, Algo algo, const Options& o,
+                                      bool have_buffers);
+  static std::string sizes_differ(const Args& a, std::uint64_t max, std::uint64_t min);
+  static std::string modes_differ(Algo algo, const Options& o);
+  static void check_agreement(const Args& a, const Comm& comm, const Options& o);
+  static PlanKey plan_key(Algo ran, const Shape& s);
+  static std::span<const std::size_t> plan_shape(const Shape&) { return {}; }
+  static std::shared_ptr<PlanState> state(const Choice<Algo>& c, const Args& a, const Shape& s, const Comm& comm,
+                                          Form form);
+  static void native(const Args& a, const Shape& s, const Comm& comm);
+  static bool empty(const Shape& s) { return s.block == 0; }
+};
+
+// Cost formulas (costs.cpp; docs/algorithms.md "Cost formulas"), seconds of one call.
+namespace alltoall_cost {
+double linear(const AlltoallOp::Shape& s, const CostParams& c);
+double one_exchange_per_round(const AlltoallOp::Shape& s, const CostParams& c);
+double pairwise(const AlltoallOp::Shape& s, const CostParams& c);
+double factor(const AlltoallOp::Shape& s, const CostParams& c);
+double bruck(const AlltoallOp::Shape& s, const CostParams& c);
+double clustered_factor(const AlltoallOp::Shape& s, const CostParams& c);
+double leader(const AlltoallOp::Shape& s, const CostParams& c);
+double send_aggregate(const AlltoallOp::Shape& s, const CostParams& c);
+double recv_distribute(const AlltoallOp::Shape& s, const CostParams& c);
+double tree_scheduled(const AlltoallOp::Shape& s, const CostParams& c);
+double native(const AlltoallOp::Shape& s, const CostParams& c);
+// The cheapest regular (non-hierarchical) algorithm for P ranks, one per node, of `block`
+// bytes, with link figures scaled by `link_share` (ranks sharing each link): the
+// inter-node step of the paper 002 schemes.
+double inter_node(int p, double block, double link_share, const CostParams& c, AlltoallAlgo inter);
+}  // namespace alltoall_cost
 
 // Schedule builders (each in its own file).
 Schedule linear_schedule(int nprocs);          // linear.cpp

@@ -58,29 +58,18 @@
 
 #include "../core/mpi_bytes.hpp"
 #include "../core/comm_cache.hpp"
+#include "../core/node_channel.hpp"
 #include "../core/plan_state.hpp"
 #include "alltoall_internal.hpp"
 #include "libcomm/alltoall.hpp"
+#include "libcomm/auto_policy.hpp"
 
 namespace libcomm::detail {
 
-// A communicator split off the user's, freed with the hierarchy.
-struct OwnedComm {
-  MPI_Comm comm = MPI_COMM_NULL;
-  OwnedComm() = default;
-  OwnedComm(const OwnedComm&) = delete;
-  OwnedComm& operator=(const OwnedComm&) = delete;
-  ~OwnedComm() {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (!finalized && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
-  }
-};
-
 // The sub-communicators of a Comm's node map, made once (collectively) and attached to it.
 struct Hierarchy {
-  OwnedComm node, leaders;              // leaders: only on local rank 0
-  bool shared_memory = false;           // every node's processes share memory (all ranks agree)
+  std::shared_ptr<const NodeChannel> node;  // the node and whether its processes share memory
+  OwnedComm leaders;                        // only on local rank 0
   std::vector<std::unique_ptr<OwnedComm>> columns;  // the columns this process plays, ascending
   // Comms of the played columns (the inner algorithm's choice asks the first): made for
   // every played column in ascending order, as the splits are, so that no rank waits in a
@@ -89,18 +78,6 @@ struct Hierarchy {
 };
 
 namespace {
-
-// Whether the processes of `node` share memory, agreed on over `all` (one node that does
-// not makes every node use messages). Under SimGrid every simulated process is a thread of
-// one OS process, so they always do (and the copies are charged by the copy model).
-bool node_shares_memory(MPI_Comm node, MPI_Comm all) {
-  int ok = 1;
-#ifndef LIBCOMM_SIMGRID
-  ok = shared_memory_node_map(node).num_nodes() == 1 ? 1 : 0;
-#endif
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, all), "MPI_Allreduce");
-  return ok != 0;
-}
 
 // Made by the first hierarchical call on comm (collective, like every call) and kept.
 std::shared_ptr<const Hierarchy> hierarchy_of(const Comm& comm) {
@@ -112,8 +89,7 @@ std::shared_ptr<const Hierarchy> hierarchy_of(const Comm& comm) {
   int cmax = 1;
   for (int n = 0; n < nm.num_nodes(); ++n) cmax = std::max(cmax, nm.node_size(n));
   const MPI_Comm base = comm.internal();
-  check_mpi(MPI_Comm_split(base, node, local, &h->node.comm), "MPI_Comm_split");
-  h->shared_memory = node_shares_memory(h->node.comm, base);
+  h->node = node_channel_of(comm);
   check_mpi(MPI_Comm_split(base, local == 0 ? 0 : MPI_UNDEFINED, node, &h->leaders.comm), "MPI_Comm_split");
   for (int z = 0; z < cmax; ++z) {  // member of column z: node V's process z mod size(V)
     const bool plays = z % size == local;
@@ -421,12 +397,17 @@ std::shared_ptr<PlanState> hierarchical_plan(AlltoallAlgo scheme, const Comm& co
   const auto h = hierarchy_of(comm);
   AlltoallOptions inner_opts = opts;
   inner_opts.check_args = false;
+  // The inter-node algorithm: the table's or the model's choice on a column (online cannot
+  // measure inside a plan that is being built: the model decides then).
+  const bool measured = auto_policy() == AutoPolicy::Online;
+  const int nodes = comm.nodes().num_nodes();
   const InnerChoice inner = [&](std::size_t bytes) {
+    if (measured) return choose_alltoall(opts.inter_node, bytes, nodes, inner_opts).algo;
     return choose_alltoall(opts.inter_node, bytes, h->column_comms.front(), inner_opts).algo;
   };
   StepProgram prog = hierarchical_program(scheme, comm.nodes(), comm.rank(), b, inner, blocking,
-                                          h->shared_memory && opts.node_shared_memory);
-  std::vector<MPI_Comm> channels = {h->node.comm};
+                                          h->node->shared_memory && opts.node_shared_memory);
+  std::vector<MPI_Comm> channels = {h->node->node.comm};
   for (const auto& c : h->columns) channels.push_back(c->comm);
   if (h->leaders.comm != MPI_COMM_NULL) channels.push_back(h->leaders.comm);
   return program_plan(comm, std::move(prog), std::move(reason), !blocking, std::move(channels), h);

@@ -1,5 +1,7 @@
-// Dispatcher of the irregular all-to-all: names, modes, the Auto choice, the collective
-// argument check, statistics. The algorithms live one per file next to this one.
+// The irregular all-to-all as an operation of the one driver (core/driver.hpp): its
+// registry, argument check and plans, its modes, the count statistics Auto decides on and
+// the schedules as data; the public entry points are calls of the driver. The algorithms
+// live one per file next to this one, their formulas in costs.cpp.
 #include <algorithm>
 #include <array>
 #include <climits>
@@ -7,45 +9,14 @@
 #include <limits>
 #include <set>
 
-#include "../core/algorithm_table.hpp"
 #include "../core/check.hpp"
 #include "../core/mpi_bytes.hpp"
 #include "../core/comm_cache.hpp"
 #include "../core/plan_state.hpp"
-#include "../tuning/table_choice.hpp"
 #include "alltoallv_internal.hpp"
 #include "libcomm/tuning.hpp"
 
 namespace libcomm {
-
-const std::vector<AlltoallvAlgoInfo>& alltoallv_algorithms() {
-  static const std::vector<AlltoallvAlgoInfo> all = {
-      {AlltoallvAlgo::Auto, "auto",
-       "tuning table (LIBCOMM_TUNING), else four_stage when 4 ceil(sqrt P) + 2 < P (fewer start-ups, paper 001 Table 3), else direct"},
-      {AlltoallvAlgo::Native, "native", "the MPI library's MPI_Alltoallv (reference)"},
-      {AlltoallvAlgo::Direct, "direct",
-       "A1: P steps, step k sends to (me + k) % P (paper 001, s. 3.1.1)"},
-      {AlltoallvAlgo::TwoStage, "two_stage",
-       "A2: messages sliced evenly over P nodes by a counter scan, two all-to-all stages (s. "
-       "3.1.2)"},
-      {AlltoallvAlgo::Mesh, "mesh",
-       "A3: row combine then column deliver on a sqrt(P) x sqrt(P) mesh; perfect squares only (s. "
-       "3.1.3)"},
-      {AlltoallvAlgo::FourStage, "four_stage",
-       "A4: four balanced stages on ceil(sqrt P) columns, any P (pseudo-nodes, stalls; s. 3.2)"},
-  };
-  return all;
-}
-
-std::string_view alltoallv_algo_name(AlltoallvAlgo a) { return detail::name_in(alltoallv_algorithms(), a); }
-
-AlltoallvAlgo alltoallv_algo_from_name(std::string_view name) {
-  return detail::algorithm_in(alltoallv_algorithms(), name, "alltoallv");
-}
-
-AlltoallvAlgo alltoallv_algo_from_env(AlltoallvAlgo fallback) {
-  return detail::algorithm_from_env(alltoallv_algorithms(), "LIBCOMM_ALLTOALLV", fallback, "alltoallv");
-}
 
 std::string_view alltoallv_mode_name(AlltoallvMode m) {
   switch (m) {
@@ -92,24 +63,6 @@ int StagedSchedule::total_steps() const {
   int n = 0;
   for (const auto& s : stages) n += static_cast<int>(s.rounds.size());
   return n;
-}
-
-AlltoallvAlgo choose_alltoallv(AlltoallvAlgo requested, int p) {
-  if (requested != AlltoallvAlgo::Auto) return requested;
-  return 4 * detail::ceil_sqrt(p) + 2 < p ? AlltoallvAlgo::FourStage : AlltoallvAlgo::Direct;
-}
-
-AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, int p, const AlltoallvOptions& opts) {
-  if (requested == AlltoallvAlgo::Mesh && detail::exact_sqrt(p) == 0) {
-    require(opts.allow_fallback, [&] {
-      return "alltoallv: mesh needs a perfect-square number of ranks (a sqrt(P) x sqrt(P) mesh), P = " +
-             std::to_string(p) + " (fallback disabled; four_stage runs on any P)";
-    });
-    return {AlltoallvAlgo::FourStage, "mesh needs a perfect-square P, P = " + std::to_string(p) +
-                                          ": ran four_stage instead (A4 runs on any P)"};
-  }
-  if (requested != AlltoallvAlgo::Auto) return AlltoallvChoice::requested(requested);
-  return {choose_alltoallv(requested, p), "auto: the start-up rule"};
 }
 
 AlltoallvCountStats alltoallv_count_stats(std::span<const std::int64_t> counts, int p) {
@@ -163,68 +116,6 @@ AlltoallvCountStats alltoallv_count_stats(std::span<const std::int64_t> sendcoun
   return {static_cast<std::uint64_t>(g[0]), g[1] / pairs};
 }
 
-AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, const AlltoallvCountStats& counts,
-                                 const Comm& comm) {
-  const int p = comm.size();
-  if (requested != AlltoallvAlgo::Auto) return AlltoallvChoice::requested(requested);
-  auto rule = [&](const std::string& why) {
-    const AlltoallvAlgo a = choose_alltoallv(requested, p);
-    return AlltoallvChoice{a, "auto: " + std::string(alltoallv_algo_name(a)) + ": 4 ceil(sqrt P) + 2 = " +
-                                  std::to_string(4 * detail::ceil_sqrt(p) + 2) + (a == AlltoallvAlgo::FourStage ? " < " : " >= ") +
-                                  "P = " + std::to_string(p) + " start-ups (" + why + ")"};
-  };
-  auto q = tuning_query("alltoallv", comm, counts.max_bytes);
-  q.spread = counts.spread();
-  const auto pick = tuned_choice(q);
-  if (!pick) return rule("no tuning table row");
-  const AlltoallvAlgo tuned = alltoallv_algo_from_name(pick->algo);
-  if (tuned == AlltoallvAlgo::Mesh && detail::exact_sqrt(p) == 0)  // A3 needs a perfect square
-    return rule("the table's mesh cannot run on P = " + std::to_string(p));
-  return {tuned, "auto: " + pick->algo + " from " + pick->reason};
-}
-
-namespace {
-// DecisionKey options of the question "is there one answer for any counts?".
-constexpr std::uint64_t kAnyCounts = 1;
-// DecisionKey options of Auto's built-in start-up rule (no tuning table).
-constexpr std::uint64_t kStartupRule = 3;
-
-// Auto's choice when the table makes it without the counts (see lookup_any_size), else
-// Auto: the counts decide.
-AlltoallvChoice choose_alltoallv_any_counts(const Comm& comm) {
-  const auto table = active_tuning_table();
-  const auto pick = table ? table->lookup_any_size(tuning_query("alltoallv", comm, 0)) : std::nullopt;
-  if (!pick) return {AlltoallvAlgo::Auto, "the counts decide"};
-  const int p = comm.size();
-  const AlltoallvAlgo tuned = alltoallv_algo_from_name(pick->algo);
-  if (tuned == AlltoallvAlgo::Mesh && detail::exact_sqrt(p) == 0)  // as choose_alltoallv
-    return {choose_alltoallv(AlltoallvAlgo::Auto, p), "the table's mesh cannot run here"};
-  return {tuned, "auto: " + pick->algo + " from " + pick->reason};
-}
-
-// Whether the active table's answer for comm can depend on the spread of the counts
-// (remembered on comm like a decision: a table scan per call would cost more than the
-// MPI_Allreduce it saves).
-bool spread_matters(const Comm& comm) {
-  constexpr std::uint64_t kSpreadMatters = 2;
-  const DecisionKey key{"alltoallv", 0, 0.0, kSpreadMatters};
-  const std::uint64_t epoch = tuning_table_epoch();
-  if (const auto hit = comm.remembered_decision(key, epoch)) return hit->algo != 0;
-  const auto table = active_tuning_table();
-  const bool matters = table && table->spread_matters(tuning_query("alltoallv", comm, 0));
-  comm.remember_decision(key, epoch, {matters ? 1 : 0, nullptr});
-  return matters;
-}
-
-// The longest message over all ranks (one MPI_MAX), with the spread left at 1.
-AlltoallvCountStats longest_message_stats(std::span<const std::int64_t> sendcounts, const Comm& comm) {
-  std::uint64_t mine = 0, longest = 0;
-  for (auto c : sendcounts) mine = std::max<std::uint64_t>(mine, static_cast<std::uint64_t>(c));
-  detail::check_mpi(MPI_Allreduce(&mine, &longest, 1, MPI_UINT64_T, MPI_MAX, comm.internal()), "MPI_Allreduce");
-  return {longest, 0.0};
-}
-}  // namespace
-
 namespace detail {
 std::unique_ptr<StagedAlgorithm> make_staged(AlltoallvAlgo algo, int p) {
   switch (algo) {
@@ -243,7 +134,9 @@ std::unique_ptr<StagedAlgorithm> make_staged(AlltoallvAlgo algo, int p) {
 
 StagedSchedule alltoallv_schedule(AlltoallvAlgo algo, int p) {
   require(p > 0, "alltoallv_schedule: P must be positive, got " + std::to_string(p));
-  algo = choose_alltoallv(algo, p);
+  AlltoallvOptions strict;
+  strict.allow_fallback = false;  // (mesh on a non-square is an Error here, not four_stage)
+  algo = algo == AlltoallvAlgo::Auto ? choose_alltoallv(algo, p) : choose_alltoallv(algo, p, strict).algo;
   if (algo == AlltoallvAlgo::Direct) return detail::direct_schedule(p);
   require(algo != AlltoallvAlgo::Native,
           "alltoallv_schedule: native has no schedule (it is MPI_Alltoallv)");
@@ -281,245 +174,6 @@ VerifyResult verify_staged_schedule(const StagedSchedule& s) {
   return res;
 }
 
-namespace {
-
-// Collective argument check (see AlltoallvOptions::check_args). Returns whether native
-// must take its large-count path.
-bool check_alltoallv_args(const void* send, std::span<const std::int64_t> sc,
-                          std::span<const std::int64_t> sd, void* recv,
-                          std::span<const std::int64_t> rc, std::span<const std::int64_t> rd,
-                          const Comm& comm, AlltoallvAlgo algo,
-                          AlltoallvMode mode, bool allow_fallback, std::size_t element_bytes,
-                          bool have_buffers = true) {
-  const int p = comm.size(), me = comm.rank();
-  const auto up = static_cast<std::size_t>(p);
-  std::string local;
-  auto extent = [&](std::span<const std::int64_t> c, std::span<const std::int64_t> d,
-                    const char* cn, const char* dn, std::uint64_t& ext) {
-    const auto e = static_cast<std::int64_t>(element_bytes);
-    for (std::size_t k = 0; k < up && local.empty(); ++k) {
-      if (e > 1 && (c[k] % e != 0 || d[k] % e != 0))
-        local = std::string(c[k] % e != 0 ? cn : dn) + "[" + std::to_string(k) + "] = " +
-                std::to_string(c[k] % e != 0 ? c[k] : d[k]) + " is not a multiple of element_bytes " +
-                std::to_string(e);
-      else if (c[k] < 0)
-        local = std::string(cn) + "[" + std::to_string(k) + "] = " + std::to_string(c[k]) +
-                " is negative";
-      else if (d[k] < 0)
-        local = std::string(dn) + "[" + std::to_string(k) + "] = " + std::to_string(d[k]) +
-                " is negative";
-      else {
-        const auto lim = static_cast<std::uint64_t>(std::numeric_limits<std::ptrdiff_t>::max());
-        const auto end = static_cast<std::uint64_t>(c[k]) + static_cast<std::uint64_t>(d[k]);
-        if (end > lim)
-          local = std::string(cn) + "[" + std::to_string(k) + "] + " + dn + "[" + std::to_string(k) +
-                  "] bytes overflow the address space";
-        else if (c[k] > 0)
-          ext = std::max<std::uint64_t>(ext, end);
-      }
-    }
-  };
-  std::uint64_t sext = 0, rext = 0;
-  bool spans_ok = true;
-  if (sc.size() != up || sd.size() != up || rc.size() != up || rd.size() != up) {
-    local = "sendcounts/sdispls/recvcounts/rdispls hold " + std::to_string(sc.size()) + "/" +
-            std::to_string(sd.size()) + "/" + std::to_string(rc.size()) + "/" +
-            std::to_string(rd.size()) + " entries, need P = " + std::to_string(p);
-    spans_ok = false;
-  } else {
-    extent(sc, sd, "sendcounts", "sdispls", sext);
-    extent(rc, rd, "recvcounts", "rdispls", rext);
-    if (local.empty() && have_buffers && sext > 0 && send == nullptr)
-      local = "send buffer is null but sendcounts are not all zero";
-    if (local.empty() && have_buffers && rext > 0 && recv == nullptr)
-      local = "recv buffer is null but recvcounts are not all zero";
-    if (local.empty() && have_buffers && sext > 0 && rext > 0) {
-      const auto* s = static_cast<const std::byte*>(send);
-      const auto* r = static_cast<const std::byte*>(recv);
-      if (s < r + rext && r < s + sext) local = "send and recv buffers overlap";
-    }
-  }
-  // What every rank sends me must be what I expect.
-  std::vector<std::int64_t> mine(up, 0), theirs(up, 0);
-  if (spans_ok) std::copy(sc.begin(), sc.end(), mine.begin());
-  detail::check_mpi(
-      MPI_Alltoall(mine.data(), 1, MPI_INT64_T, theirs.data(), 1, MPI_INT64_T, comm.internal()),
-      "MPI_Alltoall");
-  if (local.empty() && spans_ok)
-    for (std::size_t k = 0; k < up; ++k)
-      if (theirs[k] != rc[k]) {
-        local = "recvcounts[" + std::to_string(k) + "] = " + std::to_string(rc[k]) + " but rank " +
-                std::to_string(k) + " sends " + std::to_string(theirs[k]) +
-                " bytes (its sendcounts[" + std::to_string(me) + "])";
-        break;
-      }
-  const bool fits = spans_ok && detail::native_fits_int(sc, sd, rc, rd);
-  using u64 = unsigned long long;
-  const u64 am = ((static_cast<u64>(element_bytes) * 16 + static_cast<u64>(algo)) * 16 + static_cast<u64>(mode)) * 2 +
-                 (allow_fallback ? 1 : 0);
-  std::array<u64, 4> v = {local.empty() ? 0ULL : static_cast<u64>(p - me), am, ~am, fits ? 0ULL : 1ULL};
-  detail::check_mpi(
-      MPI_Allreduce(MPI_IN_PLACE, v.data(), 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm.internal()),
-      "MPI_Allreduce");
-  const std::string where = "alltoallv: rank " + std::to_string(me) + ": ";
-  if (!local.empty()) throw Error(where + local);
-  if (v[0] != 0)
-    throw Error(where + "rank " + std::to_string(p - static_cast<int>(v[0])) +
-                " reported an invalid argument (see its message)");
-  if (v[1] != ~v[2])
-    throw Error(where + "ranks asked for different algorithms, modes, fallback switches or element sizes (this rank: " +
-                std::string(alltoallv_algo_name(algo)) + ", " + std::string(alltoallv_mode_name(mode)) +
-                ", element_bytes " + std::to_string(element_bytes) + ")");
-  return v[3] != 0;
-}
-
-// What a blocking call runs. Auto with a tuning table needs the count statistics of the
-// whole call (an MPI_Allreduce), so that every rank makes the same choice, unless the
-// table names one algorithm for every size and spread of this shape.
-AlltoallvChoice resolve(AlltoallvAlgo algo, std::span<const std::int64_t> sendcounts, const Comm& comm,
-                        const AlltoallvOptions& opts) {
-  const auto rule = [&] { return choose_alltoallv(algo, comm.size(), opts); };
-  if (algo != AlltoallvAlgo::Auto) return rule();
-  if (!active_tuning_table()) return detail::decided_choice(algo, comm, {"alltoallv", 0, 0.0, kStartupRule}, rule);
-  const AlltoallvChoice any = detail::decided_choice(algo, comm, {"alltoallv", 0, 0.0, kAnyCounts},
-                                                     [&] { return choose_alltoallv_any_counts(comm); });
-  if (any.algo != AlltoallvAlgo::Auto) return any;
-  // The spread only when the table measured several (the combined Allreduce costs as much
-  // as two plain ones at 2 ranks); else one MPI_MAX of the longest message.
-  const auto stats = spread_matters(comm) ? alltoallv_count_stats(sendcounts, comm)
-                                          : longest_message_stats(sendcounts, comm);
-  return detail::decided_choice(algo, comm, {"alltoallv", stats.max_bytes, stats.spread(), 0},
-                                [&] { return choose_alltoallv(algo, stats, comm); });
-}
-
-}  // namespace
-
-AlltoallvChoice alltoallv(const void* send, std::span<const std::int64_t> sendcounts,
-                          std::span<const std::int64_t> sdispls, void* recv, std::span<const std::int64_t> recvcounts,
-                          std::span<const std::int64_t> rdispls, const Comm& comm, AlltoallvAlgo algo,
-                          const AlltoallvOptions& opts) {
-  bool large = false;
-  if (check_mode())
-    detail::check_counts_match(comm, "alltoallv", "bytes", sendcounts, {"sendcounts"}, recvcounts, {"recvcounts"});
-  if (opts.check_args)
-    large = check_alltoallv_args(send, sendcounts, sdispls, recv, recvcounts, rdispls, comm, algo, opts.mode,
-                                 opts.allow_fallback, opts.element_bytes);
-  const AlltoallvChoice c = resolve(algo, sendcounts, comm, opts);
-  const AlltoallvAlgo ran = c.algo;
-  const auto* s = static_cast<const std::byte*>(send);
-  auto* r = static_cast<std::byte*>(recv);
-  if (opts.stats != nullptr) {
-    opts.stats->algo = ran;
-    opts.stats->mode = opts.mode;
-    opts.stats->stages.clear();
-  }
-  switch (ran) {
-    case AlltoallvAlgo::Native:
-      detail::native_alltoallv(s, sendcounts, sdispls, r, recvcounts, rdispls, comm.mpi(),
-                               large);
-      break;
-    case AlltoallvAlgo::Direct: {
-      if (opts.stats != nullptr)
-        opts.stats->stages = {detail::direct_stats(sendcounts, recvcounts, comm.rank())};
-      // The plan is kept for these counts and displacements (hashed into the key, compared in full).
-      // (The Comm's vector: no allocation per call once grown, and no thread_local, whose
-      // access from a shared library is a __tls_get_addr call.)
-      std::vector<std::size_t>& shape = comm.cache().shape;
-      shape.clear();
-      for (auto v : {sendcounts, sdispls, recvcounts, rdispls}) shape.insert(shape.end(), v.begin(), v.end());
-      const PlanKey key{"alltoallv", static_cast<int>(ran), detail::hash_sizes(shape),
-                        static_cast<std::uint64_t>(opts.mode)};
-      detail::run_cached(comm, key, shape, s, r, [&] {
-        return detail::program_plan(comm,
-                                    detail::direct_alltoallv_program(sendcounts, sdispls, recvcounts, rdispls,
-                                                                     comm.rank(), opts.mode),
-                                    c.reason(), false);
-      });
-      break;
-    }
-    case AlltoallvAlgo::Auto:
-      throw Error("alltoallv: internal error, Auto was not resolved");
-    default:
-      detail::run_staged(ran, s, sendcounts, sdispls, r, recvcounts, rdispls, comm,
-                         opts.mode, opts.stats, static_cast<std::int64_t>(opts.element_bytes));
-  }
-  return c;
-}
-
-namespace {
-
-// The plan state of the non-blocking and persistent forms. A staged algorithm routes every
-// rank's runs, so it needs the whole count matrix: a persistent plan gathers it when it is
-// made (collective, like MPI_Alltoallv_init); a request (`deferred`) posts an
-// MPI_Iallgather at start and builds its program once that has completed.
-std::shared_ptr<detail::PlanState> alltoallv_state(const Comm& comm, std::span<const std::int64_t> sendcounts,
-                                                   std::span<const std::int64_t> sdispls,
-                                                   std::span<const std::int64_t> recvcounts,
-                                                   std::span<const std::int64_t> rdispls, AlltoallvAlgo algo,
-                                                   const AlltoallvOptions& opts, bool large, bool deferred) {
-  require(sendcounts.size() == static_cast<std::size_t>(comm.size()) && sdispls.size() == sendcounts.size() &&
-              recvcounts.size() == sendcounts.size() && rdispls.size() == sendcounts.size(),
-          [&] {
-            return "alltoallv: rank " + std::to_string(comm.rank()) + ": counts and displacements need P = " +
-                   std::to_string(comm.size()) + " entries each";
-          });
-  // Auto picks direct here (the blocking rule would need the counts' statistics).
-  const AlltoallvChoice resolved =
-      algo == AlltoallvAlgo::Auto
-          ? AlltoallvChoice(AlltoallvAlgo::Direct,
-                            "auto: direct (the staged algorithms first gather the count matrix; direct needs no "
-                            "collective)")
-          : choose_alltoallv(algo, comm.size(), opts);
-  const AlltoallvAlgo ran = resolved.algo;
-  const std::string& reason = resolved.reason();
-  if (ran == AlltoallvAlgo::Native)
-    return detail::native_plan(comm, "native", reason,
-                               detail::native_ialltoallv(sendcounts, sdispls, recvcounts, rdispls,
-                                                         comm.mpi(), large));
-  if (ran == AlltoallvAlgo::Direct)
-    return detail::program_plan(
-        comm, detail::direct_alltoallv_program(sendcounts, sdispls, recvcounts, rdispls, comm.rank(), opts.mode),
-        reason, true);
-  const int p = comm.size(), me = comm.rank();
-  const auto up = static_cast<std::size_t>(p);
-  const auto unit = static_cast<std::int64_t>(opts.element_bytes);
-  auto matrix = std::make_shared<std::vector<std::int64_t>>(up * up);
-  if (!deferred) {
-    detail::check_mpi(MPI_Allgather(sendcounts.data(), p, MPI_INT64_T, matrix->data(), p, MPI_INT64_T, comm.internal()),
-                      "MPI_Allgather");
-    return detail::program_plan(
-        comm, detail::staged_alltoallv_program(ran, p, me, *matrix, sdispls, rdispls, opts.mode, unit), reason,
-        true);
-  }
-  // The request keeps its own copies of what it reads after this call returns.
-  auto row = std::make_shared<const std::vector<std::int64_t>>(sendcounts.begin(), sendcounts.end());
-  auto sd = std::make_shared<const std::vector<std::int64_t>>(sdispls.begin(), sdispls.end());
-  auto rd = std::make_shared<const std::vector<std::int64_t>>(rdispls.begin(), rdispls.end());
-  const MPI_Comm mc = comm.internal();
-  const AlltoallvMode mode = opts.mode;
-  return detail::deferred_program_plan(
-      comm, std::string(alltoallv_algo_name(ran)), reason,
-      [row, matrix, p, mc](MPI_Request* q) {
-        detail::check_mpi(MPI_Iallgather(row->data(), p, MPI_INT64_T, matrix->data(), p, MPI_INT64_T, mc, q),
-                          "MPI_Iallgather");
-      },
-      [=] { return detail::staged_alltoallv_program(ran, p, me, *matrix, *sd, *rd, mode, unit); });
-}
-
-}  // namespace
-
-Plan plan_alltoallv(const Comm& comm, std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
-                    std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
-                    AlltoallvAlgo algo, const AlltoallvOptions& opts) {
-  // Collective like MPI_Alltoallv_init: the argument check runs once here, without buffers,
-  // and decides native's large-count path on every rank alike.
-  bool large = !detail::native_fits_int(sendcounts, sdispls, recvcounts, rdispls);
-  if (opts.check_args)
-    large = check_alltoallv_args(nullptr, sendcounts, sdispls, nullptr, recvcounts, rdispls, comm, algo,
-                                 opts.mode, opts.allow_fallback, opts.element_bytes, false);
-  return Plan(alltoallv_state(comm, sendcounts, sdispls, recvcounts, rdispls, algo, opts, large, false));
-}
-
 StepProgram alltoallv_program(AlltoallvAlgo algo, int nprocs, int rank, std::span<const std::int64_t> m,
                               std::span<const std::int64_t> sdispls, std::span<const std::int64_t> rdispls,
                               AlltoallvMode mode, std::size_t element_bytes) {
@@ -530,7 +184,8 @@ StepProgram alltoallv_program(AlltoallvAlgo algo, int nprocs, int rank, std::spa
   });
   AlltoallvOptions o;
   o.allow_fallback = false;
-  const AlltoallvAlgo a = choose_alltoallv(algo, nprocs, o).algo;
+  const AlltoallvAlgo a =
+      algo == AlltoallvAlgo::Auto ? choose_alltoallv(algo, nprocs) : choose_alltoallv(algo, nprocs, o).algo;
   require(a != AlltoallvAlgo::Native, "alltoallv_program: native has no step program");
   if (a != AlltoallvAlgo::Direct)
     return detail::staged_alltoallv_program(a, nprocs, rank, m, sdispls, rdispls, mode,
@@ -543,15 +198,319 @@ StepProgram alltoallv_program(AlltoallvAlgo algo, int nprocs, int rank, std::spa
   return detail::direct_alltoallv_program(sc, sdispls, rc, rdispls, rank, mode);
 }
 
+
+namespace detail {
+
+namespace {
+
+using Shape = AlltoallvOp::Shape;
+
+std::string needs_square(const Shape& s) {
+  if (exact_sqrt(s.p) != 0) return "";
+  return "needs a perfect-square number of ranks (a sqrt(P) x sqrt(P) mesh), P = " + std::to_string(s.p);
+}
+
+constexpr AlgorithmEntry<AlltoallvOp> kAlgorithms[] = {
+    {.algo = AlltoallvAlgo::Auto, .name = "auto",
+     .summary = "the Auto policy (LIBCOMM_AUTO: online, model or table), decided once per site "
+                "(AlltoallvOptions::site) from the count statistics"},
+    {.algo = AlltoallvAlgo::Native, .name = "native", .summary = "the MPI library's MPI_Alltoallv (reference)",
+     .cost = alltoallv_cost::native},
+    {.algo = AlltoallvAlgo::Direct, .name = "direct",
+     .summary = "A1: P steps, step k sends to (me + k) % P (paper 001, s. 3.1.1)", .cost = alltoallv_cost::direct},
+    {.algo = AlltoallvAlgo::TwoStage, .name = "two_stage",
+     .summary = "A2: messages sliced evenly over P nodes by a counter scan, two all-to-all stages (s. 3.1.2)",
+     .cost = alltoallv_cost::two_stage},
+    {.algo = AlltoallvAlgo::Mesh, .name = "mesh",
+     .summary = "A3: row combine then column deliver on a sqrt(P) x sqrt(P) mesh; perfect squares only (s. 3.1.3)",
+     .unfit = needs_square, .applies = "P a perfect square", .fallback = AlltoallvAlgo::FourStage,
+     .fallback_why = "A3 runs on a sqrt(P) x sqrt(P) mesh; A4 is the paper's generalisation to any P (paper 001, "
+                     "s. 3.2)",
+     .cost = alltoallv_cost::mesh},
+    {.algo = AlltoallvAlgo::FourStage, .name = "four_stage",
+     .summary = "A4: four balanced stages on ceil(sqrt P) columns, any P (pseudo-nodes, stalls; s. 3.2)",
+     .cost = alltoallv_cost::four_stage},
+};
+
+void fill_stats(const AlltoallvOp::Args& a, const Shape& s, const Comm& comm, AlltoallvAlgo ran) {
+  AlltoallvStats* st = s.opts->stats;
+  if (st == nullptr) return;
+  st->algo = ran;
+  st->mode = s.opts->mode;
+  st->stages.clear();
+  if (ran == AlltoallvAlgo::Direct) st->stages = {direct_stats(a.sc, a.rc, comm.rank())};
+}
+
+}  // namespace
+
+std::span<const AlgorithmEntry<AlltoallvOp>> AlltoallvOp::algorithms() { return kAlgorithms; }
+
+AlltoallvOp::Shape AlltoallvOp::shape(const Args& a, const Comm& comm, const Options& o) {
+  Shape s;
+  s.p = comm.size();
+  s.sc = a.sc, s.sd = a.sd, s.rc = a.rc, s.rd = a.rd;
+  s.nodes = &comm.nodes();
+  s.opts = &o;
+  const auto up = static_cast<std::size_t>(s.p);
+  if (a.sc.size() != up || a.sd.size() != up || a.rc.size() != up || a.rd.size() != up) {
+    s.problem = "sendcounts/sdispls/recvcounts/rdispls hold " + std::to_string(a.sc.size()) + "/" +
+                std::to_string(a.sd.size()) + "/" + std::to_string(a.rc.size()) + "/" + std::to_string(a.rd.size()) +
+                " entries, need P = " + std::to_string(s.p);
+    return s;
+  }
+  // The plans are kept for these counts and displacements (hashed into the key, compared
+  // in full). (The Comm's vector: no allocation per call once grown.)
+  std::vector<std::size_t>& key = comm.cache().shape;
+  key.clear();
+  for (auto v : {a.sc, a.sd, a.rc, a.rd})
+    for (auto x : v) key.push_back(static_cast<std::size_t>(x));
+  s.key = key;
+  s.large = !native_fits_int(a.sc, a.sd, a.rc, a.rd);  // (the check decides it for every rank alike)
+  return s;
+}
+
+void AlltoallvOp::validate(const Shape& s, const Comm& comm) {
+  if (!s.problem.empty()) throw Error("alltoallv: rank " + std::to_string(comm.rank()) + ": " + s.problem);
+}
+
+void AlltoallvOp::agree(Shape& s, const Comm& comm) {
+  if (s.global) return;
+  s.stats = alltoallv_count_stats(s.sc, comm);
+  s.global = true;
+}
+
+std::optional<Choice<AlltoallvAlgo>> AlltoallvOp::unmeasured_default(const Shape& s) {
+  if (s.global) return std::nullopt;
+  return Choice<AlltoallvAlgo>(AlltoallvAlgo::Direct,
+                               "auto: direct (a non-blocking call cannot agree on the count statistics; direct needs no "
+                               "collective, the staged algorithms would first gather the count matrix)");
+}
+
+std::uint64_t AlltoallvOp::key_options(const Shape& s) {
+  return (static_cast<std::uint64_t>(s.opts->element_bytes) * 4 + static_cast<std::uint64_t>(s.opts->mode)) * 2 +
+         s.opts->allow_fallback;
+}
+
+ArgumentCheck AlltoallvOp::argument_check(const Args& a, const Shape& s, const Comm& comm, Algo algo,
+                                          const Options& o, bool have_buffers) {
+  const int p = s.p, me = comm.rank();
+  const auto up = static_cast<std::size_t>(p);
+  ArgumentCheck c;
+  c.local = s.problem;
+  auto extent = [&](std::span<const std::int64_t> cnt, std::span<const std::int64_t> d, const char* cn,
+                    const char* dn, std::uint64_t& ext) {
+    const auto e = static_cast<std::int64_t>(o.element_bytes);
+    for (std::size_t k = 0; k < up && c.local.empty(); ++k) {
+      if (e > 1 && (cnt[k] % e != 0 || d[k] % e != 0))
+        c.local = std::string(cnt[k] % e != 0 ? cn : dn) + "[" + std::to_string(k) + "] = " +
+                  std::to_string(cnt[k] % e != 0 ? cnt[k] : d[k]) + " is not a multiple of element_bytes " +
+                  std::to_string(e);
+      else if (cnt[k] < 0)
+        c.local = std::string(cn) + "[" + std::to_string(k) + "] = " + std::to_string(cnt[k]) + " is negative";
+      else if (d[k] < 0)
+        c.local = std::string(dn) + "[" + std::to_string(k) + "] = " + std::to_string(d[k]) + " is negative";
+      else {
+        const auto lim = static_cast<std::uint64_t>(std::numeric_limits<std::ptrdiff_t>::max());
+        const auto end = static_cast<std::uint64_t>(cnt[k]) + static_cast<std::uint64_t>(d[k]);
+        if (end > lim)
+          c.local = std::string(cn) + "[" + std::to_string(k) + "] + " + dn + "[" + std::to_string(k) +
+                    "] bytes overflow the address space";
+        else if (cnt[k] > 0)
+          ext = std::max<std::uint64_t>(ext, end);
+      }
+    }
+  };
+  std::uint64_t sext = 0, rext = 0;
+  const bool spans_ok = s.problem.empty();
+  if (spans_ok) {
+    extent(a.sc, a.sd, "sendcounts", "sdispls", sext);
+    extent(a.rc, a.rd, "recvcounts", "rdispls", rext);
+    if (c.local.empty() && have_buffers && sext > 0 && a.send == nullptr)
+      c.local = "send buffer is null but sendcounts are not all zero";
+    if (c.local.empty() && have_buffers && rext > 0 && a.recv == nullptr)
+      c.local = "recv buffer is null but recvcounts are not all zero";
+    if (c.local.empty() && have_buffers && sext > 0 && rext > 0) {
+      const auto* sp = static_cast<const std::byte*>(a.send);
+      const auto* rp = static_cast<const std::byte*>(a.recv);
+      if (sp < rp + rext && rp < sp + sext) c.local = "send and recv buffers overlap";
+    }
+  }
+  // What every rank sends me must be what I expect.
+  std::vector<std::int64_t> mine(up, 0), theirs(up, 0);
+  if (spans_ok) std::copy(a.sc.begin(), a.sc.end(), mine.begin());
+  check_mpi(MPI_Alltoall(mine.data(), 1, MPI_INT64_T, theirs.data(), 1, MPI_INT64_T, comm.internal()), "MPI_Alltoall");
+  if (c.local.empty() && spans_ok)
+    for (std::size_t k = 0; k < up; ++k)
+      if (theirs[k] != a.rc[k]) {
+        c.local = "recvcounts[" + std::to_string(k) + "] = " + std::to_string(a.rc[k]) + " but rank " +
+                  std::to_string(k) + " sends " + std::to_string(theirs[k]) + " bytes (its sendcounts[" +
+                  std::to_string(me) + "])";
+        break;
+      }
+  c.mode = ((static_cast<std::uint64_t>(o.element_bytes) * 16 + static_cast<std::uint64_t>(algo)) * 16 +
+            static_cast<std::uint64_t>(o.mode)) * 2 + (o.allow_fallback ? 1 : 0);
+  c.extra = spans_ok && native_fits_int(a.sc, a.sd, a.rc, a.rd) ? 0 : 1;
+  return c;
+}
+
+std::string AlltoallvOp::modes_differ(Algo algo, const Options& o) {
+  return "ranks asked for different algorithms, modes, fallback switches or element sizes (this rank: " +
+         std::string(alltoallv_algo_name(algo)) + ", " + std::string(alltoallv_mode_name(o.mode)) +
+         ", element_bytes " + std::to_string(o.element_bytes) + ")";
+}
+
+void AlltoallvOp::check_agreement(const Args& a, const Comm& comm, const Options&) {
+  check_counts_match(comm, "alltoallv", "bytes", a.sc, {"sendcounts"}, a.rc, {"recvcounts"});
+}
+
+PlanKey AlltoallvOp::plan_key(Algo ran, const Shape& s) {
+  const std::uint64_t options =
+      ((static_cast<std::uint64_t>(s.opts->element_bytes) * 4 + static_cast<std::uint64_t>(s.opts->mode)) * 2) +
+      (s.large ? 1 : 0);
+  return PlanKey{"alltoallv", static_cast<int>(ran), hash_sizes(s.key), options};
+}
+
+std::shared_ptr<PlanState> AlltoallvOp::state(const Choice<Algo>& c, const Args&, const Shape& s, const Comm& comm,
+                                              Form form) {
+  const AlltoallvAlgo ran = c.algo;
+  const std::string& reason = c.reason();
+  const bool own = form != Form::Blocking;
+  if (ran == AlltoallvAlgo::Native)
+    return native_plan(comm, "native", reason, native_ialltoallv(s.sc, s.sd, s.rc, s.rd, comm.mpi(), s.large));
+  if (ran == AlltoallvAlgo::Direct)
+    return program_plan(comm, direct_alltoallv_program(s.sc, s.sd, s.rc, s.rd, comm.rank(), s.opts->mode), reason,
+                        own);
+  // A staged algorithm routes every rank's runs, so it needs the whole count matrix: a
+  // persistent plan gathers it when it is made (collective, like MPI_Alltoallv_init); a
+  // request posts an MPI_Iallgather at start and builds its program once that has completed.
+  const int p = comm.size(), me = comm.rank();
+  const auto up = static_cast<std::size_t>(p);
+  const auto unit = static_cast<std::int64_t>(s.opts->element_bytes);
+  const AlltoallvMode mode = s.opts->mode;
+  auto matrix = std::make_shared<std::vector<std::int64_t>>(up * up);
+  if (form == Form::Persistent) {
+    check_mpi(MPI_Allgather(s.sc.data(), p, MPI_INT64_T, matrix->data(), p, MPI_INT64_T, comm.internal()),
+              "MPI_Allgather");
+    return program_plan(comm, staged_alltoallv_program(ran, p, me, *matrix, s.sd, s.rd, mode, unit), reason, true);
+  }
+  // The request keeps its own copies of what it reads after this call returns, and the
+  // program of its last run: a kept request whose gathered matrix is the same runs it again.
+  auto row = std::make_shared<const std::vector<std::int64_t>>(s.sc.begin(), s.sc.end());
+  auto sd = std::make_shared<const std::vector<std::int64_t>>(s.sd.begin(), s.sd.end());
+  auto rd = std::make_shared<const std::vector<std::int64_t>>(s.rd.begin(), s.rd.end());
+  auto last = std::make_shared<std::pair<std::vector<std::int64_t>, StepProgram>>();
+  const MPI_Comm mc = comm.internal();
+  return deferred_program_plan(
+      comm, std::string(alltoallv_algo_name(ran)), reason,
+      [row, matrix, p, mc](MPI_Request* q) {
+        check_mpi(MPI_Iallgather(row->data(), p, MPI_INT64_T, matrix->data(), p, MPI_INT64_T, mc, q),
+                  "MPI_Iallgather");
+      },
+      [=] {
+        if (last->first != *matrix) {
+          last->second = staged_alltoallv_program(ran, p, me, *matrix, *sd, *rd, mode, unit);
+          last->first = *matrix;
+        }
+        return last->second;
+      });
+}
+
+void AlltoallvOp::native(const Args& a, const Shape& s, const Comm& comm) {
+  fill_stats(a, s, comm, AlltoallvAlgo::Native);
+  native_alltoallv(static_cast<const std::byte*>(a.send), s.sc, s.sd, static_cast<std::byte*>(a.recv), s.rc, s.rd,
+                   comm.mpi(), s.large);
+}
+
+// The staged algorithms' blocking form is the paper's engine (staged_engine.cpp): it
+// routes each run as it arrives, with its header, so no rank needs the count matrix; a
+// step program is built from known message lengths (README, "The staged alltoallv engine").
+bool AlltoallvOp::run_outside(const Choice<Algo>& c, const Args& a, const Shape& s, const Comm& comm) {
+  fill_stats(a, s, comm, c.algo);
+  if (c.algo == AlltoallvAlgo::Direct) return false;
+  run_staged(c.algo, static_cast<const std::byte*>(a.send), s.sc, s.sd, static_cast<std::byte*>(a.recv), s.rc, s.rd,
+             comm, s.opts->mode, s.opts->stats, static_cast<std::int64_t>(s.opts->element_bytes));
+  return true;
+}
+
+}  // namespace detail
+
+using Driver = detail::Driver<detail::AlltoallvOp>;
+
+const std::vector<AlltoallvAlgoInfo>& alltoallv_algorithms() { return detail::algorithm_infos<detail::AlltoallvOp>(); }
+std::string_view alltoallv_algo_name(AlltoallvAlgo a) { return detail::name_of<detail::AlltoallvOp>(a); }
+AlltoallvAlgo alltoallv_algo_from_name(std::string_view name) {
+  return detail::algorithm_named<detail::AlltoallvOp>(name);
+}
+AlltoallvAlgo alltoallv_algo_from_env(AlltoallvAlgo fallback) {
+  return detail::algorithm_from_env<detail::AlltoallvOp>(fallback);
+}
+
+namespace {
+
+// A shape for P ranks without a Comm (one rank per node) with given count statistics.
+struct FlatShape {
+  NodeMap nodes;
+  detail::AlltoallvOp::Shape shape;
+  FlatShape(int p, const AlltoallvCountStats& stats, const AlltoallvOptions& o) : nodes(NodeMap::one_rank_per_node(p)) {
+    shape.p = p;
+    shape.nodes = &nodes;
+    shape.opts = &o;
+    shape.stats = stats;
+    shape.global = true;
+  }
+};
+
+AlltoallvChoice model_choice(const detail::AlltoallvOp::Shape& s) {
+  const detail::AutoAnswer m = detail::model_answer(Driver::question(s, nullptr));
+  return AlltoallvChoice(static_cast<AlltoallvAlgo>(m.algo), m.reason);
+}
+
+}  // namespace
+
+AlltoallvAlgo choose_alltoallv(AlltoallvAlgo requested, int p) {
+  if (requested != AlltoallvAlgo::Auto) return requested;
+  const AlltoallvOptions o;
+  const FlatShape flat(p, {1, 1.0}, o);
+  return Driver::program_choice(flat.shape).algo;
+}
+
+// Without counts the model prices start-ups alone (1-byte messages): four_stage where its
+// 4 ceil(sqrt P) + 2 start-ups beat the P - 1 of direct (paper 001, Table 3).
+AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, int p, const AlltoallvOptions& opts) {
+  require(p > 0, "choose_alltoallv: P must be positive, got " + std::to_string(p));
+  const FlatShape flat(p, {1, 1.0}, opts);
+  if (requested != AlltoallvAlgo::Auto) return Driver::resolve_requested(requested, flat.shape, opts.allow_fallback);
+  return model_choice(flat.shape);
+}
+
+AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, const AlltoallvCountStats& counts, const Comm& comm) {
+  static const AlltoallvOptions defaults;
+  detail::AlltoallvOp::Shape s;
+  s.p = comm.size();
+  s.nodes = &comm.nodes();
+  s.opts = &defaults;
+  s.stats = counts;
+  s.global = true;
+  return Driver::choose(requested, s, comm);
+}
+
+AlltoallvChoice alltoallv(const void* send, std::span<const std::int64_t> sendcounts,
+                          std::span<const std::int64_t> sdispls, void* recv, std::span<const std::int64_t> recvcounts,
+                          std::span<const std::int64_t> rdispls, const Comm& comm, AlltoallvAlgo algo,
+                          const AlltoallvOptions& opts) {
+  return Driver::blocking({send, sendcounts, sdispls, recv, recvcounts, rdispls}, comm, algo, opts);
+}
+
+Plan plan_alltoallv(const Comm& comm, std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
+                    std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
+                    AlltoallvAlgo algo, const AlltoallvOptions& opts) {
+  return Driver::persistent({nullptr, sendcounts, sdispls, nullptr, recvcounts, rdispls}, comm, algo, opts);
+}
+
 Request ialltoallv(const void* send, std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
                    void* recv, std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
                    const Comm& comm, AlltoallvAlgo algo, const AlltoallvOptions& opts) {
-  // No blocking collective inside a non-blocking call: no argument check, and the staged
-  // algorithms gather their count matrix non-blocking.
-  const bool large = !detail::native_fits_int(sendcounts, sdispls, recvcounts, rdispls);
-  Plan plan(alltoallv_state(comm, sendcounts, sdispls, recvcounts, rdispls, algo, opts, large, true));
-  plan.start(send, recv);
-  return plan;
+  return Driver::nonblocking({send, sendcounts, sdispls, recv, recvcounts, rdispls}, comm, algo, opts);
 }
 
 }  // namespace libcomm

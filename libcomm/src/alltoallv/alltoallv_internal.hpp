@@ -14,10 +14,72 @@
 #include <utility>
 #include <vector>
 
+#include "../core/driver.hpp"
 #include "libcomm/alltoallv.hpp"
 #include "libcomm/program.hpp"
 
 namespace libcomm::detail {
+
+// The irregular all-to-all as an operation of the one driver (core/driver.hpp); members
+// in alltoallv.cpp, cost formulas in costs.cpp.
+struct AlltoallvOp {
+  using Algo = AlltoallvAlgo;
+  using Options = AlltoallvOptions;
+  static constexpr std::string_view name = "alltoallv";
+  static constexpr std::string_view what = "alltoallv";
+  static constexpr const char* env = "LIBCOMM_ALLTOALLV";
+  // The decision is per site (AlltoallvOptions::site), not per size: no rank knows the
+  // sizes of the others without a collective.
+  static constexpr bool kSizeClasses = false;
+  struct Args {
+    const void* send = nullptr;
+    std::span<const std::int64_t> sc, sd;
+    void* recv = nullptr;
+    std::span<const std::int64_t> rc, rd;
+  };
+  struct Shape {
+    int p = 1;
+    std::span<const std::int64_t> sc, sd, rc, rd;
+    const NodeMap* nodes = nullptr;
+    const Options* opts = nullptr;
+    AlltoallvCountStats stats;  // agreed over the ranks once global
+    bool global = false;
+    bool large = false;                 // native's path for counts beyond int
+    std::span<const std::size_t> key;  // sc, sd, rc, rd in one list (a plan's shape)
+    std::string problem;
+  };
+  static std::span<const AlgorithmEntry<AlltoallvOp>> algorithms();
+  static Shape shape(const Args& a, const Comm& comm, const Options& o);
+  static void validate(const Shape& s, const Comm& comm);
+  static void agree(Shape& s, const Comm& comm);
+  static std::optional<Choice<Algo>> unmeasured_default(const Shape& s);
+  static std::uint64_t key_bytes(const Shape& s) { return s.opts->site; }
+  static std::uint64_t key_options(const Shape& s);
+  static std::uint64_t decision_bytes(const Shape& s) { return s.stats.max_bytes; }
+  static double decision_spread(const Shape& s) { return s.stats.spread(); }
+  static bool one_node_shared(const Shape& s) { return s.p > 1 && s.nodes->num_nodes() == 1; }
+  static ArgumentCheck argument_check(const Args& a, const Shape& s, const Comm& comm, Algo algo, const Options& o,
+                                      bool have_buffers);
+  static std::string sizes_differ(const Args&, std::uint64_t, std::uint64_t) { return "counts differ"; }
+  static std::string modes_differ(Algo algo, const Options& o);
+  static void after_check(Shape& s, std::uint64_t extra) { s.large = extra != 0; }
+  static void check_agreement(const Args& a, const Comm& comm, const Options& o);
+  static PlanKey plan_key(Algo ran, const Shape& s);
+  static std::span<const std::size_t> plan_shape(const Shape& s) { return s.key; }
+  static std::shared_ptr<PlanState> state(const Choice<Algo>& c, const Args& a, const Shape& s, const Comm& comm,
+                                          Form form);
+  static void native(const Args& a, const Shape& s, const Comm& comm);
+  static bool run_outside(const Choice<Algo>& c, const Args& a, const Shape& s, const Comm& comm);
+  static bool empty(const Shape&) { return false; }
+};
+
+namespace alltoallv_cost {
+double direct(const AlltoallvOp::Shape& s, const CostParams& c);
+double two_stage(const AlltoallvOp::Shape& s, const CostParams& c);
+double mesh(const AlltoallvOp::Shape& s, const CostParams& c);
+double four_stage(const AlltoallvOp::Shape& s, const CostParams& c);
+double native(const AlltoallvOp::Shape& s, const CostParams& c);
+}  // namespace alltoallv_cost
 
 // Integer square roots of a rank count: the mesh (A3) needs P = q^2, the four-stage
 // algorithm (A4) lays P out on ceil(sqrt P) or floor(sqrt P) columns, and Auto compares

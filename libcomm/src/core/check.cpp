@@ -160,6 +160,24 @@ void check_counts_match(const Comm& comm, std::string_view op, std::string_view 
   }
 }
 
+std::uint64_t check_arguments(const Comm& comm, const ArgumentCheck& c,
+                              const std::function<std::string(std::uint64_t, std::uint64_t)>& sizes_differ,
+                              const std::function<std::string()>& modes_differ) {
+  const int p = comm.size(), me = comm.rank();
+  // max over ranks of: [rank marker of a local problem, sizes, ~sizes, mode, ~mode, extra]
+  std::array<std::uint64_t, 6> v = {c.local.empty() ? 0 : static_cast<std::uint64_t>(p - me), c.sizes, ~c.sizes,
+                                    c.mode, ~c.mode, c.extra};
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, v.data(), 6, MPI_UINT64_T, MPI_MAX, comm.internal()), "MPI_Allreduce");
+  const std::string where = std::string(c.op) + ": rank " + std::to_string(me) + ": ";
+  if (!c.local.empty()) throw Error(where + c.local);
+  if (v[0] != 0)
+    throw Error(where + "rank " + std::to_string(p - static_cast<int>(v[0])) +
+                " reported an invalid argument (see its message)");
+  if (v[1] != ~v[2]) throw Error(where + sizes_differ(v[1], ~v[2]));
+  if (v[3] != ~v[4]) throw Error(where + modes_differ());
+  return v[5];
+}
+
 }  // namespace detail
 
 }  // namespace libcomm

@@ -47,4 +47,21 @@ void check_counts_match(const Comm& comm, std::string_view op, std::string_view 
                         std::span<const std::int64_t> sendcounts, CountsName send_name,
                         std::span<const std::int64_t> recvcounts, CountsName recv_name);
 
+// The collective argument check of every operation (Options::check_args): one
+// MPI_Allreduce through which every rank learns whether any rank found a local problem
+// (null or overlapping buffers, a size that overflows) and whether the ranks agree on the
+// sizes and on the algorithm and options, so that every rank throws an Error of the same
+// kind instead of some ranks hanging in the exchange. Messages start "<op>: rank <me>: ".
+struct ArgumentCheck {
+  std::string_view op;
+  std::string local;         // this rank's problem, "" when none
+  std::uint64_t sizes = 0;   // what must agree: a size, or a hash of the sizes
+  std::uint64_t mode = 0;    // the algorithm and the options that must agree
+  std::uint64_t extra = 0;   // OR-ed over the ranks and returned (alltoallv: counts beyond int)
+};
+// `sizes_differ(max, min)` and `modes_differ()` make the text after "rank <me>: ".
+std::uint64_t check_arguments(const Comm& comm, const ArgumentCheck& check,
+                              const std::function<std::string(std::uint64_t, std::uint64_t)>& sizes_differ,
+                              const std::function<std::string()>& modes_differ);
+
 }  // namespace libcomm::detail

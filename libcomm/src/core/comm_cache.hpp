@@ -16,6 +16,8 @@ class Topology;
 namespace libcomm::detail {
 
 struct Hierarchy;    // alltoall/multicore.cpp: the node / leader / column sub-communicators
+class OnlineSite;    // choice/policy.hpp: one decision of the online policy
+struct NodeChannel;  // core/node_channel.hpp: the node's communicator
 struct StagedState;  // alltoallv/staged_engine.cpp: routing per algorithm, reused buffers
 
 // No lock: a Comm is used as its MPI communicator is, and MPI makes two collectives
@@ -26,9 +28,13 @@ struct CommCache {
   std::vector<std::pair<PlanKey, std::shared_ptr<PlanState>>> plans, request_plans;
   std::uint64_t decisions_epoch = 0;
   std::vector<std::pair<DecisionKey, Comm::Decision>> decisions;
+  // The online policy's decisions, measured or being measured (kept apart from the memo
+  // above, which may start over: a site's measurements must not).
+  std::vector<std::pair<DecisionKey, std::shared_ptr<OnlineSite>>> online_sites;
   std::vector<ByteBuffer> scratch;
   std::vector<std::size_t> shape;  // direct alltoallv: the key of this call's counts, reused
   std::shared_ptr<const Topology> topology;
+  std::shared_ptr<const NodeChannel> node_channel;
   std::shared_ptr<const Hierarchy> hierarchy;
   std::shared_ptr<StagedState> staged;
 
@@ -38,6 +44,7 @@ struct CommCache {
     plans.clear();
     request_plans.clear();
     decisions.clear();
+    online_sites.clear();
   }
 };
 

@@ -10,7 +10,7 @@
 #include <fstream>
 
 #include "libcomm/error.hpp"
-#include "libcomm/reduce_scatter.hpp"
+#include "libcomm/reduction.hpp"
 #include "libcomm/sim.hpp"
 #include "mpi_bytes.hpp"
 #include "plan_state.hpp"

@@ -118,6 +118,28 @@ inline std::uint64_t hash_sizes(std::span<const std::size_t> sizes) {
   return h;
 }
 
+// The same hash of `n` sizes all equal to `size` (a regular call, without the vector).
+inline std::uint64_t hash_repeated(std::size_t size, std::size_t n) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (std::size_t k = 0; k < n; ++k) h = (h ^ (static_cast<std::uint64_t>(size) + 0x9e3779b97f4a7c15ULL)) * 1099511628211ULL;
+  return h;
+}
+
+// The largest and total of a list of sizes, and whether they are all equal.
+struct SizeSummary {
+  std::size_t largest = 0, total = 0;
+  bool equal = true;
+};
+inline SizeSummary summarize(std::span<const std::size_t> sizes) {
+  SizeSummary s;
+  for (auto n : sizes) {
+    s.equal = s.equal && n == sizes[0];
+    s.largest = std::max(s.largest, n);
+    s.total += n;
+  }
+  return s;
+}
+
 // The blocking calls: runs the plan kept in comm under `key`, built by `build` when there
 // is none or when its shape (unequal block sizes, hashed into the key) is not `shape`.
 template <class Build>

@@ -12,11 +12,8 @@
 #include <sstream>
 #include <tuple>
 
-#include "libcomm/allgather.hpp"
-#include "libcomm/alltoall.hpp"
-#include "libcomm/alltoallv.hpp"
 #include "libcomm/error.hpp"
-#include "libcomm/reduce_scatter.hpp"
+#include "libcomm/operations.hpp"
 #include "libcomm/topology.hpp"
 #include "libcomm/tuning.hpp"
 
@@ -55,17 +52,11 @@ int parse_positive(const std::string& s) {
   return static_cast<int>(v);
 }
 
-// Throws Error (from the name lookups) when `algo` is not an algorithm of `op` or is auto.
+// Throws Error (from the operations' registries) when `algo` is not an algorithm of `op`
+// or is auto.
 void check_algorithm(const std::string& op, const std::string& algo) {
   if (algo == "auto") throw Error("'auto' cannot be a table entry (it is what the table decides)");
-  if (op == "alltoall")
-    alltoall_algo_from_name(algo);
-  else if (op == "alltoallv")
-    alltoallv_algo_from_name(algo);
-  else if (op == "allgather")
-    allgather_algo_from_name(algo);
-  else
-    reduce_scatter_algo_from_name(algo);
+  algorithm_of(op, algo);
 }
 
 double log_distance(double a, double b) {
@@ -93,10 +84,11 @@ TuningTable TuningTable::parse(std::istream& in, const std::string& source) {
     TuningRow row;
     row.line = line_no;
     row.op = f[0];
-    if (row.op != "alltoall" && row.op != "alltoallv" && row.op != "allgather" &&
-        row.op != "reduce_scatter")
-      throw Error(where + "unknown operation '" + row.op +
-                  "' (valid: alltoall, alltoallv, allgather, reduce_scatter)");
+    try {
+      operation_named(row.op);
+    } catch (const Error& e) {
+      throw Error(where + e.what());
+    }
     try {
       row.ranks = parse_positive(f[1]);
     } catch (const std::exception&) {
@@ -204,41 +196,6 @@ std::vector<const TuningRow*> rows_of_nearest_shapes(const std::vector<TuningRow
 }
 }  // namespace
 
-std::optional<TuningPick> TuningTable::lookup_any_size(const TuningQuery& q) const {
-  const auto rows = rows_of_nearest_shapes(rows_, q);
-  if (rows.empty()) return std::nullopt;
-  const TuningRow& first = *rows.front();
-  // Per measured shape and spread, its ranges; they must name one algorithm and, sorted,
-  // run from 0 to inf without a gap.
-  std::map<std::tuple<int, int, bool, double>, std::vector<std::pair<std::uint64_t, std::uint64_t>>>
-      ranges;
-  for (const TuningRow* r : rows) {
-    if (r->algo != first.algo) return std::nullopt;
-    ranges[{r->ranks, r->ppn, r->topology, r->spread}].emplace_back(r->from, r->to);
-  }
-  for (auto& [shape, list] : ranges) {
-    std::sort(list.begin(), list.end());
-    std::uint64_t next = 0;  // the first size not yet covered
-    for (const auto& [from, to] : list) {
-      if (from > next) return std::nullopt;
-      next = to == kInf ? kInf : std::max(next, to + 1);
-      if (next == kInf) break;
-    }
-    if (next != kInf) return std::nullopt;
-  }
-  std::string reason = "tuning table " + source_ + ": " + first.algo + " at every size (" +
-                       std::to_string(first.ranks) + " ranks, ppn " + std::to_string(first.ppn) +
-                       (first.topology ? ", switch tree" : "") + ")";
-  if (first.ranks != q.ranks || first.ppn != q.ppn)
-    reason += " nearest to P = " + std::to_string(q.ranks) + ", ppn " + std::to_string(q.ppn);
-  return TuningPick{first.algo, reason};
-}
-
-bool TuningTable::spread_matters(const TuningQuery& q) const {
-  const auto rows = rows_of_nearest_shapes(rows_, q);
-  return std::any_of(rows.begin(), rows.end(),
-                     [&](const TuningRow* r) { return r->spread != rows.front()->spread; });
-}
 
 std::optional<TuningPick> TuningTable::lookup(const TuningQuery& q) const {
   const TuningRow* shape = nearest_shape(rows_, q, true);
@@ -360,27 +317,6 @@ std::vector<std::uint64_t> refinement_sizes(const std::vector<std::uint64_t>& si
   return out;
 }
 
-SingleAlgorithm single_algorithm_if_cheaper(const std::vector<std::uint64_t>& sizes,
-                                            const std::vector<std::vector<double>>& times,
-                                            double decide_seconds) {
-  require(std::isfinite(decide_seconds) && decide_seconds >= 0,
-          "single_algorithm_if_cheaper: the cost of deciding must be a time >= 0");
-  const auto winner = fastest_at_each_size("single_algorithm_if_cheaper", sizes, times);
-  const std::size_t K = sizes.size(), A = times.size();
-  SingleAlgorithm out;
-  for (std::size_t k = 0; k < K; ++k)
-    out.deciding_cost += 1.0 + decide_seconds / times[winner[k]][k];
-  out.deciding_cost /= static_cast<double>(K);
-  for (std::size_t a = 0; a < A; ++a) {
-    double cost = 0;
-    for (std::size_t k = 0; k < K; ++k)
-      cost += times[a][k] / times[winner[k]][k];  // NaN if a missed a size
-    cost /= static_cast<double>(K);
-    if (std::isfinite(cost) && (!out.algo || cost < out.cost)) out.algo = a, out.cost = cost;
-  }
-  if (out.algo && out.cost > out.deciding_cost) out.algo.reset();
-  return out;
-}
 
 std::vector<TunedRange> tuned_ranges(const std::vector<std::uint64_t>& sizes,
                                      const std::vector<std::vector<double>>& times) {

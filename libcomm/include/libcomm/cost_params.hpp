@@ -1,0 +1,55 @@
+// The parameters of Auto's cost model (docs/algorithms.md, "Cost formulas"): what one
+// message, one byte on a link, one copied and one combined byte cost on this machine.
+// Every algorithm's formula is written in these terms (alpha-beta-gamma, Hockney's model
+// with the node layout): a message of n bytes between two nodes costs alpha + n beta; the
+// ranks of a node share its link, so k of them sending at once get 1/k of it each;
+// between ranks of one node it costs alpha_intra + n beta_intra. `overhead` is the part of
+// alpha that a rank pays again for each of several messages it posts at once (the rest,
+// the latency, overlaps). Copies cost `copy` per byte, combining (a reduction) `gamma`.
+#pragma once
+
+#include <string>
+
+#include "libcomm/node_map.hpp"
+
+namespace libcomm {
+
+struct CostParams {
+  double alpha = 2.0e-6;         // s, message start-up between nodes
+  double beta = 1.0e-10;         // s/byte on a node's link (10 GB/s)
+  double alpha_intra = 0.5e-6;   // s, between ranks of one node
+  double beta_intra = 2.0e-10;   // s/byte between ranks of one node (5 GB/s)
+  double overhead = 0.2e-6;      // s per further message posted at once
+  double copy = 1.25e-10;        // s/byte of a local copy (8 GB/s)
+  double gamma = 2.5e-10;        // s/byte combined by a reduction (4 GB/s)
+  std::string source = "defaults";  // "defaults", the file it came from, or "calibrated"
+};
+
+// Reads a parameter file ("key = value" lines, '#' comments): alpha_us, beta_ns_per_byte,
+// alpha_intra_us, beta_intra_ns_per_byte, overhead_us, copy_ns_per_byte,
+// gamma_ns_per_byte; the flat-model keys of commbench --calibrate (ts_us, tc_td_us, tm_us,
+// libcomm/cost_model.hpp) stand for alpha, beta and copy when those are absent, and a
+// missing intra-node figure takes the inter-node one. Throws Error naming the file and
+// line of a malformed, negative or unknown value.
+CostParams load_cost_params(const std::string& path);
+// Writes every key (what commbench --calibrate writes beside the flat-model keys).
+std::string cost_params_text(const CostParams& c);
+
+// The parameters Auto's model uses: set_cost_params', else the file named by LIBCOMM_MODEL,
+// else inputs/model/<LIBCOMM_PLATFORM>.model when that exists (scripts/simulate.sh sets
+// LIBCOMM_PLATFORM to the platform's name), else the defaults above. Loaded once; a named
+// file that cannot be read is an Error.
+const CostParams& active_cost_params();
+void set_cost_params(const CostParams& c);
+
+// The node layout a formula sees: P, the number of nodes and the largest node's ranks.
+struct Layout {
+  int ranks = 1;
+  int nodes = 1;
+  int ppn = 1;  // ranks of the largest node
+  static Layout of(const NodeMap& nodes);
+  static Layout flat(int ranks) { return {ranks, ranks, 1}; }
+  bool one_node() const { return nodes == 1 && ranks > 1; }
+};
+
+}  // namespace libcomm

@@ -1,0 +1,158 @@
+// Auto's cost-model parameters (libcomm/cost_params.hpp): files, defaults, the active set.
+#include "libcomm/cost_params.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <sstream>
+
+#include "libcomm/error.hpp"
+#include "libcomm/tuning.hpp"
+
+namespace libcomm {
+
+namespace {
+
+std::string trim(const std::string& t) {
+  const auto a = t.find_first_not_of(" \t\r"), b = t.find_last_not_of(" \t\r");
+  return a == std::string::npos ? std::string() : t.substr(a, b - a + 1);
+}
+
+// Each key and the scale from the file's unit to seconds (per byte).
+struct Key {
+  const char* name;
+  double scale;
+  double CostParams::*field;
+};
+constexpr Key kKeys[] = {
+    {"alpha_us", 1e-6, &CostParams::alpha},
+    {"beta_ns_per_byte", 1e-9, &CostParams::beta},
+    {"alpha_intra_us", 1e-6, &CostParams::alpha_intra},
+    {"beta_intra_ns_per_byte", 1e-9, &CostParams::beta_intra},
+    {"overhead_us", 1e-6, &CostParams::overhead},
+    {"copy_ns_per_byte", 1e-9, &CostParams::copy},
+    {"gamma_ns_per_byte", 1e-9, &CostParams::gamma},
+};
+// The flat model's keys (commbench --calibrate; libcomm/cost_model.hpp) and what they stand for.
+struct FlatKey {
+  const char* name;
+  double scale;
+  const char* stands_for;
+};
+constexpr FlatKey kFlatKeys[] = {
+    {"ts_us", 1e-6, "alpha_us"}, {"tc_td_us", 1e-6, "beta_ns_per_byte"}, {"tm_us", 1e-6, "copy_ns_per_byte"}};
+
+std::mutex g_mutex;
+std::optional<CostParams> g_active;
+
+}  // namespace
+
+Layout Layout::of(const NodeMap& nodes) {
+  Layout l;
+  l.ranks = nodes.num_ranks();
+  l.nodes = nodes.num_nodes();
+  l.ppn = 1;
+  for (int n = 0; n < l.nodes; ++n) l.ppn = std::max(l.ppn, nodes.node_size(n));
+  return l;
+}
+
+CostParams load_cost_params(const std::string& path) {
+  std::ifstream in(path);
+  require(static_cast<bool>(in), "cannot read the cost parameter file '" + path + "'");
+  std::map<std::string, double> seen;  // seconds (per byte)
+  int line_no = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_no;
+    const std::string where = path + ":" + std::to_string(line_no);
+    line = line.substr(0, line.find('#'));
+    if (trim(line).empty()) continue;
+    const auto eq = line.find('=');
+    require(eq != std::string::npos, where + ": expected 'key = value', got '" + trim(line) + "'");
+    const std::string key = trim(line.substr(0, eq)), value = trim(line.substr(eq + 1));
+    if (key == "name") continue;
+    double v = 0;
+    std::size_t used = 0;
+    try {
+      v = std::stod(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    require(used == value.size() && !value.empty() && std::isfinite(v) && v >= 0,
+            where + ": " + key + " must be a finite number >= 0, got '" + value + "'");
+    const auto known = std::find_if(std::begin(kKeys), std::end(kKeys), [&](const Key& k) { return key == k.name; });
+    const auto flat =
+        std::find_if(std::begin(kFlatKeys), std::end(kFlatKeys), [&](const FlatKey& k) { return key == k.name; });
+    if (known != std::end(kKeys)) {
+      seen[key] = v * known->scale;
+    } else if (flat != std::end(kFlatKeys)) {
+      if (!seen.count(std::string("flat:") + flat->stands_for)) seen[std::string("flat:") + flat->stands_for] = v * flat->scale;
+    } else {
+      std::string valid = "name";
+      for (const Key& k : kKeys) valid += std::string(", ") + k.name;
+      for (const FlatKey& k : kFlatKeys) valid += std::string(", ") + k.name;
+      throw Error(where + ": unknown key '" + key + "' (valid: " + valid + ")");
+    }
+  }
+  const auto value = [&](const char* name) -> std::optional<double> {
+    if (const auto it = seen.find(name); it != seen.end()) return it->second;
+    if (const auto it = seen.find(std::string("flat:") + name); it != seen.end()) return it->second;
+    return std::nullopt;
+  };
+  CostParams c;
+  for (const Key& k : kKeys)
+    if (const auto v = value(k.name)) c.*k.field = *v;
+  // One figure for both sides when the file measured only between nodes.
+  if (!value("alpha_intra_us") && value("alpha_us")) c.alpha_intra = c.alpha;
+  if (!value("beta_intra_ns_per_byte") && value("beta_ns_per_byte")) c.beta_intra = c.beta;
+  require(value("alpha_us") && value("beta_ns_per_byte"),
+          path + ": alpha_us and beta_ns_per_byte (or the flat model's ts_us and tc_td_us) are required");
+  c.source = path;
+  return c;
+}
+
+std::string cost_params_text(const CostParams& c) {
+  std::ostringstream out;
+  out << std::setprecision(6);
+  for (const Key& k : kKeys) out << k.name << " = " << c.*k.field / k.scale << "\n";
+  return out.str();
+}
+
+const CostParams& active_cost_params() {
+  std::lock_guard lock(g_mutex);
+  if (g_active) return *g_active;
+  const char* path = std::getenv("LIBCOMM_MODEL");
+  if (path != nullptr && *path != '\0') {
+    try {
+      g_active = load_cost_params(path);
+    } catch (const Error& e) {
+      g_active = CostParams{};  // (reported once; later calls use the defaults)
+      throw Error(std::string("LIBCOMM_MODEL: ") + e.what());
+    }
+    return *g_active;
+  }
+  const char* platform = std::getenv("LIBCOMM_PLATFORM");
+  if (platform != nullptr && *platform != '\0') {
+    const std::string file = tuning_directory() + "/" + platform + ".model";
+    if (std::ifstream(file)) {
+      g_active = load_cost_params(file);
+      return *g_active;
+    }
+  }
+  g_active = CostParams{};
+  return *g_active;
+}
+
+void set_cost_params(const CostParams& c) {
+  {
+    std::lock_guard lock(g_mutex);
+    g_active = c;
+  }
+  set_tuning_table(active_tuning_table());  // a new epoch: decisions made with the old figures go
+}
+
+}  // namespace libcomm

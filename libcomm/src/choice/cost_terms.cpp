@@ -1,0 +1,99 @@
+#include "cost_terms.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <string>
+
+namespace libcomm::detail::cost {
+
+int log2_ceil(int p) {
+  int k = 0;
+  while ((1LL << k) < p) ++k;
+  return k;
+}
+
+double exchange_round(const Layout& l, const CostParams& c, double n, int distance) {
+  if (l.nodes == 1) return c.alpha_intra + n * c.beta_intra * l.ppn;  // every rank's message in memory
+  const int off = std::min(distance, l.ppn);  // ranks of a node whose partner is elsewhere
+  const int on = l.ppn - off;
+  const double net = c.alpha + n * c.beta * off;
+  const double mem = on > 0 ? c.alpha_intra + n * c.beta_intra * on : 0.0;
+  return std::max(net, mem);
+}
+
+double one_exchange_per_round(const Layout& l, const CostParams& c, double n) {
+  double t = 0;
+  // Distances 1 .. ppn - 1 differ; from ppn on, every partner is on another node.
+  const int distinct = std::min(l.ranks - 1, l.nodes == 1 ? l.ranks - 1 : l.ppn - 1);
+  for (int d = 1; d <= distinct; ++d) t += exchange_round(l, c, n, d);
+  if (l.ranks - 1 > distinct) t += (l.ranks - 1 - distinct) * exchange_round(l, c, n, l.ppn);
+  return t;
+}
+
+double xor_exchange_rounds(const Layout& l, const CostParams& c, double n) {
+  if (l.ranks <= 1) return 0;
+  if (l.nodes == 1) return (l.ranks - 1) * (c.alpha_intra + n * c.beta_intra * l.ppn);
+  const int local = std::min(l.ppn, l.ranks) - 1;
+  return local * (c.alpha_intra + n * c.beta_intra * l.ppn) + (l.ranks - 1 - local) * (c.alpha + n * c.beta * l.ppn);
+}
+
+double binomial_broadcast(const Layout& l, const CostParams& c, double n) {
+  if (l.ranks <= 1) return 0;
+  int depth = 0;
+  while ((2LL << depth) <= l.ranks) ++depth;  // floor(log2 P)
+  const double latency = l.nodes == 1 ? c.alpha_intra : c.alpha;
+  const double beta = l.nodes == 1 ? c.beta_intra : c.beta;
+  return depth * latency + log2_ceil(l.ranks) * n * beta;
+}
+
+double all_at_once_bytes(const Layout& l, const CostParams& c, int messages, double total) {
+  if (messages <= 0) return 0.0;
+  const double posting = (messages - 1) * c.overhead;
+  if (l.nodes == 1) return c.alpha_intra + posting + total * c.beta_intra * l.ppn;
+  // The part of a rank's bytes that stays on its node.
+  const double on_share = l.ranks > 1 ? static_cast<double>(l.ppn - 1) / (l.ranks - 1) : 0.0;
+  const double net = total * (1 - on_share) * l.ppn * c.beta;
+  const double mem = total * on_share * l.ppn * c.beta_intra;
+  return c.alpha + posting + std::max(net, mem);
+}
+
+double all_at_once(const Layout& l, const CostParams& c, double n) {
+  return all_at_once_bytes(l, c, l.ranks - 1, n * (l.ranks - 1));
+}
+
+double node_barrier(const Layout& l, const CostParams& c) { return log2_ceil(l.ppn) * c.alpha_intra; }
+
+double barrier(const Layout& l, const CostParams& c) {
+  if (l.nodes == 1) return log2_ceil(l.ranks) * c.alpha_intra;
+  return log2_ceil(l.ppn) * c.alpha_intra + (log2_ceil(l.ranks) - log2_ceil(l.ppn)) * c.alpha;
+}
+
+MpiLibrary mpi_library() {
+#ifdef LIBCOMM_SIMGRID
+  return MpiLibrary::Smpi;
+#else
+  static const MpiLibrary lib = [] {
+    char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+    int len = 0;
+    if (MPI_Get_library_version(version, &len) != MPI_SUCCESS) return MpiLibrary::Other;
+    const std::string v(version, static_cast<std::size_t>(len));
+    if (v.find("Open MPI") != std::string::npos) return MpiLibrary::OpenMpi;
+    if (v.find("MPICH") != std::string::npos) return MpiLibrary::Mpich;
+    return MpiLibrary::Other;
+  }();
+  return lib;
+#endif
+}
+
+const char* mpi_library_name(MpiLibrary l) {
+  switch (l) {
+    case MpiLibrary::Smpi: return "SMPI";
+    case MpiLibrary::OpenMpi: return "Open MPI";
+    case MpiLibrary::Mpich: return "MPICH";
+    case MpiLibrary::Other: return "another MPI";
+  }
+  return "?";
+}
+
+}  // namespace libcomm::detail::cost

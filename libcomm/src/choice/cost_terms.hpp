@@ -1,0 +1,50 @@
+// The terms every cost formula is written in (docs/algorithms.md, "Cost formulas"):
+// Hockney's alpha + n beta per message, with the node layout. Each node has one link to
+// the network and one memory channel between its ranks; ranks of a node that use one of
+// them at once share it (k of them: n beta k each). Ranks are laid out in blocks of
+// consecutive ranks per node (the node maps here), so a partner at rank distance d is on
+// another node for min(d, ppn) of a node's ppn ranks.
+#pragma once
+
+#include <cstddef>
+
+#include "libcomm/cost_params.hpp"
+
+namespace libcomm::detail::cost {
+
+int log2_ceil(int p);  // ceil(log2 p), 0 for p <= 1
+inline bool is_power_of_two(int p) { return p > 0 && (p & (p - 1)) == 0; }
+
+// One round in which every rank exchanges n bytes with the rank at distance d (both
+// directions at once, full duplex): the slower of the node's off-node and on-node messages.
+double exchange_round(const Layout& l, const CostParams& c, double n, int distance);
+// P - 1 such rounds, distances 1 .. P - 1 (ring_sendrecv, the 1-factor).
+double one_exchange_per_round(const Layout& l, const CostParams& c, double n);
+// P - 1 rounds of exchanges with partner rank ^ j (pairwise): the first ppn - 1 stay on
+// the node (nodes of a power-of-two size, aligned), the others leave it from every rank.
+double xor_exchange_rounds(const Layout& l, const CostParams& c, double n);
+// A binomial-tree broadcast of n bytes from one rank: floor(log2 P) latencies on the way
+// to the farthest rank, the root's ceil(log2 P) messages through its link.
+double binomial_broadcast(const Layout& l, const CostParams& c, double n);
+// Every rank posts its P - 1 messages of n bytes at once (linear, ring): one latency, the
+// per-message overhead of the others, and every byte through the busier of the node's link
+// and memory channel.
+double all_at_once(const Layout& l, const CostParams& c, double n);
+// The same with per-peer sizes summing to `total` bytes leaving each rank over `messages`
+// messages (alltoallv's direct algorithm, the linear allgather).
+double all_at_once_bytes(const Layout& l, const CostParams& c, int messages, double total);
+// A barrier among the ranks of a node: ceil(log2 ppn) rounds of empty messages.
+double node_barrier(const Layout& l, const CostParams& c);
+// A dissemination barrier of all P ranks (zero-byte messages, ceil(log2 P) rounds).
+double barrier(const Layout& l, const CostParams& c);
+// n bytes copied locally.
+inline double copy(const CostParams& c, double n) { return n * c.copy; }
+// n bytes combined by a reduction.
+inline double combine(const CostParams& c, double n) { return n * c.gamma; }
+
+// Which MPI library `native` is (its known algorithm choices are part of its formula).
+enum class MpiLibrary { Smpi, OpenMpi, Mpich, Other };
+MpiLibrary mpi_library();
+const char* mpi_library_name(MpiLibrary l);
+
+}  // namespace libcomm::detail::cost

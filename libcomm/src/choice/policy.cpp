@@ -1,0 +1,289 @@
+// The Auto policies (policy.hpp): the model's cheapest prediction, the tuning table's row,
+// and the online policy's measured sites.
+#include "policy.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iomanip>
+#include <limits>
+#include <mutex>
+#include <sstream>
+
+#include "../core/mpi_bytes.hpp"
+#include "libcomm/error.hpp"
+#include "libcomm/tuning.hpp"
+
+namespace libcomm::detail {
+
+namespace {
+
+std::string seconds_text(double s) {
+  std::ostringstream o;
+  o << std::setprecision(3);
+  if (s < 1e-3) o << s * 1e6 << " us";
+  else o << s * 1e3 << " ms";
+  return o.str();
+}
+
+std::string bytes_text(std::uint64_t b) {
+  if (b >= (1ULL << 20) && b % (1ULL << 20) == 0) return std::to_string(b >> 20) + " MiB";
+  if (b >= 1024 && b % 1024 == 0) return std::to_string(b >> 10) + " KiB";
+  return std::to_string(b) + " B";
+}
+
+const Candidate* find_candidate(const AutoQuestion& q, std::string_view name) {
+  for (const Candidate& c : q.candidates)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+// Cheapest first; ties: native, then registry order.
+bool cheaper(const Candidate& a, const Candidate& b, int native) {
+  if (a.predicted != b.predicted) return a.predicted < b.predicted;
+  if ((a.algo == native) != (b.algo == native)) return a.algo == native;
+  return a.algo < b.algo;
+}
+
+int env_int(const char* var, int fallback, int min, int max, bool allow_all) {
+  const char* v = std::getenv(var);
+  if (v == nullptr || *v == '\0') return fallback;
+  const std::string s(v);
+  if (allow_all && s == "all") return 0;
+  try {
+    std::size_t used = 0;
+    const int n = std::stoi(s, &used);
+    if (used == s.size() && n >= min && n <= max) return n;
+  } catch (const std::exception&) {
+  }
+  throw Error(std::string(var) + "='" + s + "': expected a whole number from " + std::to_string(min) + " to " +
+              std::to_string(max) + (allow_all ? " or 'all'" : ""));
+}
+
+}  // namespace
+
+AutoAnswer model_answer(const AutoQuestion& q) {
+  require(!q.candidates.empty(), [&] { return std::string(q.op) + ": internal error: no candidate for auto"; });
+  std::vector<const Candidate*> order;
+  for (const Candidate& c : q.candidates) order.push_back(&c);
+  std::sort(order.begin(), order.end(), [&](const Candidate* a, const Candidate* b) { return cheaper(*a, *b, q.native); });
+  const Candidate& best = *order[0];
+  std::string reason = "auto (model): " + std::string(best.name) + " predicted " + seconds_text(best.predicted);
+  if (order.size() > 1)
+    reason += ", next " + std::string(order[1]->name) + " " + seconds_text(order[1]->predicted);
+  reason += " at " + bytes_text(q.bytes);
+  return {best.algo, reason};
+}
+
+std::optional<AutoAnswer> table_answer(const AutoQuestion& q, std::string& why_not) {
+  if (q.comm == nullptr) {
+    why_not = "no communicator to look up";
+    return std::nullopt;
+  }
+  TuningQuery tq = tuning_query(std::string(q.op), *q.comm, q.bytes);
+  tq.spread = q.spread;
+  const auto pick = tuned_choice(tq);
+  if (!pick) {
+    why_not = active_tuning_table() ? "no tuning table row" : "no tuning table";
+    return std::nullopt;
+  }
+  const Candidate* c = find_candidate(q, pick->algo);
+  if (c == nullptr) {
+    why_not = "the table's " + pick->algo + " cannot run here or is no candidate for auto";
+    return std::nullopt;
+  }
+  return AutoAnswer{c->algo, "auto (table): " + pick->algo + " from " + pick->reason};
+}
+
+std::optional<AutoAnswer> exact_table_answer(const AutoQuestion& q) {
+  const auto table = active_tuning_table();
+  if (!table || q.comm == nullptr) return std::nullopt;
+  TuningQuery tq = tuning_query(std::string(q.op), *q.comm, q.bytes);
+  tq.spread = q.spread;
+  for (const TuningRow& r : table->rows()) {
+    if (r.op != q.op || r.ranks != tq.ranks || r.ppn != tq.ppn || r.topology != tq.topology) continue;
+    if (q.bytes < r.from || q.bytes > r.to) continue;
+    const Candidate* c = find_candidate(q, r.algo);
+    if (c == nullptr) continue;
+    return AutoAnswer{c->algo, "auto (online): " + r.algo + " from " + table->source() + " line " +
+                                   std::to_string(r.line) + " (learned for this shape, not measured again)"};
+  }
+  return std::nullopt;
+}
+
+int size_class(std::uint64_t bytes) { return bytes <= 1 ? 0 : std::bit_width(bytes - 1); }
+std::uint64_t size_class_first(int k) { return k == 0 ? 0 : (std::uint64_t{1} << (k - 1)) + 1; }
+std::uint64_t size_class_last(int k) {
+  return k >= 64 ? std::numeric_limits<std::uint64_t>::max() : std::uint64_t{1} << k;
+}
+
+OnlineSite::OnlineSite(std::vector<Candidate> candidates, int reps, int wait, int native)
+    : candidates_(std::move(candidates)), reps_(reps), wait_(wait), native_(native),
+      best_(candidates_.size(), std::numeric_limits<double>::infinity()) {
+  require(!candidates_.empty(), "online: internal error: no candidate to measure");
+}
+
+bool OnlineSite::record(double seconds) {
+  const std::size_t k = static_cast<std::size_t>(calls_) % candidates_.size();
+  best_[k] = std::min(best_[k], seconds);
+  ++calls_;
+  return calls_ >= calls_needed();
+}
+
+void OnlineSite::agree(MPI_Comm comm) {
+  agreed_.assign(best_.size(), 0.0);
+  check_mpi(MPI_Allreduce(best_.data(), agreed_.data(), static_cast<int>(best_.size()), MPI_DOUBLE, MPI_MAX, comm),
+            "MPI_Allreduce");
+  std::size_t win = 0;
+  for (std::size_t k = 1; k < agreed_.size(); ++k)
+    if (agreed_[k] < agreed_[win]) win = k;  // ties: the earlier (native first)
+  // Native keeps the site unless the fastest beats it by the margin.
+  for (std::size_t k = 0; k < candidates_.size(); ++k)
+    if (candidates_[k].algo == native_ && k != win && agreed_[win] > agreed_[k] * (1 - online_margin())) win = k;
+  winner_ = candidates_[win].algo;
+  std::ostringstream why;
+  why << "auto (online): " << candidates_[win].name << " measured fastest, " << seconds_text(agreed_[win]);
+  std::size_t second = win == 0 && agreed_.size() > 1 ? 1 : 0;
+  for (std::size_t k = 0; k < agreed_.size(); ++k)
+    if (k != win && agreed_[k] < agreed_[second]) second = k;
+  if (second != win) why << ", next " << candidates_[second].name << " " << seconds_text(agreed_[second]);
+  why << " (" << candidates_.size() << " candidates, " << reps_ << " runs each, slowest rank)";
+  reason_ = why.str();
+}
+
+void OnlineSite::settle(int algo, std::string reason) {
+  winner_ = algo;
+  reason_ = std::move(reason);
+}
+
+int online_reps() {
+  static const int reps = env_int("LIBCOMM_ONLINE_REPS", 3, 1, 100, false);
+  return reps;
+}
+
+int online_after() {
+  static const int after = env_int("LIBCOMM_ONLINE_AFTER", 16, 0, 1000000, false);
+  return after;
+}
+
+double online_margin() {
+  static const double margin = [] {
+    const char* v = std::getenv("LIBCOMM_ONLINE_MARGIN");
+    if (v == nullptr || *v == '\0') return 0.03;
+    try {
+      std::size_t used = 0;
+      const double m = std::stod(v, &used);
+      if (used == std::string(v).size() && m >= 0 && m < 1) return m;
+    } catch (const std::exception&) {
+    }
+    throw Error(std::string("LIBCOMM_ONLINE_MARGIN='") + v + "': expected a fraction from 0 to below 1");
+  }();
+  return margin;
+}
+
+int online_candidate_limit() {
+  static const int limit = env_int("LIBCOMM_ONLINE_CANDIDATES", 6, 1, 1000, true);
+  return limit;
+}
+
+std::vector<Candidate> online_candidates(const AutoQuestion& q, bool one_node) {
+  std::vector<Candidate> sorted = q.candidates;
+  std::sort(sorted.begin(), sorted.end(), [&](const Candidate& a, const Candidate& b) { return cheaper(a, b, q.native); });
+  std::vector<Candidate> out;
+  const Candidate* native = find_candidate(q, "native");
+  if (native != nullptr) out.push_back(*native);
+  // Where the ranks share one node, the algorithms through its shared memory.
+  if (one_node)
+    for (const Candidate& c : sorted)
+      if (c.node_memory && c.algo != q.native) out.push_back(c);
+  const int limit = online_candidate_limit();
+  int taken = 0;
+  for (const Candidate& c : sorted) {
+    if (limit > 0 && taken >= limit) break;
+    if (std::any_of(out.begin(), out.end(), [&](const Candidate& o) { return o.algo == c.algo; })) continue;
+    out.push_back(c);
+    ++taken;
+  }
+  return out;
+}
+
+namespace {
+std::mutex g_learned_mutex;
+std::vector<LearnedRow> g_learned;
+}  // namespace
+
+void record_learned(LearnedRow row) {
+  std::lock_guard lock(g_learned_mutex);
+  for (LearnedRow& r : g_learned)
+    if (r.op == row.op && r.ranks == row.ranks && r.ppn == row.ppn && r.topology == row.topology &&
+        r.from == row.from && r.to == row.to) {
+      r = std::move(row);
+      return;
+    }
+  g_learned.push_back(std::move(row));
+}
+
+std::vector<LearnedRow> learned_rows() {
+  std::lock_guard lock(g_learned_mutex);
+  return g_learned;
+}
+
+std::string learned_rows_text(const std::vector<LearnedRow>& rows) {
+  std::ostringstream out;
+  out << "# libcomm tuning table learned by auto's online policy (LIBCOMM_AUTO=online):\n"
+      << "# the winner of each measured size class; a later run starts from it with LIBCOMM_TUNING.\n";
+  for (const LearnedRow& r : rows) {
+    out << "# " << r.comment << "\n"
+        << r.op << " " << r.ranks << " " << r.ppn << " " << r.from << " " << r.to << " " << r.algo
+        << (r.topology ? " topology=tree" : "") << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace libcomm::detail
+
+namespace libcomm {
+
+std::string learned_tuning_table() { return detail::learned_rows_text(detail::learned_rows()); }
+
+void save_learned_tuning_table(const std::string& path, const Comm& comm) {
+  const std::string mine = learned_tuning_table();
+  const int p = comm.size();
+  int len = static_cast<int>(mine.size());
+  std::vector<int> lens(static_cast<std::size_t>(p)), displs(static_cast<std::size_t>(p));
+  detail::check_mpi(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm.internal()), "MPI_Gather");
+  int total = 0;
+  for (int r = 0; r < p; ++r) displs[static_cast<std::size_t>(r)] = total, total += lens[static_cast<std::size_t>(r)];
+  std::string all(static_cast<std::size_t>(comm.rank() == 0 ? total : 0), '\0');
+  detail::check_mpi(MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0,
+                                comm.internal()),
+                    "MPI_Gatherv");
+  int ok = 1;
+  if (comm.rank() == 0) {
+    // Each row once (every rank 0 of a communicator learned its own), its comment with it.
+    const std::string header = detail::learned_rows_text({});
+    std::istringstream lines(all);
+    std::ostringstream out;
+    out << header;
+    std::vector<std::string> seen;
+    std::string comment;
+    for (std::string line; std::getline(lines, line);) {
+      if (header.find(line + "\n") != std::string::npos) continue;
+      if (line.rfind("#", 0) == 0) {
+        comment = line;
+      } else if (std::find(seen.begin(), seen.end(), line) == seen.end()) {
+        seen.push_back(line);
+        out << comment << "\n" << line << "\n";
+      }
+    }
+    std::ofstream file(path);
+    file << out.str();
+    ok = file ? 1 : 0;
+  }
+  detail::check_mpi(MPI_Bcast(&ok, 1, MPI_INT, 0, comm.internal()), "MPI_Bcast");
+  require(ok != 0, "save_learned_tuning_table: cannot write '" + path + "'");
+}
+
+}  // namespace libcomm

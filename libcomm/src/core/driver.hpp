@@ -1,0 +1,368 @@
+// The one operation driver (docs/architecture.md, "One operation driver"): what every
+// collective does around its algorithm, in every form (blocking, non-blocking, persistent;
+// the drop-in library calls these too), written once:
+//   argument check (collective, Options::check_args) and check mode -> the environment's
+//   algorithm (LIBCOMM_<OP>) when the call asks for Auto -> applicability and fallback
+//   (the registry's rules) -> Auto's choice under the policy (model, table or online,
+//   libcomm/auto_policy.hpp), remembered on the Comm -> the kept plan -> the run -> the
+//   Choice (what ran and why).
+// An operation plugs in as a traits struct `Op` (alltoall/alltoall.cpp is the model):
+//   Algo, Options, Args (buffers and sizes of one call), Shape (what choices and plans
+//   depend on: P, the node map, sizes, `opts`; no buffers); name, what, env;
+//   algorithms() (its registry, registry.hpp); shape(args, comm, opts); key_bytes and
+//   key_options (what a remembered decision is keyed by), decision_bytes (the size the
+//   policies see), one_node_shared; argument_check, sizes_differ, modes_differ,
+//   check_agreement (check mode); plan_key, plan_shape; state(choice, args, shape, comm,
+//   form) (the plan: a step program or the library's own non-blocking collective);
+//   native(args, shape, comm) (the blocking MPI call); empty(shape).
+// Optional hooks (a default where absent): agree(shape, comm) (statistics every rank must
+// share before a decision: one collective, alltoallv only), decision_spread, has_topology,
+// after_check(shape, extra), unmeasured_default(shape) (Auto where it cannot measure nor
+// agree), run_outside(choice, args, shape, comm) (an algorithm that runs beside the
+// executor), kSizeClasses (false: online keys decisions by key_bytes as it is).
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <string>
+#include <thread>
+
+#include "../choice/policy.hpp"
+#include "check.hpp"
+#include "comm_cache.hpp"
+#include "libcomm/auto_policy.hpp"
+#include "libcomm/check.hpp"
+#include "libcomm/plan.hpp"
+#include "libcomm/tuning.hpp"
+#include "plan_state.hpp"
+#include "registry.hpp"
+
+namespace libcomm::detail {
+
+enum class Form : std::uint8_t { Blocking, Nonblocking, Persistent };
+
+// LIBCOMM_TEST_SLOW=op:algo:seconds[:rank][,...] (tests only): every run of that algorithm
+// of that operation (on that rank, or on every rank) first waits `seconds`, so a test can
+// make one algorithm slow and see what Auto does. Read once.
+double test_slowdown(std::string_view op, std::string_view algo, int rank);
+// The same switch from a test program (replaces the environment's list).
+void set_test_slowdown(const std::string& spec);
+
+// The environment's algorithm of each operation is read once (a bad name is kept as the
+// Error every Auto call of that operation reports); reload_environment() reads it again.
+struct EnvChoice {
+  int algo = 0;  // Algo::Auto
+  std::string error;
+};
+const EnvChoice& env_choice(const char* var, int (*parse)(std::string_view));
+void reload_environment();
+extern std::atomic<std::uint64_t> g_environment_generation;  // changes at every reload
+
+// Online sites kept per Comm (then they start over, every rank alike).
+constexpr std::size_t kMaxOnlineSites = 256;
+
+template <class Op>
+class Driver {
+ public:
+  using Algo = typename Op::Algo;
+  using Options = typename Op::Options;
+  using Args = typename Op::Args;
+  using Shape = typename Op::Shape;
+  using OpChoice = Choice<Algo>;
+
+  // ---- the three forms -----------------------------------------------------------------
+
+  static OpChoice blocking(const Args& a, const Comm& comm, Algo requested, const Options& o) {
+    if (check_mode()) Op::check_agreement(a, comm, o);
+    Shape s = Op::shape(a, comm, o);
+    const Algo asked = with_environment(requested);
+    if (o.check_args) check(a, s, comm, asked, o, true);
+    validate(s, comm);
+    if (asked != Algo::Auto) {
+      const OpChoice c = resolve_requested(asked, s, o.allow_fallback);
+      execute(c, a, s, comm);
+      return c;
+    }
+    return auto_blocking(a, s, comm);
+  }
+
+  static Request nonblocking(const Args& a, const Comm& comm, Algo requested, const Options& o) {
+    // No collective argument check: it would block (MPI's non-blocking collectives do not
+    // check either); check mode still compares what it can.
+    if (check_mode()) Op::check_agreement(a, comm, o);
+    const Shape s = Op::shape(a, comm, o);
+    validate(s, comm);
+    const Algo asked = with_environment(requested);
+    const OpChoice c = asked != Algo::Auto ? resolve_requested(asked, s, o.allow_fallback) : auto_without_measuring(s, comm, false);
+    PlanKey key = Op::plan_key(c.algo, s);
+    key.options = key.options * 64 + static_cast<std::uint64_t>(asked);  // the kept plan's reason is this request's
+    Plan plan(request_plan(comm, key, Op::plan_shape(s), [&] { return Op::state(c, a, s, comm, Form::Nonblocking); }));
+    plan.start(a.send, a.recv);
+    return plan;
+  }
+
+  // Collective like MPI_<op>_init: the argument check (sizes, algorithm) runs here, without
+  // buffers; the plan is built once.
+  static Plan persistent(const Args& a, const Comm& comm, Algo requested, const Options& o) {
+    if (check_mode()) Op::check_agreement(a, comm, o);
+    Shape s = Op::shape(a, comm, o);
+    const Algo asked = with_environment(requested);
+    if (o.check_args) check(a, s, comm, asked, o, false);
+    validate(s, comm);
+    const OpChoice c = asked != Algo::Auto ? resolve_requested(asked, s, o.allow_fallback) : auto_without_measuring(s, comm, true);
+    return Plan(Op::state(c, a, s, comm, Form::Persistent));
+  }
+
+  // What a call would run, without running it (choose_<op>): the requested algorithm or its
+  // fallback; for Auto the remembered or settled decision, else the model's or table's.
+  static OpChoice choose(Algo requested, Shape s, const Comm& comm) {
+    if (requested != Algo::Auto) return resolve_requested(requested, s, s.opts->allow_fallback);
+    return auto_without_measuring(s, comm, false);
+  }
+
+  // ---- the pieces ----------------------------------------------------------------------
+
+  // What a requested algorithm runs on `s`: itself, or its documented fallback (the
+  // registry's rule); an Error when it cannot run and no fallback is allowed.
+  static OpChoice resolve_requested(Algo requested, const Shape& s, bool allow_fallback) {
+    Algo a = requested;
+    std::string why;
+    for (int hop = 0; hop < 4; ++hop) {
+      const auto& e = entry_of<Op>(a);
+      const std::string unfit = e.unfit != nullptr ? e.unfit(s) : std::string();
+      if (unfit.empty()) return why.empty() ? OpChoice::requested(a) : OpChoice(a, why);
+      const std::string what = std::string(Op::name) + ": " + std::string(e.name) + " " + unfit;
+      if (e.fallback == Algo::Auto) throw Error(what);
+      if (!allow_fallback) throw Error(what + " (fallback disabled)");
+      why += (why.empty() ? "" : "; ") + std::string(e.name) + " " + unfit + ": ran " +
+             std::string(name_of<Op>(e.fallback)) + " instead";
+      a = e.fallback;
+    }
+    throw Error(std::string(Op::name) + ": internal error: the fallbacks of " +
+                std::string(name_of<Op>(requested)) + " do not end");
+  }
+
+  // Auto gives way to the operation's environment variable (read once, and again after
+  // reload_environment); a bad name there fails every Auto call of the operation.
+  static Algo with_environment(Algo requested) {
+    if (requested != Algo::Auto) return requested;
+    static std::atomic<const EnvChoice*> cached{nullptr};
+    static std::atomic<std::uint64_t> cached_generation{0};
+    const std::uint64_t generation = g_environment_generation.load(std::memory_order_acquire);
+    const EnvChoice* env = cached.load(std::memory_order_acquire);
+    if (env == nullptr || cached_generation.load(std::memory_order_relaxed) != generation) {
+      env = &env_choice(Op::env, [](std::string_view n) { return static_cast<int>(algorithm_named<Op>(n)); });
+      cached.store(env, std::memory_order_release);
+      cached_generation.store(generation, std::memory_order_relaxed);
+    }
+    if (!env->error.empty()) throw Error(std::string(Op::env) + ": " + env->error);
+    return static_cast<Algo>(env->algo);
+  }
+
+  // Auto where only a step program will do (the <op>_program functions, no MPI): the
+  // model's cheapest among the algorithms that have one (native excluded).
+  static OpChoice program_choice(const Shape& s) {
+    AutoQuestion q = question(s, nullptr);
+    std::erase_if(q.candidates, [&](const Candidate& c) { return c.algo == q.native; });
+    const AutoAnswer m = model_answer(q);
+    return OpChoice(static_cast<Algo>(m.algo), m.reason);
+  }
+
+  // The question the policies answer: the applicable algorithms with their predictions.
+  // `comm` may be null (a decision without a Comm: the model on the shape alone).
+  static AutoQuestion question(const Shape& s, const Comm* comm) {
+    AutoQuestion q;
+    q.op = Op::name;
+    q.comm = comm;
+    q.bytes = Op::decision_bytes(s);
+    q.spread = spread_of(s);
+    q.topology = topology_of(s);
+    q.native = static_cast<int>(Algo::Native);
+    const CostParams& params = active_cost_params();
+    for (const auto& e : Op::algorithms()) {
+      if (e.cost == nullptr || (e.unfit != nullptr && !e.unfit(s).empty())) continue;
+      const double t = e.cost(s, params);
+      if (std::isfinite(t)) q.candidates.push_back({static_cast<int>(e.algo), e.name, t, e.node_memory});
+    }
+    return q;
+  }
+
+ private:
+  static double spread_of(const Shape& s) {
+    if constexpr (requires { Op::decision_spread(s); }) return Op::decision_spread(s);
+    return 1.0;
+  }
+  static bool topology_of(const Shape& s) {
+    if constexpr (requires { Op::has_topology(s); }) return Op::has_topology(s);
+    return false;
+  }
+  static void agree(Shape& s, const Comm& comm) {
+    if constexpr (requires { Op::agree(s, comm); }) Op::agree(s, comm);
+  }
+  // What the collective check would have reported (it reports it on every rank alike; a
+  // call without the check fails on the rank alone, as an erroneous MPI call may).
+  static void validate(const Shape& s, const Comm& comm) {
+    if constexpr (requires { Op::validate(s, comm); }) Op::validate(s, comm);
+  }
+  static bool size_classes() {
+    if constexpr (requires { Op::kSizeClasses; }) return Op::kSizeClasses;
+    return true;
+  }
+
+  static void check(const Args& a, Shape& s, const Comm& comm, Algo algo, const Options& o, bool have_buffers) {
+    ArgumentCheck c = Op::argument_check(a, s, comm, algo, o, have_buffers);
+    c.op = Op::name;
+    const std::uint64_t extra = check_arguments(
+        comm, c, [&](std::uint64_t max, std::uint64_t min) { return Op::sizes_differ(a, max, min); },
+        [&] { return Op::modes_differ(algo, o); });
+    if constexpr (requires { Op::after_check(s, extra); }) Op::after_check(s, extra);
+  }
+
+  // What a decision is remembered under: online decides per size class.
+  static DecisionKey decision_key(const Shape& s, AutoPolicy policy) {
+    const std::uint64_t bytes = Op::key_bytes(s);
+    const bool by_class = policy == AutoPolicy::Online && size_classes();
+    return {Op::name, by_class ? size_class_last(size_class(bytes)) : bytes, 1.0,
+            Op::key_options(s) * 4 + static_cast<std::uint64_t>(policy)};
+  }
+
+  static void remember(const Comm& comm, const DecisionKey& key, const OpChoice& c) {
+    comm.remember_decision(key, tuning_table_epoch(), {static_cast<int>(c.algo), c.interned_reason()});
+  }
+
+  static OpChoice from_answer(const AutoAnswer& a) { return OpChoice(static_cast<Algo>(a.algo), a.reason); }
+
+  // Model or table (the table's policy falls back to the model where it has no row).
+  static OpChoice predicted(const AutoQuestion& q, AutoPolicy policy) {
+    if (policy == AutoPolicy::Table) {
+      std::string why_not;
+      if (const auto t = table_answer(q, why_not)) return from_answer(*t);
+      AutoAnswer m = model_answer(q);
+      m.reason += " (" + why_not + ")";
+      return from_answer(m);
+    }
+    return from_answer(model_answer(q));
+  }
+
+  // The online site of this decision: made on first use, from the candidates (and settled
+  // at once when a table learned earlier has a row for exactly this shape).
+  static OnlineSite& site(Shape& s, const Comm& comm, const DecisionKey& key) {
+    for (auto& [k, site] : comm.cache().online_sites)
+      if (k == key) return *site;
+    agree(s, comm);  // (made once per site: the one collective of a decision)
+    const AutoQuestion q = question(s, &comm);
+    auto made = std::make_shared<OnlineSite>(online_candidates(q, Op::one_node_shared(s)), online_reps(), online_after(),
+                                             static_cast<int>(Algo::Native));
+    if (const auto learned = exact_table_answer(q)) made->settle(learned->algo, learned->reason);
+    auto& sites = comm.cache().online_sites;
+    if (sites.size() >= kMaxOnlineSites) sites.clear();  // (every rank alike: the same calls)
+    sites.emplace_back(key, made);
+    return *made;
+  }
+
+  static OpChoice auto_blocking(const Args& a, Shape& s, const Comm& comm) {
+    const AutoPolicy policy = auto_policy();
+    const DecisionKey key = decision_key(s, policy);
+    const std::uint64_t epoch = tuning_table_epoch();
+    if (const auto hit = comm.remembered_decision(key, epoch)) {
+      const OpChoice c(static_cast<Algo>(hit->algo), hit->reason);
+      execute(c, a, s, comm);
+      return c;
+    }
+    if (policy != AutoPolicy::Online) {
+      agree(s, comm);  // statistics every rank shares (one collective per decision, alltoallv only)
+      const OpChoice c = predicted(question(s, &comm), policy);
+      remember(comm, key, c);
+      execute(c, a, s, comm);
+      return c;
+    }
+    OnlineSite& on = site(s, comm, key);
+    if (!on.settled() && on.waiting()) {
+      OpChoice c(Algo::Native, "auto (online): native for the first " + std::to_string(on.wait()) +
+                                   " calls of a size class (LIBCOMM_ONLINE_AFTER), then the candidates are measured");
+      execute(c, a, s, comm);
+      return c.set_measuring();
+    }
+    if (!on.settled()) return measure(on, a, s, comm, key);
+    const OpChoice c(static_cast<Algo>(on.winner()), on.reason());
+    remember(comm, key, c);
+    execute(c, a, s, comm);
+    return c;
+  }
+
+  // One measuring call of the online policy: runs the next candidate, times it, and once
+  // every candidate has its timings, agrees on the winner (one MPI_Allreduce).
+  static OpChoice measure(OnlineSite& on, const Args& a, const Shape& s, const Comm& comm, const DecisionKey& key) {
+    const Candidate next = on.next();
+    OpChoice c(static_cast<Algo>(next.algo), "auto (online): measuring " + std::string(next.name) + ", one of " +
+                                                       std::to_string(on.candidates().size()) + " candidates (" +
+                                                       std::to_string(on.calls_needed()) + " calls in all)");
+    const double t0 = MPI_Wtime();
+    execute(c, a, s, comm);
+    if (on.record(MPI_Wtime() - t0)) {
+      on.agree(comm.internal());
+      remember(comm, key, OpChoice(static_cast<Algo>(on.winner()), on.reason()));
+      if (comm.rank() == 0) record_learned(learned_row(s, comm, on));
+    }
+    return c.set_measuring();
+  }
+
+  static LearnedRow learned_row(const Shape& s, const Comm& comm, const OnlineSite& on) {
+    const int k = size_class(Op::decision_bytes(s));
+    LearnedRow row;
+    row.op = Op::name;
+    row.ranks = comm.size();
+    row.ppn = Layout::of(comm.nodes()).ppn;
+    row.topology = topology_of(s);
+    row.from = size_class_first(k);
+    row.to = size_class_last(k);
+    row.algo = std::string(name_of<Op>(static_cast<Algo>(on.winner())));
+    row.comment = on.reason();
+    return row;
+  }
+
+  // Auto where it cannot measure (non-blocking and persistent calls, choose_<op>): a
+  // decision remembered on the Comm or an online winner, else the model's (or table's)
+  // prediction; online keeps measuring at the next blocking call. `collective`: the call
+  // may agree on statistics first (persistent plans are made collectively).
+  static OpChoice auto_without_measuring(Shape s, const Comm& comm, bool collective) {
+    const AutoPolicy policy = auto_policy();
+    const DecisionKey key = decision_key(s, policy);
+    if (const auto hit = comm.remembered_decision(key, tuning_table_epoch()))
+      return OpChoice(static_cast<Algo>(hit->algo), hit->reason);
+    if (policy == AutoPolicy::Online)
+      for (auto& [k, on] : comm.cache().online_sites)
+        if (k == key && on->settled()) return OpChoice(static_cast<Algo>(on->winner()), on->reason());
+    // Online runs the MPI library's own collective until it has measured (never slower than
+    // MPI by default); the model and table policies predict.
+    if (policy == AutoPolicy::Online)
+      return OpChoice(Algo::Native, "auto (online): native until a blocking call of this size class has measured "
+                                    "the candidates");
+    if (collective) agree(s, comm);
+    if constexpr (requires { Op::unmeasured_default(s); })
+      if (const auto fixed = Op::unmeasured_default(s)) return *fixed;
+    return predicted(question(s, &comm), policy);
+  }
+
+  static void execute(const OpChoice& c, const Args& a, const Shape& s, const Comm& comm) {
+    if (const double delay = test_slowdown(Op::name, name_of<Op>(c.algo), comm.rank()); delay > 0) {
+      const double until = MPI_Wtime() + delay;
+      while (MPI_Wtime() < until) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    if (c.algo == Algo::Native) {
+      Op::native(a, s, comm);
+      return;
+    }
+    if (Op::empty(s)) return;
+    if constexpr (requires { Op::run_outside(c, a, s, comm); }) {
+      if (Op::run_outside(c, a, s, comm)) return;
+    }
+    run_cached(comm, Op::plan_key(c.algo, s), Op::plan_shape(s), a.send, a.recv,
+               [&] { return Op::state(c, a, s, comm, Form::Blocking); });
+  }
+};
+
+}  // namespace libcomm::detail
