@@ -414,11 +414,11 @@ def losing_summary(losing, goal):
         return lines[0] + "\n"
     by_label = {}
     for topo, kib, label, tr, otr, oa in losing:
-        by_label.setdefault(label, []).append((topo, kib, tr, otr, oa))
-    for label, cells in by_label.items():
-        names = ", ".join(f"({t[-1]}) {k} KiB" for t, k, _, _, _ in cells)
+        by_label.setdefault((label, topo), []).append((topo, kib, tr, otr, oa))
+    for (label, topo), cells in by_label.items():
+        names = ", ".join(f"{k} KiB" for _, k, _, _, _ in cells)
         traced = [(tr, otr) for _, _, tr, otr, _ in cells if tr]
-        text = f"With {label} tree_scheduled is not the fastest at {names}."
+        text = f"With {label} on ({topo[-1]}) tree_scheduled is not the fastest at {names}."
         if traced:
             def rng(vals):
                 lo, hi = min(vals), max(vals)
@@ -430,15 +430,23 @@ def losing_summary(losing, goal):
                      f"time, where an MPI library keeps one per peer) and idles {rng([x[2] for x in sh])} "
                      f"between phases (a phase starts when its synchronisation messages arrive, each a "
                      f"connection of its own too).")
-            osh = [trace_share(otr) for _, otr in traced if otr]
-            if osh:
+            pairs = [(tr, otr) for tr, otr in traced if otr]
+            if pairs:
+                osh = [trace_share(otr) for _, otr in pairs]
                 timeouts = sum(x[3] for x in osh)
-                text += (f" The fastest other algorithm, traced in {len(osh)} of them, moves data "
+                gap_idle = sum(tr["idle_s"] - otr["idle_s"] for tr, otr in pairs)
+                gap_tcp = sum(tr["overhead_s"] - otr["overhead_s"] for tr, otr in pairs)
+                text += (f" The fastest other algorithm, traced in {len(pairs)} of them, moves data "
                          f"{rng([x[0] for x in osh])}, pays {rng([x[1] for x in osh])} in TCP costs and idles "
-                         f"{rng([x[2] for x in osh])}: it overlaps one message's start-up with another's data on "
-                         "the same link" + (", and these queues lose none of its messages to a timeout."
-                                            if not timeouts else f", at the price of {timeouts} messages that "
-                                            "waited out a timeout."))
+                         f"{rng([x[2] for x in osh])}" +
+                         (", with no message that waited out a timeout." if not timeouts else
+                          f", with {timeouts} messages that waited out a timeout.") +
+                         f" Of tree_scheduled's extra time in those cells, {gap_idle * 1e3:.0f} ms is idle time "
+                         f"between phases and {gap_tcp * 1e3:.0f} ms per-message TCP cost: " +
+                         ("the gap is the wait for its synchronisation messages, which the other algorithm's steps "
+                          "do not send." if gap_idle >= gap_tcp else
+                          "the gap is the per-message cost, which the other algorithm overlaps by keeping several "
+                          "messages on a link at once."))
         lines.append(text)
     return "\n\n".join(lines) + "\n"
 
