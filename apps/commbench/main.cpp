@@ -26,7 +26,9 @@ namespace {
 
 // commbench --calibrate FILE: the flat model's parameters of this machine (paper 001,
 // s. 2), printed point by point beside the fitted line, and saved for --predict file:FILE.
-int calibrate(const std::string& sizes_text, int reps, const std::string& path) {
+// The same run measures auto's cost parameters (libcomm/cost_params.hpp) on --nodes' map and
+// writes them to the same file (LIBCOMM_MODEL=FILE, or inputs/tuning/<platform>.model).
+int calibrate(const std::string& sizes_text, int reps, const std::string& path, const std::string& nodes) {
   const auto sizes = size_list(sizes_text);
   int p = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &p);
@@ -34,6 +36,8 @@ int calibrate(const std::string& sizes_text, int reps, const std::string& path) 
     throw libcomm::Error("--calibrate needs at least 2 ranks (a ping-pong between rank 0 and "
                          "the last rank); run it with mpiexec -n 2 or more");
   const auto cal = libcomm::calibrate_flat_platform(MPI_COMM_WORLD, sizes, reps);
+  const libcomm::Comm comm = apps::world_comm(nodes);
+  const libcomm::CostParams params = libcomm::calibrate_cost_params(comm, cal, reps);
   if (!apps::is_root()) return 0;
   const auto& f = cal.platform;
   std::cout << "commbench --calibrate: flat model of paper 001 s. 2 on this machine\n"
@@ -59,8 +63,14 @@ int calibrate(const std::string& sizes_text, int reps, const std::string& path) 
       f, path,
       "libcomm flat platform (paper 001 s. 2), measured by commbench --calibrate on " +
           std::to_string(p) + " ranks\n" + summary.str());
-  std::cout << "written to " << path << " (use: commbench --op alltoallv --predict file:" << path
-            << ")\n";
+  {
+    std::ofstream out(path, std::ios::app);
+    out << "# auto's cost parameters (libcomm/cost_params.hpp), node map " << comm.nodes().describe() << "\n"
+        << libcomm::cost_params_text(params);
+    libcomm::require(static_cast<bool>(out), "--calibrate: cannot write '" + path + "'");
+  }
+  std::cout << "\nauto's cost parameters:\n" << libcomm::cost_params_text(params) << "written to " << path
+            << " (use: commbench --op alltoallv --predict file:" << path << "; LIBCOMM_MODEL=" << path << ")\n";
   return 0;
 }
 
@@ -181,12 +191,10 @@ int run(int argc, char** argv) {
     return 0;
   }
 
-  if (!calibrate_path.empty())
-    return calibrate(sizes_list.empty() ? "0,1K,4K,16K,64K,256K,1M" : sizes_list, reps,
-                     calibrate_path);
-
   libcomm::set_simulated_payload(simulated);
   apply_copy_model(copy_gbs);
+  if (!calibrate_path.empty())
+    return calibrate(sizes_list.empty() ? "0,1K,4K,16K,64K,256K,1M" : sizes_list, reps, calibrate_path, nodes);
   if (!auto_policy.empty()) libcomm::set_auto_policy(libcomm::auto_policy_from_name(auto_policy));
   const auto sizes = block_sizes(min_s, max_s, sizes_list);
 
@@ -267,6 +275,13 @@ int run(int argc, char** argv) {
                                 {"validation", simulated ? "NOT_CHECKED" : r.bad ? "FAIL" : "PASS"}});
       if (model)
         for (std::size_t k = 0; k < rows.size(); ++k) j["results"][k]["model_us"] = rows[k].model_us;
+      // What auto's cost model predicts for each algorithm at each size (for the model's
+      // accuracy: scripts/reproduce/auto_report.py).
+      for (std::size_t k = 0; k < rows.size(); ++k) {
+        const std::string base = parse_timed(rows[k].algo).algo;
+        for (const auto& pr : libcomm::predict(op, comm, rows[k].block))
+          if (pr.algo == base) j["results"][k]["auto_model_s"] = pr.seconds;
+      }
       if (libcomm::built_for_simulation())  // local work charged explicitly, per repetition
         for (std::size_t k = 0; k < rows.size(); ++k) j["results"][k]["charged_local_work_s"] = rows[k].local_work;
       std::ofstream out(json_path);

@@ -42,6 +42,11 @@ class AllgatherOp : public Operation {
     layout_counts(cube_options().block_layout, 0, 1);  // validates the name on every rank
   }
 
+  // "all" leaves out the one-node algorithm where it would run as its fallback.
+  bool in_all(std::string_view name) const override {
+    return name != "shared_window" || comm_.nodes().num_nodes() == 1;
+  }
+
   void check_applicable(const std::string& algo, std::size_t) const override {
     libcomm::choose_allgather(libcomm::allgather_algo_from_name(parse_timed(algo).algo), comm_.size(), opts_);
   }

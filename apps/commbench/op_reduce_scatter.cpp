@@ -71,6 +71,11 @@ class ReduceScatterOp : public Operation {
     es_ = libcomm::elem_size(type_);
   }
 
+  // "all" leaves out the one-node algorithm where it would run as its fallback.
+  bool in_all(std::string_view name) const override {
+    return name != "shared_window" || comm_.nodes().num_nodes() == 1;
+  }
+
   void check_applicable(const std::string& algo, std::size_t) const override {
     libcomm::choose_reduce_scatter(libcomm::reduce_scatter_algo_from_name(parse_timed(algo).algo), comm_.size(), opts_);
   }

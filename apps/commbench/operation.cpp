@@ -43,15 +43,16 @@ std::vector<std::string> Operation::select(const std::string& list) const {
   const libcomm::OperationAlgorithms& reg = libcomm::operation_named(operation_);
   std::vector<std::string> names;
   const auto add = [&](const std::string& name) {
-    for (auto& n : expand(name)) names.push_back(std::move(n));
+    for (auto& n : expand(name))
+      if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(std::move(n));
   };
-  if (list == "all") {
-    for (std::string_view n : reg.names)
-      if (in_all(n)) add(std::string(n));
-    return reference_first(names, "native");
-  }
   std::stringstream items(list);
   for (std::string item; std::getline(items, item, ',');) {
+    if (item == "all") {  // every algorithm of the registry
+      for (std::string_view n : reg.names)
+        if (in_all(n)) add(std::string(n));
+      continue;
+    }
     try {
       const TimedName t = parse_timed(item);
       libcomm::algorithm_of(operation_, t.algo);  // (throws for an unknown name, listing the valid ones)

@@ -53,7 +53,8 @@ class Operation {
   explicit Operation(std::string op) : operation_(std::move(op)) {}
   virtual ~Operation() = default;
   // The algorithms to time for an --algo list ("all" = every one of the operation's
-  // registry, auto included; auto:POLICY names auto under one policy), reference first (its
+  // registry, auto included, also inside a list; auto:POLICY names auto under one policy;
+  // each name once), reference first (its
   // time is the denominator of every ratio). Throws libcomm::Error naming the bad name and
   // listing the valid ones.
   std::vector<std::string> select(const std::string& list) const;

@@ -79,6 +79,44 @@ std::string_view algorithm_of(std::string_view op, std::string_view name) {
   throw Error("unknown " + std::string(o.what) + " algorithm '" + std::string(name) + "' (valid: " + valid + ")");
 }
 
+namespace {
+
+template <class Op>
+std::vector<Prediction> predictions(const typename Op::Shape& s) {
+  std::vector<Prediction> out;
+  for (const detail::Candidate& c : detail::Driver<Op>::question(s, nullptr).candidates) out.push_back({c.name, c.predicted});
+  return out;
+}
+
+}  // namespace
+
+std::vector<Prediction> predict(std::string_view op, const Comm& comm, std::size_t bytes) {
+  const std::vector<std::size_t> counts(static_cast<std::size_t>(comm.size()), bytes);
+  if (op == detail::AlltoallOp::name) {
+    static const AlltoallOptions o;
+    return predictions<detail::AlltoallOp>(detail::AlltoallOp::shape({nullptr, nullptr, bytes}, comm, o));
+  }
+  if (op == detail::AllgatherOp::name) {
+    static const AllgatherOptions o;
+    return predictions<detail::AllgatherOp>(detail::AllgatherOp::shape({nullptr, bytes, nullptr, {}, bytes}, comm, o));
+  }
+  if (op == detail::ReduceScatterOp::name) {
+    static const ReduceScatterOptions o;
+    auto s = detail::ReduceScatterOp::shape({nullptr, nullptr, counts, ElemType::Double, ReduceOp::Sum}, comm, o);
+    s.problem.clear();
+    return predictions<detail::ReduceScatterOp>(s);
+  }
+  static const AlltoallvOptions o;
+  detail::AlltoallvOp::Shape s;
+  s.p = comm.size();
+  s.nodes = &comm.nodes();
+  s.opts = &o;
+  s.stats = {bytes, static_cast<double>(bytes)};
+  s.global = true;
+  operation_named(op);  // (an unknown name is an Error)
+  return predictions<detail::AlltoallvOp>(s);
+}
+
 void forget_environment_policy();  // auto_policy.cpp
 
 namespace {

@@ -34,6 +34,7 @@ FREE_TEXT = {
     "--nodes": ["", "nosuch", "ppn=0", "ppn=abc", "sizes=0", "map=x"],
     "--json": FILE_OUT,
     "--calibrate": FILE_OUT,
+    "--save-learned": FILE_OUT,
     "--output": FILE_OUT,
     "--emit-cpp": FILE_OUT,
     "--topology": FILE_IN,

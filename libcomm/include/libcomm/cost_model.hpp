@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "libcomm/alltoallv.hpp"
+#include "libcomm/comm.hpp"
+#include "libcomm/cost_params.hpp"
 
 namespace libcomm {
 
@@ -60,6 +62,13 @@ struct FlatCalibration {
 };
 FlatCalibration calibrate_flat_platform(MPI_Comm comm, std::span<const std::size_t> sizes,
                                         int reps);
+// Auto's cost parameters (libcomm/cost_params.hpp) on the machine it runs on: alpha, beta and
+// copy from the flat calibration (rank 0 and the last rank: different nodes where the node
+// map has several), alpha_intra and beta_intra from a ping-pong of rank 0 with another rank
+// of its node (the inter-node figures when it has none), the posting overhead from bursts of
+// empty messages, gamma from a local sum of doubles (the copy rate where a simulation with
+// a simulated payload charges reductions so). Collective; every rank gets the same.
+CostParams calibrate_cost_params(const Comm& comm, const FlatCalibration& flat, int reps);
 
 // Eq. 1 and 2: a regular all-to-all of m-byte messages among P nodes.
 double flat_block_time_us(const FlatPlatform& f, int nprocs, double m_bytes);

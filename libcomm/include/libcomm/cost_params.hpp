@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "libcomm/node_map.hpp"
 
@@ -22,12 +23,27 @@ struct CostParams {
   double overhead = 0.2e-6;      // s per further message posted at once
   double copy = 1.25e-10;        // s/byte of a local copy (8 GB/s)
   double gamma = 2.5e-10;        // s/byte combined by a reduction (4 GB/s)
+  // Optional: one-way times of single messages measured at `sizes` (commbench --calibrate),
+  // between nodes and inside one. Where given, an n-byte message's bytes cost the slope of
+  // their piecewise-linear interpolation from 0 to n (a protocol switch, or a simulator's
+  // size-dependent bandwidth factors, bends the line); beyond the last size, the last
+  // segment's slope.
+  std::vector<double> sizes, one_way, one_way_intra;
+  double beta_scale = 1;  // ranks sharing each link beyond what a formula counts (a scheme's columns)
   std::string source = "defaults";  // "defaults", the file it came from, or "calibrated"
+
+  // Seconds per byte of an n-byte message between nodes / inside one.
+  double beta_at(double n) const { return beta_scale * slope(one_way, n, beta); }
+  double beta_intra_at(double n) const { return slope(one_way_intra, n, beta_intra); }
+
+ private:
+  double slope(const std::vector<double>& t, double n, double fallback) const;
 };
 
 // Reads a parameter file ("key = value" lines, '#' comments): alpha_us, beta_ns_per_byte,
 // alpha_intra_us, beta_intra_ns_per_byte, overhead_us, copy_ns_per_byte,
-// gamma_ns_per_byte; the flat-model keys of commbench --calibrate (ts_us, tc_td_us, tm_us,
+// gamma_ns_per_byte, and one_way_us / one_way_intra_us as "BYTES:US" pairs (the measured
+// message times); the flat-model keys of commbench --calibrate (ts_us, tc_td_us, tm_us,
 // libcomm/cost_model.hpp) stand for alpha, beta and copy when those are absent, and a
 // missing intra-node figure takes the inter-node one. Throws Error naming the file and
 // line of a malformed, negative or unknown value.

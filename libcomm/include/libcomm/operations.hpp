@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "libcomm/comm.hpp"
+
 namespace libcomm {
 
 // What an algorithm needs and what runs where it cannot (each operation's registry; the
@@ -26,6 +28,15 @@ struct OperationAlgorithms {
   // Error when it is refused.
   std::string_view (*runs_at)(std::string_view algo, int p) = nullptr;
 };
+
+// What auto's cost model predicts for every algorithm that applies to a call of `op` on comm
+// with blocks of `bytes` (equal blocks; alltoallv: every message `bytes` long), in registry
+// order: name and seconds (docs/algorithms.md, "Cost formulas"). No communication.
+struct Prediction {
+  std::string_view algo;
+  double seconds = 0;
+};
+std::vector<Prediction> predict(std::string_view op, const Comm& comm, std::size_t bytes);
 
 // alltoall, alltoallv, allgather, reduce_scatter.
 const std::vector<OperationAlgorithms>& operations();

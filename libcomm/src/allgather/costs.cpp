@@ -25,11 +25,12 @@ Layout layout(const Shape& s) { return Layout::of(*s.nodes); }
 // dimension i reaches the rank 2^i away.
 double dcycles_step(const Layout& l, const CostParams& c, double n, double messages, int d) {
   const double posting = (std::max(1.0, messages) - 1) * c.overhead;
-  if (l.nodes == 1) return c.alpha_intra + posting + n * c.beta_intra * l.ppn;
+  const double each = n / std::max(1.0, messages);
+  if (l.nodes == 1) return c.alpha_intra + posting + n * c.beta_intra_at(each) * l.ppn;
   const int local_dims = std::min(d, cost::log2_ceil(l.ppn));  // dimensions inside a node
   const double off = static_cast<double>(d - local_dims) / d;
-  const double net = c.alpha + posting + n * off * l.ppn * c.beta;
-  const double mem = off < 1 ? c.alpha_intra + posting + n * (1 - off) * l.ppn * c.beta_intra : 0.0;
+  const double net = c.alpha + posting + n * off * l.ppn * c.beta_at(each);
+  const double mem = off < 1 ? c.alpha_intra + posting + n * (1 - off) * l.ppn * c.beta_intra_at(each) : 0.0;
   return std::max(net, mem);
 }
 
@@ -37,8 +38,8 @@ double dcycles_step(const Layout& l, const CostParams& c, double n, double messa
 double linear_gather(const Layout& l, const CostParams& c, double n) {
   const int p = l.ranks;
   if (p <= 1) return 0;
-  if (l.nodes == 1) return c.alpha_intra + (p - 1) * n * c.beta_intra;
-  return c.alpha + std::max((p - l.ppn) * n * c.beta, (l.ppn - 1) * n * c.beta_intra);
+  if (l.nodes == 1) return c.alpha_intra + (p - 1) * n * c.beta_intra_at(n);
+  return c.alpha + std::max((p - l.ppn) * n * c.beta_at(n), (l.ppn - 1) * n * c.beta_intra_at(n));
 }
 
 // Paper 004, s. 4.1: P - 1 shifts of one block to the next rank of the ring.

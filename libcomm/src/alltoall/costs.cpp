@@ -107,7 +107,7 @@ double clustered_factor(const Shape& s, const CostParams& c) {
   const Layout l = layout(s);
   if (l.ppn == 1 || l.nodes == 1) return kNever;
   const int steps = clustered_factor_schedule(*s.nodes).steps;
-  return steps * (c.alpha + s.block * c.beta) + cost::copy(c, s.block);
+  return steps * (c.alpha + s.block * c.beta_at(static_cast<double>(s.block))) + cost::copy(c, s.block);
 }
 
 double inter_node(int p, double block, double link_share, const CostParams& c, AlltoallAlgo inter) {
@@ -125,7 +125,7 @@ double inter_node(int p, double block, double link_share, const CostParams& c, A
     }
   }
   CostParams shared = c;  // the node's columns share its link
-  shared.beta *= link_share;
+  shared.beta_scale *= link_share;
   const auto& e = entry_of<AlltoallOp>(algo);
   return e.cost != nullptr ? e.cost(column, shared) : kNever;
 }
@@ -172,7 +172,7 @@ double recv_distribute(const Shape& s, const CostParams& c) { return send_aggreg
 double tree_scheduled(const Shape& s, const CostParams& c) {
   if (s.topology == nullptr || s.topology->num_machines() != s.p) return kNever;
   const auto phases = static_cast<double>(schedule_tree_aapc(*s.topology).num_phases);
-  return phases * (2 * c.alpha + s.block * c.beta) + cost::copy(c, s.block);
+  return phases * (2 * c.alpha + s.block * c.beta_at(static_cast<double>(s.block))) + cost::copy(c, s.block);
 }
 
 // What the MPI library runs: Open MPI's fixed decision (SMPI's default selector copies it,

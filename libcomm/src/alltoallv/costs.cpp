@@ -19,7 +19,10 @@ constexpr double kHeader = 24;  // bytes before every run of a staged message
 Layout layout(const Shape& s) { return Layout::of(*s.nodes); }
 double mean(const Shape& s) { return s.stats.mean_bytes; }
 // What the longest message costs beyond a mean one, once (a spike delays its own step).
-double spike(const Shape& s, const CostParams& c) { return std::max(0.0, s.stats.max_bytes - mean(s)) * c.beta; }
+double spike(const Shape& s, const CostParams& c) {
+  const double extra = std::max(0.0, s.stats.max_bytes - mean(s));
+  return extra * c.beta_at(static_cast<double>(s.stats.max_bytes));
+}
 
 // One stage of a staged algorithm: `steps` exchanges moving the rank's `bytes` (its whole
 // data, every run with its header), composed into buckets and taken apart again (two

@@ -52,6 +52,16 @@ std::optional<CostParams> g_active;
 
 }  // namespace
 
+double CostParams::slope(const std::vector<double>& t, double n, double fallback) const {
+  if (t.size() < 2 || t.size() != sizes.size() || n <= 0) return fallback;
+  // The time at n, interpolated (the last segment extended), minus the time at the first size.
+  std::size_t k = 1;
+  while (k + 1 < sizes.size() && sizes[k] < n) ++k;
+  const double x0 = sizes[k - 1], x1 = sizes[k];
+  const double at_n = t[k - 1] + (t[k] - t[k - 1]) * (n - x0) / (x1 - x0);
+  return std::max(0.0, (at_n - t[0]) / (n - sizes[0]));
+}
+
 Layout Layout::of(const NodeMap& nodes) {
   Layout l;
   l.ranks = nodes.num_ranks();
@@ -65,6 +75,8 @@ CostParams load_cost_params(const std::string& path) {
   std::ifstream in(path);
   require(static_cast<bool>(in), "cannot read the cost parameter file '" + path + "'");
   std::map<std::string, double> seen;  // seconds (per byte)
+  std::vector<std::vector<double>> table_sizes;
+  std::vector<double> one_way, one_way_intra;
   int line_no = 0;
   for (std::string line; std::getline(in, line);) {
     ++line_no;
@@ -75,6 +87,27 @@ CostParams load_cost_params(const std::string& path) {
     require(eq != std::string::npos, where + ": expected 'key = value', got '" + trim(line) + "'");
     const std::string key = trim(line.substr(0, eq)), value = trim(line.substr(eq + 1));
     if (key == "name") continue;
+    if (key == "one_way_us" || key == "one_way_intra_us") {  // "BYTES:US BYTES:US ..."
+      std::istringstream pairs(value);
+      std::vector<double> xs, ys;
+      for (std::string pair; pairs >> pair;) {
+        const auto colon = pair.find(':');
+        try {
+          require(colon != std::string::npos, "");
+          xs.push_back(std::stod(pair.substr(0, colon)));
+          ys.push_back(std::stod(pair.substr(colon + 1)) * 1e-6);
+        } catch (const std::exception&) {
+          throw Error(where + ": " + key + " takes BYTES:US pairs, got '" + pair + "'");
+        }
+        require(std::isfinite(xs.back()) && xs.back() >= 0 && std::isfinite(ys.back()) && ys.back() >= 0 &&
+                    (xs.size() == 1 || xs.back() > xs[xs.size() - 2]),
+                where + ": " + key + ": sizes must increase and times be >= 0, got '" + pair + "'");
+      }
+      require(xs.size() >= 2, where + ": " + key + " needs at least 2 BYTES:US pairs");
+      table_sizes.push_back(xs);
+      (key == "one_way_us" ? one_way : one_way_intra) = ys;
+      continue;
+    }
     double v = 0;
     std::size_t used = 0;
     try {
@@ -111,6 +144,14 @@ CostParams load_cost_params(const std::string& path) {
   if (!value("beta_intra_ns_per_byte") && value("beta_ns_per_byte")) c.beta_intra = c.beta;
   require(value("alpha_us") && value("beta_ns_per_byte"),
           path + ": alpha_us and beta_ns_per_byte (or the flat model's ts_us and tc_td_us) are required");
+  for (std::size_t k = 1; k < table_sizes.size(); ++k)
+    require(table_sizes[k] == table_sizes[0], path + ": one_way_us and one_way_intra_us must name the same sizes");
+  if (!table_sizes.empty()) {
+    c.sizes = table_sizes[0];
+    c.one_way = one_way;
+    c.one_way_intra = one_way_intra.empty() ? one_way : one_way_intra;
+    if (c.one_way.empty()) c.one_way = c.one_way_intra;
+  }
   c.source = path;
   return c;
 }
@@ -119,6 +160,14 @@ std::string cost_params_text(const CostParams& c) {
   std::ostringstream out;
   out << std::setprecision(6);
   for (const Key& k : kKeys) out << k.name << " = " << c.*k.field / k.scale << "\n";
+  const auto table = [&](const char* key, const std::vector<double>& t) {
+    if (t.size() != c.sizes.size() || t.empty()) return;
+    out << key << " =";
+    for (std::size_t i = 0; i < t.size(); ++i) out << " " << static_cast<long long>(c.sizes[i]) << ":" << t[i] * 1e6;
+    out << "\n";
+  };
+  table("one_way_us", c.one_way);
+  table("one_way_intra_us", c.one_way_intra);
   return out.str();
 }
 

@@ -32,6 +32,7 @@
 
 #include "../choice/policy.hpp"
 #include "check.hpp"
+#include "mpi_bytes.hpp"
 #include "comm_cache.hpp"
 #include "libcomm/auto_policy.hpp"
 #include "libcomm/check.hpp"
@@ -300,6 +301,9 @@ class Driver {
     OpChoice c(static_cast<Algo>(next.algo), "auto (online): measuring " + std::string(next.name) + ", one of " +
                                                        std::to_string(on.candidates().size()) + " candidates (" +
                                                        std::to_string(on.calls_needed()) + " calls in all)");
+    // The candidates are timed from a common start (a barrier, during the warm-up only), so
+    // that a rank that came late does not credit an algorithm with the time it did not wait.
+    check_mpi(MPI_Barrier(comm.internal()), "MPI_Barrier");
     const double t0 = MPI_Wtime();
     execute(c, a, s, comm);
     if (on.record(MPI_Wtime() - t0)) {

@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstring>
@@ -11,6 +12,9 @@
 #include <sstream>
 
 #include "libcomm/cost_model.hpp"
+#include "libcomm/reduction.hpp"
+#include "libcomm/buffer.hpp"
+#include "libcomm/sim.hpp"
 
 namespace libcomm {
 
@@ -48,6 +52,7 @@ FlatPlatform load_flat_platform(const std::string& path) {
       f.name = value;
       continue;
     }
+    if (key == "one_way_us" || key == "one_way_intra_us") continue;  // auto's tables (cost_params.hpp reads them)
     double v = 0;
     std::size_t used = 0;
     try {
@@ -63,6 +68,9 @@ FlatPlatform load_flat_platform(const std::string& path) {
       f.tc_td_us = v, have_tc_td = true;
     } else if (key == "tm_us") {
       f.tm_us = v;
+    } else if (key.find("alpha") == 0 || key.find("beta") == 0 || key == "overhead_us" ||
+               key == "copy_ns_per_byte" || key == "gamma_ns_per_byte") {
+      // Auto's cost-model keys, written by the same calibration (libcomm/cost_params.hpp).
     } else {
       throw Error(where + ": unknown key '" + key + "' (valid: name, ts_us, tc_td_us, tm_us)");
     }
@@ -146,6 +154,7 @@ FlatCalibration calibrate_flat_platform(MPI_Comm comm, std::span<const std::size
       const double t1 = MPI_Wtime();
       if (me == 0) {
         for (int k = 0; k < n; ++k) {
+          sim::charge_copy(static_cast<double>(s));  // (a simulation's copy model; nothing otherwise)
           std::memcpy(b.data(), a.data(), s);
           a[k % (biggest + 1)] = b[(k + 1) % (biggest + 1)];  // keep the copies observable
         }
@@ -169,6 +178,116 @@ FlatCalibration calibrate_flat_platform(MPI_Comm comm, std::span<const std::size
   cal.platform.tc_td_us = std::max(0.0, cal.transfer.slope * 1e6);
   cal.platform.tm_us = std::max(0.0, cal.copy.slope * 1e6);
   return cal;
+}
+
+}  // namespace libcomm
+
+namespace libcomm {
+
+namespace {
+
+// One-way time of a ping-pong of `bytes` between ranks a and b of comm (median of reps).
+double ping_pong(MPI_Comm comm, int a, int b, std::size_t bytes, int reps) {
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  std::vector<std::byte> buf(bytes + 1);
+  const int n = round_trips(bytes), tag = 0x5ca2;
+  std::vector<double> t;
+  for (int rep = -1; rep < reps; ++rep) {
+    MPI_Barrier(comm);
+    const double t0 = MPI_Wtime();
+    for (int k = 0; k < n; ++k) {
+      if (me == a) {
+        MPI_Send(buf.data(), static_cast<int>(bytes), MPI_BYTE, b, tag, comm);
+        MPI_Recv(buf.data(), static_cast<int>(bytes), MPI_BYTE, b, tag, comm, MPI_STATUS_IGNORE);
+      } else if (me == b) {
+        MPI_Recv(buf.data(), static_cast<int>(bytes), MPI_BYTE, a, tag, comm, MPI_STATUS_IGNORE);
+        MPI_Send(buf.data(), static_cast<int>(bytes), MPI_BYTE, a, tag, comm);
+      }
+    }
+    if (rep >= 0) t.push_back((MPI_Wtime() - t0) / (2.0 * n));
+  }
+  double v = median_of(t);
+  MPI_Bcast(&v, 1, MPI_DOUBLE, a, comm);
+  return v;
+}
+
+// Time rank a takes to post k empty messages to rank b and see them all arrive, per
+// message beyond the first: the overhead of a further message posted at once.
+double posting_overhead(MPI_Comm comm, int a, int b, int reps) {
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  const int k = 32, tag = 0x5ca3;
+  const auto burst = [&](int count) {
+    std::vector<double> t;
+    std::vector<MPI_Request> q(static_cast<std::size_t>(count));
+    for (int rep = -1; rep < reps; ++rep) {
+      MPI_Barrier(comm);
+      const double t0 = MPI_Wtime();
+      if (me == a || me == b) {
+        for (int i = 0; i < count; ++i) {
+          if (me == a) MPI_Isend(nullptr, 0, MPI_BYTE, b, tag, comm, &q[static_cast<std::size_t>(i)]);
+          else MPI_Irecv(nullptr, 0, MPI_BYTE, a, tag, comm, &q[static_cast<std::size_t>(i)]);
+        }
+        MPI_Waitall(count, q.data(), MPI_STATUSES_IGNORE);
+        if (me == b) MPI_Send(nullptr, 0, MPI_BYTE, a, tag + 1, comm);
+        else MPI_Recv(nullptr, 0, MPI_BYTE, b, tag + 1, comm, MPI_STATUS_IGNORE);
+      }
+      if (rep >= 0) t.push_back(MPI_Wtime() - t0);
+    }
+    double v = median_of(t);
+    MPI_Bcast(&v, 1, MPI_DOUBLE, a, comm);
+    return v;
+  };
+  const double one = burst(1), many = burst(k);
+  return std::max(0.0, (many - one) / (k - 1));
+}
+
+// Seconds per byte of reduce_local on doubles (a sum), measured on this core.
+double combine_seconds_per_byte() {
+  const std::size_t n = 1 << 16;
+  std::vector<double> x(n, 1.0), y(n, 2.0);
+  std::vector<double> t;
+  for (int rep = 0; rep < 9; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    reduce_local(x.data(), y.data(), n, ElemType::Double, ReduceOp::Sum);
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return median_of(t) / static_cast<double>(n * sizeof(double));
+}
+
+}  // namespace
+
+CostParams calibrate_cost_params(const Comm& comm, const FlatCalibration& flat, int reps) {
+  CostParams c;
+  c.source = "calibrated";
+  c.alpha = std::max(0.0, flat.transfer.intercept);
+  c.beta = std::max(0.0, flat.transfer.slope);
+  c.copy = std::max(0.0, flat.copy.slope);
+  const MPI_Comm mc = comm.internal();
+  const NodeMap& nodes = comm.nodes();
+  const int last = comm.size() - 1;
+  // Between ranks of one node: rank 0 and the next rank of its node, when it has one (a line
+  // through the one-way times at the flat calibration's sizes, fitted as that one is).
+  c.alpha_intra = c.alpha, c.beta_intra = c.beta;
+  c.sizes = flat.sizes;
+  c.one_way = c.one_way_intra = flat.one_way_s;
+  if (nodes.node_size(nodes.node_of(0)) > 1) {
+    const int peer = nodes.ranks_of_node(nodes.node_of(0)).at(1);
+    c.one_way_intra.clear();
+    for (double bytes : flat.sizes)
+      c.one_way_intra.push_back(ping_pong(mc, 0, peer, static_cast<std::size_t>(bytes), reps));
+    const LineFit fit = fit_line_relative(flat.sizes, c.one_way_intra);
+    c.alpha_intra = std::max(0.0, fit.intercept);
+    c.beta_intra = std::max(0.0, fit.slope);
+  }
+  c.overhead = posting_overhead(mc, 0, last, reps);
+  // A reduction's combine: its bytes at the copy rate where a simulation charges reductions so
+  // (a simulated payload), else what this core takes.
+  double gamma = simulated_payload() ? c.copy : combine_seconds_per_byte();
+  MPI_Bcast(&gamma, 1, MPI_DOUBLE, 0, mc);
+  c.gamma = gamma;
+  return c;
 }
 
 }  // namespace libcomm
