@@ -455,9 +455,20 @@ def slower_text(tree_t, other_t):
     return f"{(tree_t / other_t - 1) * 100:+.1f} % over the fastest's time"
 
 
-def claim_verdict(tree_t, other_t, frac):
+def half_spread(r):
+    """Half the spread of a result's repetitions, relative to its median."""
+    ts = r.get("times_s") or [r["median_s"]]
+    return (max(ts) - min(ts)) / r["median_s"] / 2 if r["median_s"] > 0 else 0.0
+
+
+def claim_verdict(tree_t, other_t, frac, noise=0.0):
+    """`noise`: the larger half-spread of the two results' repetitions; a difference inside
+    it is a tie, whichever way the medians fall."""
     if other_t is None:
         return "-"
+    if abs(tree_t / other_t - 1) <= noise:
+        return (f"**tie**: {abs(tree_t / other_t - 1) * 100:.1f} % apart, within the repetitions' spread "
+                f"(±{noise * 100:.1f} %)")
     if tree_t <= other_t:
         return f"**reproduced**: the fastest ({(1 - tree_t / other_t) * 100:.1f} % below the next)"
     if frac >= 0.9:
@@ -555,7 +566,9 @@ def packet_main(folder):
                 tt = rows[("tree_scheduled", b)]["median_s"]
                 ot, oa = fastest_other(rows, b)
                 cells.append(f"{frac(tt):.0%} / " + ("-" if ot is None else f"{name_of(oa, b, rows)} {frac(ot):.0%}"))
-                vs.append(claim_verdict(tt, ot, frac(tt)))
+                noise = (0.0 if ot is None else
+                         max(half_spread(rows[("tree_scheduled", b)]), half_spread(rows[(oa, b)])))
+                vs.append(claim_verdict(tt, ot, frac(tt), noise))
                 why = "-"
                 if ot is not None and tt > ot:
                     ran = rows[(oa, b)].get("ran", oa)
@@ -564,7 +577,7 @@ def packet_main(folder):
                     losing.append((topo, kib, label, trace.get(b), otr.get(b), oa))
                 ws.append(why)
                 if ot is not None:  # alone under a condition, it has nothing to be measured against
-                    goal.append((topo, kib, label, frac(tt), tt <= ot, oa, tt / ot, why))
+                    goal.append((topo, kib, label, frac(tt), tt <= ot or abs(tt / ot - 1) <= noise, oa, tt / ot, why))
             print(f"| ({topo[-1]}) | {kib} KiB | {pp} | " + " | ".join(cells) + " | " + " | ".join(vs) +
                   " | " + " | ".join(ws) + " |")
     print()
@@ -577,7 +590,9 @@ def packet_main(folder):
     for topo, kib, label, frac_t, fastest, oa, ratio, why in goal:
         met = fastest or frac_t >= 0.9
         other = ("-" if oa is None else f"{oa} (tree_scheduled {(ratio - 1) * 100:+.1f} % over its time)"
-                 if not fastest else f"{oa} (tree_scheduled {(1 - ratio) * 100:.1f} % below its time)")
+                 if ratio > 1 else f"{oa} (tree_scheduled {(1 - ratio) * 100:.1f} % below its time)")
+        if fastest and ratio > 1:
+            other += ", within the repetitions' spread"
         print(f"| ({topo[-1]}) | {kib} KiB | {label} | {frac_t:.0%} of the bound | {other} | "
               f"{'yes' if met else 'no'} | {why if not met else '-'} |")
     print()
