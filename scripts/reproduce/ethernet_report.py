@@ -354,7 +354,7 @@ def topology_table(rows, m, bound, sizes):
         for a in algos:
             r = rows.get((a, b))
             if r is None:
-                cells.append("")
+                cells.append("-")
                 continue
             t = r["median_s"]
             thr = aggregate_mbps(m, b, t)
