@@ -103,7 +103,8 @@ if [[ -n "$HOSTFILE_IN" ]]; then
   SLOTS=$(grep -c . "$HOSTFILE_IN")
   [[ -n "$NP" ]] || NP=$SLOTS
   ((NP <= SLOTS)) || { echo "simulate.sh: $NP ranks, but the host file '$HOSTFILE_IN' has $SLOTS lines" >&2; exit 2; }
-  grep . "$HOSTFILE_IN" | head -n "$NP" >"$HOSTFILE"
+  # (awk stops by itself: `| head` would kill the writer with SIGPIPE, which pipefail makes fatal)
+  awk -v n="$NP" 'NF && c < n {print; ++c}' "$HOSTFILE_IN" >"$HOSTFILE"
 elif [[ -n "$LAYOUT" ]]; then
   python3 "$LIBCOMM_ROOT/scripts/platform_hosts.py" "$PLATFORM" --layout "$LAYOUT" >"$HOSTFILE"
   SLOTS=$(wc -l <"$HOSTFILE")
@@ -121,7 +122,7 @@ else
     echo "simulate.sh: $NP ranks do not fit on $NHOSTS hosts x $PPN ranks ($PLATFORM)" >&2
     exit 2
   fi
-  awk -v k="$PPN" '{for (i = 0; i < k; i++) print}' <<<"$HOSTS" | head -n "$NP" >"$HOSTFILE"
+  awk -v k="$PPN" -v n="$NP" '{for (i = 0; i < k && c < n; i++) {print; ++c}}' <<<"$HOSTS" >"$HOSTFILE"
 fi
 
 OPTS=(--cfg=smpi/shared-malloc:global --cfg=smpi/privatization:dlopen)

@@ -1,9 +1,12 @@
 // The parameters of Auto's cost model (docs/algorithms.md, "Cost formulas"): what one
 // message, one byte on a link, one copied and one combined byte cost on this machine.
 // Every algorithm's formula is written in these terms (alpha-beta-gamma, Hockney's model
-// with the node layout): a message of n bytes between two nodes costs alpha + n beta; the
-// ranks of a node share its link, so k of them sending at once get 1/k of it each;
-// between ranks of one node it costs alpha_intra + n beta_intra. `overhead` is the part of
+// with the node layout): a message of n bytes between two nodes costs alpha + n beta; k
+// ranks of a node sending at once share its link as far as `share_inter` says (1: each
+// gets 1/k of it; 0: each its own; measured by commbench --calibrate); between ranks of
+// one node a message costs alpha_intra + n beta_intra, k at once shared as `share_intra` says;
+// k messages one rank posts at once to other nodes, as `share_fanout` says (below 1 where a
+// single flow cannot fill the link: a TCP window over a long path). `overhead` is the part of
 // alpha that a rank pays again for each of several messages it posts at once (the rest,
 // the latency, overlaps). Copies cost `copy` per byte, combining (a reduction) `gamma`.
 #pragma once
@@ -30,11 +33,18 @@ struct CostParams {
   // segment's slope.
   std::vector<double> sizes, one_way, one_way_intra;
   double beta_scale = 1;  // ranks sharing each link beyond what a formula counts (a scheme's columns)
+  double share_inter = 1;  // 0..1: how much k concurrent flows of a node slow each other
+  double share_intra = 1;
+  double share_fanout = 1;  // 0..1: how much k messages one rank posts at once to other nodes slow each other
   std::string source = "defaults";  // "defaults", the file it came from, or "calibrated"
 
   // Seconds per byte of an n-byte message between nodes / inside one.
   double beta_at(double n) const { return beta_scale * slope(one_way, n, beta); }
   double beta_intra_at(double n) const { return slope(one_way_intra, n, beta_intra); }
+  // How many single messages' worth of time k concurrent messages of a node take.
+  double inter_flows(double k) const { return k <= 1 ? k : 1 + (k - 1) * share_inter; }
+  double intra_flows(double k) const { return k <= 1 ? k : 1 + (k - 1) * share_intra; }
+  double fanout_flows(double k) const { return k <= 1 ? k : 1 + (k - 1) * share_fanout; }
 
  private:
   double slope(const std::vector<double>& t, double n, double fallback) const;

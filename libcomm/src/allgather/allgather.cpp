@@ -19,17 +19,6 @@ namespace {
 
 using Shape = AllgatherOp::Shape;
 
-bool power_of_two(int p) { return cube::log2_exact(p) >= 0; }
-
-std::string needs_cube(const Shape& s) {
-  return power_of_two(s.p) ? "" : "needs a power-of-two number of ranks (a binary d-cube), P = " + std::to_string(s.p);
-}
-// The Gray-code path of s. 4.1 is a Hamiltonian cycle only on 2^d nodes.
-std::string gray_needs_cube(const Shape& s) {
-  if (s.opts->order != NodeOrder::Gray || power_of_two(s.p)) return "";
-  return "with order gray needs a power-of-two number of ranks (the binary-reflected Gray code is a cycle only on "
-         "2^d nodes), P = " + std::to_string(s.p);
-}
 std::string needs_one_node(const Shape& s) {
   if (s.nodes->num_nodes() == 1) return "";
   return "needs every rank on one node, the node map has " + std::to_string(s.nodes->num_nodes());
@@ -42,14 +31,14 @@ constexpr AlgorithmEntry<AllgatherOp> kAlgorithms[] = {
      .cost = allgather_cost::native},
     {.algo = AllgatherAlgo::Ring, .name = "ring",
      .summary = "single Hamiltonian cycle, P - 1 shifts, --order binary|gray (paper 004, s. 4.1)",
-     .unfit = gray_needs_cube, .applies = "any P; with order gray, P a power of two", .cost = allgather_cost::ring},
+     .unfit = gray_needs_cube<Shape>, .applies = "any P; with order gray, P a power of two", .cost = allgather_cost::ring},
     {.algo = AllgatherAlgo::DCycles, .name = "d_cycles",
      .summary = "d Hamiltonian cycles of a binary d-cube, d channels per step, index computation; P = 2^d (s. 4.2)",
-     .unfit = needs_cube, .applies = "P a power of two", .fallback = AllgatherAlgo::Ring,
+     .unfit = needs_cube<Shape>, .applies = "P a power of two", .fallback = AllgatherAlgo::Ring,
      .fallback_why = "d Hamiltonian cycles of a binary d-cube (paper 004, s. 4.2); the single cycle exists for any P",
      .cost = allgather_cost::d_cycles},
     {.algo = AllgatherAlgo::DCyclesIndexMotion, .name = "d_cycles_im",
-     .summary = "d_cycles with the indices moved along with the data, then reordering (s. 6.1)", .unfit = needs_cube,
+     .summary = "d_cycles with the indices moved along with the data, then reordering (s. 6.1)", .unfit = needs_cube<Shape>,
      .applies = "P a power of two", .fallback = AllgatherAlgo::Ring,
      .fallback_why = "d Hamiltonian cycles of a binary d-cube (paper 004, s. 4.2); the single cycle exists for any P",
      .cost = allgather_cost::d_cycles_im},

@@ -73,6 +73,21 @@ struct AllgatherOp {
   static bool empty(const Shape& s) { return s.total == 0; }
 };
 
+// Applicability the all-to-all broadcast and the reduction share (paper 004: the d cycles
+// and the Gray-code ring live on a binary d-cube).
+template <class Shape>
+std::string needs_cube(const Shape& s) {
+  if (cube::log2_exact(s.p) >= 0) return "";
+  return "needs a power-of-two number of ranks (a binary d-cube), P = " + std::to_string(s.p);
+}
+// The Gray-code path of s. 4.1 is a Hamiltonian cycle only on 2^d nodes.
+template <class Shape>
+std::string gray_needs_cube(const Shape& s) {
+  if (s.opts->order != NodeOrder::Gray || cube::log2_exact(s.p) >= 0) return "";
+  return "with order gray needs a power-of-two number of ranks (the binary-reflected Gray code is a cycle only on "
+         "2^d nodes), P = " + std::to_string(s.p);
+}
+
 // Cost formulas (costs.cpp; docs/algorithms.md "Cost formulas"), seconds of one call.
 namespace allgather_cost {
 double ring(const AllgatherOp::Shape& s, const CostParams& c);

@@ -26,11 +26,11 @@ Layout layout(const Shape& s) { return Layout::of(*s.nodes); }
 double dcycles_step(const Layout& l, const CostParams& c, double n, double messages, int d) {
   const double posting = (std::max(1.0, messages) - 1) * c.overhead;
   const double each = n / std::max(1.0, messages);
-  if (l.nodes == 1) return c.alpha_intra + posting + n * c.beta_intra_at(each) * l.ppn;
+  if (l.nodes == 1) return c.alpha_intra + posting + n * c.beta_intra_at(each) * c.intra_flows(l.ppn);
   const int local_dims = std::min(d, cost::log2_ceil(l.ppn));  // dimensions inside a node
   const double off = static_cast<double>(d - local_dims) / d;
-  const double net = c.alpha + posting + n * off * l.ppn * c.beta_at(each);
-  const double mem = off < 1 ? c.alpha_intra + posting + n * (1 - off) * l.ppn * c.beta_intra_at(each) : 0.0;
+  const double net = c.alpha + posting + n * off * c.inter_flows(l.ppn) * c.beta_at(each);
+  const double mem = off < 1 ? c.alpha_intra + posting + n * (1 - off) * c.intra_flows(l.ppn) * c.beta_intra_at(each) : 0.0;
   return std::max(net, mem);
 }
 
@@ -84,9 +84,12 @@ double butterfly(const Shape& s, const CostParams& c) {
   const Layout l = layout(s);
   const double n = static_cast<double>(s.largest);
   double t = 0;
-  for (int dist = 1; dist < s.p; dist <<= 1)
-    t += cost::exchange_round(l, c, std::min(dist, s.p - dist) * n, dist);
-  if (cube::log2_exact(s.p) < 0) t += cost::copy(c, s.total);  // the un-rotation
+  const bool cube = cube::log2_exact(s.p) >= 0;  // XOR partners; otherwise shifts by dist
+  for (int dist = 1; dist < s.p; dist <<= 1) {
+    const double bytes = std::min(dist, s.p - dist) * n;
+    t += cube ? cost::xor_round(l, c, bytes, dist) : cost::exchange_round(l, c, bytes, dist);
+  }
+  if (!cube) t += cost::copy(c, s.total);  // the un-rotation
   return t;
 }
 

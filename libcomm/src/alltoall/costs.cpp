@@ -125,7 +125,7 @@ double inter_node(int p, double block, double link_share, const CostParams& c, A
     }
   }
   CostParams shared = c;  // the node's columns share its link
-  shared.beta_scale *= link_share;
+  shared.beta_scale *= c.inter_flows(link_share);
   const auto& e = entry_of<AlltoallOp>(algo);
   return e.cost != nullptr ? e.cost(column, shared) : kNever;
 }

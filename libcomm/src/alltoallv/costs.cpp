@@ -65,7 +65,7 @@ double mesh(const Shape& s, const CostParams& c) {
   if (q == 0) return std::numeric_limits<double>::infinity();
   const Layout l = layout(s);
   const double data = s.p * mean(s), runs = pieces(s, 1);
-  return 2 * stage(l, c, q - 1, data, runs);
+  return 2 * (stage(l, c, q - 1, data, runs) + spike(s, c));  // the longest message whole in both stages
 }
 
 // A4, Theorem 2: 4 ceil(sqrt P) + 2 start-ups over four stages, each moving the rank's data

@@ -37,6 +37,9 @@ constexpr Key kKeys[] = {
     {"overhead_us", 1e-6, &CostParams::overhead},
     {"copy_ns_per_byte", 1e-9, &CostParams::copy},
     {"gamma_ns_per_byte", 1e-9, &CostParams::gamma},
+    {"share_inter", 1, &CostParams::share_inter},
+    {"share_intra", 1, &CostParams::share_intra},
+    {"share_fanout", 1, &CostParams::share_fanout},
 };
 // The flat model's keys (commbench --calibrate; libcomm/cost_model.hpp) and what they stand for.
 struct FlatKey {

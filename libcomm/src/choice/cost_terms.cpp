@@ -14,12 +14,17 @@ int log2_ceil(int p) {
 }
 
 double exchange_round(const Layout& l, const CostParams& c, double n, int distance) {
-  if (l.nodes == 1) return c.alpha_intra + n * c.beta_intra_at(n) * l.ppn;  // every rank's message in memory
+  if (l.nodes == 1) return c.alpha_intra + n * c.beta_intra_at(n) * c.intra_flows(l.ppn);  // all in memory
   const int off = std::min(distance, l.ppn);  // ranks of a node whose partner is elsewhere
   const int on = l.ppn - off;
-  const double net = c.alpha + n * c.beta_at(n) * off;
-  const double mem = on > 0 ? c.alpha_intra + n * c.beta_intra_at(n) * on : 0.0;
+  const double net = c.alpha + n * c.beta_at(n) * c.inter_flows(off);
+  const double mem = on > 0 ? c.alpha_intra + n * c.beta_intra_at(n) * c.intra_flows(on) : 0.0;
   return std::max(net, mem);
+}
+
+double xor_round(const Layout& l, const CostParams& c, double n, int distance) {
+  if (l.nodes == 1 || distance < l.ppn) return c.alpha_intra + n * c.beta_intra_at(n) * c.intra_flows(l.ppn);
+  return c.alpha + n * c.beta_at(n) * c.inter_flows(l.ppn);
 }
 
 double one_exchange_per_round(const Layout& l, const CostParams& c, double n) {
@@ -33,10 +38,10 @@ double one_exchange_per_round(const Layout& l, const CostParams& c, double n) {
 
 double xor_exchange_rounds(const Layout& l, const CostParams& c, double n) {
   if (l.ranks <= 1) return 0;
-  if (l.nodes == 1) return (l.ranks - 1) * (c.alpha_intra + n * c.beta_intra_at(n) * l.ppn);
+  if (l.nodes == 1) return (l.ranks - 1) * (c.alpha_intra + n * c.beta_intra_at(n) * c.intra_flows(l.ppn));
   const int local = std::min(l.ppn, l.ranks) - 1;
-  return local * (c.alpha_intra + n * c.beta_intra_at(n) * l.ppn) +
-         (l.ranks - 1 - local) * (c.alpha + n * c.beta_at(n) * l.ppn);
+  return local * (c.alpha_intra + n * c.beta_intra_at(n) * c.intra_flows(l.ppn)) +
+         (l.ranks - 1 - local) * (c.alpha + n * c.beta_at(n) * c.inter_flows(l.ppn));
 }
 
 double binomial_broadcast(const Layout& l, const CostParams& c, double n) {
@@ -52,11 +57,12 @@ double all_at_once_bytes(const Layout& l, const CostParams& c, int messages, dou
   if (messages <= 0) return 0.0;
   const double posting = (messages - 1) * c.overhead;
   const double each = total / messages;  // (the per-byte cost of a message of the mean size)
-  if (l.nodes == 1) return c.alpha_intra + posting + total * c.beta_intra_at(each) * l.ppn;
+  if (l.nodes == 1) return c.alpha_intra + posting + total * c.beta_intra_at(each) * c.intra_flows(l.ppn);
   // The part of a rank's bytes that stays on its node.
   const double on_share = l.ranks > 1 ? static_cast<double>(l.ppn - 1) / (l.ranks - 1) : 0.0;
-  const double net = total * (1 - on_share) * l.ppn * c.beta_at(each);
-  const double mem = total * on_share * l.ppn * c.beta_intra_at(each);
+  const double off_messages = messages * (1 - on_share);  // posted at once, to other nodes
+  const double net = each * c.fanout_flows(off_messages) * c.inter_flows(l.ppn) * c.beta_at(each);
+  const double mem = total * on_share * c.intra_flows(l.ppn) * c.beta_intra_at(each);
   return c.alpha + posting + std::max(net, mem);
 }
 

@@ -18,6 +18,9 @@ inline bool is_power_of_two(int p) { return p > 0 && (p & (p - 1)) == 0; }
 // One round in which every rank exchanges n bytes with the rank at distance d (both
 // directions at once, full duplex): the slower of the node's off-node and on-node messages.
 double exchange_round(const Layout& l, const CostParams& c, double n, int distance);
+// A round where every rank exchanges with rank XOR `distance` (recursive doubling): all
+// partners on the node while distance < ppn (nodes hold aligned ranges), else all elsewhere.
+double xor_round(const Layout& l, const CostParams& c, double n, int distance);
 // P - 1 such rounds, distances 1 .. P - 1 (ring_sendrecv, the 1-factor).
 double one_exchange_per_round(const Layout& l, const CostParams& c, double n);
 // P - 1 rounds of exchanges with partner rank ^ j (pairwise): the first ppn - 1 stay on

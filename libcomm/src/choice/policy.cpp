@@ -127,7 +127,7 @@ OnlineSite::OnlineSite(std::vector<Candidate> candidates, int reps, int wait, in
 
 bool OnlineSite::record(double seconds) {
   const std::size_t k = static_cast<std::size_t>(calls_) % candidates_.size();
-  best_[k] = std::min(best_[k], seconds);
+  if (static_cast<std::size_t>(calls_) >= candidates_.size()) best_[k] = std::min(best_[k], seconds);
   ++calls_;
   return calls_ >= calls_needed();
 }
@@ -140,16 +140,23 @@ void OnlineSite::agree(MPI_Comm comm) {
   for (std::size_t k = 1; k < agreed_.size(); ++k)
     if (agreed_[k] < agreed_[win]) win = k;  // ties: the earlier (native first)
   // Native keeps the site unless the fastest beats it by the margin.
+  const std::size_t fastest = win;
   for (std::size_t k = 0; k < candidates_.size(); ++k)
     if (candidates_[k].algo == native_ && k != win && agreed_[win] > agreed_[k] * (1 - online_margin())) win = k;
   winner_ = candidates_[win].algo;
   std::ostringstream why;
-  why << "auto (online): " << candidates_[win].name << " measured fastest, " << seconds_text(agreed_[win]);
-  std::size_t second = win == 0 && agreed_.size() > 1 ? 1 : 0;
-  for (std::size_t k = 0; k < agreed_.size(); ++k)
-    if (k != win && agreed_[k] < agreed_[second]) second = k;
-  if (second != win) why << ", next " << candidates_[second].name << " " << seconds_text(agreed_[second]);
-  why << " (" << candidates_.size() << " candidates, " << reps_ << " runs each, slowest rank)";
+  if (win != fastest) {
+    why << "auto (online): native kept, " << seconds_text(agreed_[win]) << ": the fastest, "
+        << candidates_[fastest].name << " " << seconds_text(agreed_[fastest]) << ", is not "
+        << online_margin() * 100 << " % faster (LIBCOMM_ONLINE_MARGIN)";
+  } else {
+    why << "auto (online): " << candidates_[win].name << " measured fastest, " << seconds_text(agreed_[win]);
+    std::size_t second = win == 0 && agreed_.size() > 1 ? 1 : 0;
+    for (std::size_t k = 0; k < agreed_.size(); ++k)
+      if (k != win && agreed_[k] < agreed_[second]) second = k;
+    if (second != win) why << ", next " << candidates_[second].name << " " << seconds_text(agreed_[second]);
+  }
+  why << " (" << candidates_.size() << " candidates, " << reps_ << " timed runs each after one untimed, slowest rank)";
   reason_ = why.str();
 }
 

@@ -81,7 +81,9 @@ class OnlineSite {
   // The candidate the next call runs while measuring.
   const Candidate& next() const { return candidates_[calls_ % candidates_.size()]; }
   // The time this rank measured for the call next() named; true when every candidate has
-  // been run `reps` times (the next step is agree()).
+  // been run once untimed and then `reps` times timed (the next step is agree()). The first
+  // round is not timed: a candidate's first call builds its plan, windows and
+  // sub-communicators, which later calls reuse.
   bool record(double seconds);
   // Collective over `comm`: one MPI_Allreduce; afterwards settled().
   void agree(MPI_Comm comm);
@@ -90,7 +92,7 @@ class OnlineSite {
   const std::string& reason() const { return reason_; }
   const std::vector<Candidate>& candidates() const { return candidates_; }
   const std::vector<double>& agreed_seconds() const { return agreed_; }
-  int calls_needed() const { return static_cast<int>(candidates_.size()) * reps_; }
+  int calls_needed() const { return static_cast<int>(candidates_.size()) * (reps_ + 1); }
 
  private:
   std::vector<Candidate> candidates_;

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iomanip>
 #include <sstream>
+#include <vector>
 
 #include "libcomm/cost_model.hpp"
 #include "libcomm/reduction.hpp"
@@ -68,7 +69,7 @@ FlatPlatform load_flat_platform(const std::string& path) {
       f.tc_td_us = v, have_tc_td = true;
     } else if (key == "tm_us") {
       f.tm_us = v;
-    } else if (key.find("alpha") == 0 || key.find("beta") == 0 || key == "overhead_us" ||
+    } else if (key.find("alpha") == 0 || key.find("beta") == 0 || key.find("share_") == 0 || key == "overhead_us" ||
                key == "copy_ns_per_byte" || key == "gamma_ns_per_byte") {
       // Auto's cost-model keys, written by the same calibration (libcomm/cost_params.hpp).
     } else {
@@ -212,6 +213,89 @@ double ping_pong(MPI_Comm comm, int a, int b, std::size_t bytes, int reps) {
   return v;
 }
 
+// One-way time of `bytes` when the pairs (a[j], b[j]) exchange at once (each sends to its
+// partner and receives from it), the slowest participant's, median of `reps`.
+double pairs_exchanging(MPI_Comm comm, const std::vector<int>& a, const std::vector<int>& b, std::size_t bytes,
+                        int reps) {
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  int partner = -1;
+  for (std::size_t j = 0; j < a.size(); ++j) {
+    if (me == a[j]) partner = b[j];
+    if (me == b[j]) partner = a[j];
+  }
+  std::vector<std::byte> out(bytes + 1), in(bytes + 1);
+  const int n = round_trips(bytes), tag = 0x5ca3;
+  std::vector<double> t;
+  for (int rep = -1; rep < reps; ++rep) {
+    MPI_Barrier(comm);
+    const double t0 = MPI_Wtime();
+    for (int k = 0; k < n && partner >= 0; ++k) {
+      MPI_Request r[2];
+      MPI_Irecv(in.data(), static_cast<int>(bytes), MPI_BYTE, partner, tag, comm, &r[0]);
+      MPI_Isend(out.data(), static_cast<int>(bytes), MPI_BYTE, partner, tag, comm, &r[1]);
+      MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+    }
+    double mine = partner >= 0 ? (MPI_Wtime() - t0) / n : 0.0;
+    MPI_Allreduce(MPI_IN_PLACE, &mine, 1, MPI_DOUBLE, MPI_MAX, comm);
+    if (rep >= 0) t.push_back(mine);
+  }
+  return median_of(t);
+}
+
+// How much m concurrent exchanges slow each other, as CostParams' share (0..1): with the
+// time ratio R of m pairs to one pair and f flows a pair puts on the shared resource,
+// R = (1 + (m f - 1) s) / (1 + (f - 1) s).
+double share_of(MPI_Comm comm, const std::vector<int>& a, const std::vector<int>& b, int flows_per_pair,
+                std::size_t bytes, int reps) {
+  if (a.size() < 2) return 1.0;  // nothing to measure: the conservative full sharing
+  const double one = pairs_exchanging(comm, {a[0]}, {b[0]}, bytes, reps);
+  const double all = pairs_exchanging(comm, a, b, bytes, reps);
+  if (!(one > 0)) return 1.0;
+  const double r = all / one, m = static_cast<double>(a.size()), f = flows_per_pair;
+  const double denom = m * f - 1 - r * (f - 1);
+  const double s = denom > 0 ? (r - 1) / denom : 1.0;
+  return std::clamp(s, 0.0, 1.0);
+}
+
+// share_fanout: rank 0 exchanging `bytes` with every rank of `far` at once against with the
+// first alone; R = 1 + (k - 1) s.
+double fanout_share(MPI_Comm comm, const std::vector<int>& far, std::size_t bytes, int reps) {
+  if (far.size() < 2) return 1.0;
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  const auto timed = [&](std::size_t k) {
+    const bool root = me == 0;
+    const bool leaf = std::find(far.begin(), far.begin() + static_cast<std::ptrdiff_t>(k), me) != far.begin() + static_cast<std::ptrdiff_t>(k);
+    std::vector<std::byte> out(bytes + 1), in((root ? k : 1) * bytes + 1);
+    const int n = round_trips(bytes), tag = 0x5ca4;
+    std::vector<double> t;
+    for (int rep = -1; rep < reps; ++rep) {
+      MPI_Barrier(comm);
+      const double t0 = MPI_Wtime();
+      for (int i = 0; i < n && (root || leaf); ++i) {
+        std::vector<MPI_Request> r;
+        const std::size_t peers = root ? k : 1;
+        r.resize(2 * peers);
+        for (std::size_t j = 0; j < peers; ++j) {
+          const int peer = root ? far[j] : 0;
+          MPI_Irecv(in.data() + j * bytes, static_cast<int>(bytes), MPI_BYTE, peer, tag, comm, &r[2 * j]);
+          MPI_Isend(out.data(), static_cast<int>(bytes), MPI_BYTE, peer, tag, comm, &r[2 * j + 1]);
+        }
+        MPI_Waitall(static_cast<int>(r.size()), r.data(), MPI_STATUSES_IGNORE);
+      }
+      double mine = root || leaf ? (MPI_Wtime() - t0) / n : 0.0;
+      MPI_Allreduce(MPI_IN_PLACE, &mine, 1, MPI_DOUBLE, MPI_MAX, comm);
+      if (rep >= 0) t.push_back(mine);
+    }
+    return median_of(t);
+  };
+  const double one = timed(1), all = timed(far.size());
+  if (!(one > 0)) return 1.0;
+  const double s = (all / one - 1) / (static_cast<double>(far.size()) - 1);
+  return std::clamp(s, 0.0, 1.0);
+}
+
 // Time rank a takes to post k empty messages to rank b and see them all arrive, per
 // message beyond the first: the overhead of a further message posted at once.
 double posting_overhead(MPI_Comm comm, int a, int b, int reps) {
@@ -281,6 +365,30 @@ CostParams calibrate_cost_params(const Comm& comm, const FlatCalibration& flat, 
     c.alpha_intra = std::max(0.0, fit.intercept);
     c.beta_intra = std::max(0.0, fit.slope);
   }
+  // Concurrent flows (at 256 KiB, where bandwidth dominates): inside rank 0's node, its
+  // ranks in pairs (2 flows in memory per pair); between rank 0's node and the last rank's,
+  // the j-th ranks of each (one flow each way on each node's link per pair).
+  constexpr std::size_t kShareBytes = 256 * 1024;
+  const std::vector<int> mine = nodes.ranks_of_node(nodes.node_of(0));
+  std::vector<int> a, b;
+  for (std::size_t j = 0; j + 1 < mine.size(); j += 2) a.push_back(mine[j]), b.push_back(mine[j + 1]);
+  c.share_intra = share_of(mc, a, b, 2, kShareBytes, reps);
+  a.clear(), b.clear();
+  if (nodes.node_of(last) != nodes.node_of(0)) {
+    const std::vector<int> theirs = nodes.ranks_of_node(nodes.node_of(last));
+    for (std::size_t j = 0; j < std::min(mine.size(), theirs.size()); ++j) a.push_back(mine[j]), b.push_back(theirs[j]);
+  }
+  c.share_inter = share_of(mc, a, b, 1, kShareBytes, reps);
+  // One rank exchanging with up to 8 ranks of other nodes at once (one per node where the
+  // nodes allow), against one of them alone.
+  std::vector<int> far;
+  for (int pass = 0; pass < 2 && far.size() < 8; ++pass)
+    for (int r = 1; r < comm.size() && far.size() < 8; ++r) {
+      const bool other = nodes.node_of(r) != nodes.node_of(0);
+      const bool first_of_node = nodes.ranks_of_node(nodes.node_of(r)).front() == r;
+      if (other && (pass == 0) == first_of_node) far.push_back(r);
+    }
+  c.share_fanout = fanout_share(mc, far, kShareBytes, reps);
   c.overhead = posting_overhead(mc, 0, last, reps);
   // A reduction's combine: its bytes at the copy rate where a simulation charges reductions so
   // (a simulated payload), else what this core takes.

@@ -29,7 +29,7 @@ double recursive_halving(const Shape& s, const CostParams& c) {
   if (p2 != s.p) t += cost::exchange_round(l, c, part, p2) + cost::combine(c, part);
   for (int dist = p2 / 2; dist >= 1; dist /= 2) {
     part /= 2;
-    t += cost::exchange_round(l, c, part, dist) + cost::combine(c, part);
+    t += cost::xor_round(l, c, part, dist) + cost::combine(c, part);
   }
   if (p2 != s.p) t += cost::exchange_round(l, c, static_cast<double>(s.largest), p2);
   return t;
@@ -79,15 +79,15 @@ double shared_window(const Shape& s, const CostParams& c) {
 }
 
 // What the MPI library runs: SMPI's default selector reduces the whole vector to rank 0
-// (every rank's vector to it at once, P - 1 combines there) and scatters the blocks from it;
+// (every rank's vector to it at once, combined there) and scatters the blocks from it;
 // Open MPI and MPICH choose between the ring and recursive halving, taken here as the
 // cheaper.
 double native(const Shape& s, const CostParams& c) {
   if (cost::mpi_library() == cost::MpiLibrary::Smpi) {
     const Layout l = layout(s);
     const double all = static_cast<double>(s.total);
-    return allgather_cost::linear_gather(l, c, all) + (s.p - 1) * cost::combine(c, all) +
-           allgather_cost::linear_gather(l, c, static_cast<double>(s.largest));
+    // (SMPI does not charge its own reductions' arithmetic: no combine term.)
+    return allgather_cost::linear_gather(l, c, all) + allgather_cost::linear_gather(l, c, static_cast<double>(s.largest));
   }
   return std::min(ring(s, c), recursive_halving(s, c));
 }

@@ -18,15 +18,6 @@ namespace {
 
 using Shape = ReduceScatterOp::Shape;
 
-bool power_of_two(int p) { return cube::log2_exact(p) >= 0; }
-
-std::string needs_cube(const Shape& s) {
-  return power_of_two(s.p) ? "" : "needs a power-of-two number of ranks (a binary d-cube), P = " + std::to_string(s.p);
-}
-std::string gray_needs_cube(const Shape& s) {
-  if (s.opts->order != NodeOrder::Gray || power_of_two(s.p)) return "";
-  return "with order gray needs a power-of-two number of ranks, P = " + std::to_string(s.p);
-}
 // The window holds every rank's whole vector: P x the vector, twice (alternate runs).
 constexpr std::size_t kMaxWindowBytes = std::size_t{1} << 30;
 std::string needs_one_node_window(const Shape& s) {
@@ -45,11 +36,11 @@ constexpr AlgorithmEntry<ReduceScatterOp> kAlgorithms[] = {
     {.algo = ReduceScatterAlgo::Ring, .name = "ring",
      .summary = "single Hamiltonian cycle, P - 1 shift-and-combine steps, --order binary|gray (paper 004, s. 4.1, "
                 "Fig. 6)",
-     .unfit = gray_needs_cube, .applies = "any P; with order gray, P a power of two", .cost = reduce_scatter_cost::ring},
+     .unfit = gray_needs_cube<Shape>, .applies = "any P; with order gray, P a power of two", .cost = reduce_scatter_cost::ring},
     {.algo = ReduceScatterAlgo::DCycles, .name = "d_cycles",
      .summary = "d Hamiltonian cycles, reversed broadcast motion, xor translation per block; P = 2^d (s. 4.2.2, "
                 "Figs. 12-19)",
-     .unfit = needs_cube, .applies = "P a power of two", .fallback = ReduceScatterAlgo::Ring,
+     .unfit = needs_cube<Shape>, .applies = "P a power of two", .fallback = ReduceScatterAlgo::Ring,
      .fallback_why = "the d cycles of the broadcast, reversed (paper 004, s. 4.2.2); the single cycle exists for any P",
      .cost = reduce_scatter_cost::d_cycles},
     {.algo = ReduceScatterAlgo::ReduceSpread, .name = "reduce_spread",
