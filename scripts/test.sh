@@ -2,7 +2,8 @@
 # Installs what is missing, builds, and runs every test with ctest.
 #   scripts/test.sh [ctest args...]        e.g. scripts/test.sh -R alltoall
 # Then, without ctest args, the SimGrid models' tests (tests/sim/packet_model.sh: fluid and
-# packet-level; tests/sim/apps_model.sh: the mini-apps' cost models) and the hardening step
+# packet-level; tests/sim/apps_model.sh: the mini-apps' cost models;
+# tests/sim/contention_claims.sh: papers 000 and 003's claims) and the hardening step
 # (scripts/hardening.sh: sanitizers, fuzzing).
 # Environment: BUILD_DIR (default build), LIBCOMM_LARGE_TESTS=ON to add the tests that
 # need ~10 GiB of memory (buffers beyond 2^31 bytes), LIBCOMM_HARDENING=ON/OFF to force,
@@ -29,6 +30,8 @@ if (($# == 0)); then
   tests/sim/packet_model.sh
   echo "== SimGrid: the mini-apps' cost models (tests/sim/apps_model.sh)"
   tests/sim/apps_model.sh
+  echo "== SimGrid: papers 000 and 003's contention claims (tests/sim/contention_claims.sh)"
+  tests/sim/contention_claims.sh
 fi
 default_hardening=ON
 (($#)) && default_hardening=OFF

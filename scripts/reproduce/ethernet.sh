@@ -22,6 +22,14 @@
 #     --resume   packet: skip an algorithm whose record of this topology is already there
 #                (a long run that was stopped goes on where it was)
 #     --progress print each simulation's medians as they come
+#     --queue N  packet: one drop-tail FIFO of N packets at every link end instead of ns-3's
+#                default queues (256: the paper's switches, docs/results/ethernet_packet.md);
+#                records in results/ethernet_packet_qN/ and docs/results/ethernet_packet/queueN/
+#     --trace    packet: trace every simulation's stages (LIBCOMM_TRACE_STAGES) and keep, per
+#                algorithm, where its first repetition of each size spent its time on the
+#                busiest link (stage_trace_report.py: <record>.trace.json)
+#     --report-only  write docs/results/ethernet_packet.md (or ethernet.md) and the plots
+#                from the committed records alone, without simulating
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 QUICK=0
@@ -30,6 +38,9 @@ RESUME=0
 PACKET_ALGOS=""
 NETWORK=fluid
 PROGRESS=()
+QUEUE=""
+TRACE=0
+REPORT_ONLY=0
 SIZES="8K,16K,32K,64K,128K,256K"
 TOPOS="fig5a fig5b fig5c"
 while (($#)); do
@@ -42,10 +53,35 @@ while (($#)); do
     --reps) REPS_ARG="$2"; shift 2 ;;
     --resume) RESUME=1; shift ;;
     --algos) PACKET_ALGOS="$2"; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --queue) QUEUE="$2"; shift 2 ;;
+    --trace) TRACE=1; shift ;;
+    --report-only) REPORT_ONLY=1; shift ;;
+    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ethernet.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
+[[ -z "$QUEUE" || "$QUEUE" =~ ^[1-9][0-9]*$ ]] || { echo "ethernet.sh: --queue must be a positive integer" >&2; exit 2; }
+[[ -z "$QUEUE" || "$NETWORK" == packet ]] || { echo "ethernet.sh: --queue needs --network packet" >&2; exit 2; }
+plots() {  # plots FOLDER DOCS: PNG plots (matplotlib: the Debian python3-matplotlib is in /usr/bin/python3)
+  local py
+  for py in python3 /usr/bin/python3; do
+    if "$py" -c "import matplotlib" 2>/dev/null; then
+      "$py" scripts/reproduce/ethernet_plot.py "$1" "$2" --network "$NETWORK"
+      return
+    fi
+  done
+}
+if ((REPORT_ONLY)); then
+  if [[ "$NETWORK" == packet ]]; then
+    python3 scripts/reproduce/ethernet_report.py docs/results/ethernet_packet --network packet \
+      > docs/results/ethernet_packet.md
+    plots docs/results/ethernet_packet docs/results
+  else
+    echo "ethernet.sh: --report-only: the fluid records are not committed; run the fluid model" >&2
+    exit 2
+  fi
+  exit 0
+fi
 BUILD="${BUILD_SG_DIR:-build-sg}"
 source scripts/lib.sh
 if [[ ! -x "$BUILD/apps/commbench/commbench" ]]; then
@@ -58,8 +94,12 @@ fi
 REPS=2
 OUT=results/ethernet
 REPORT=ethernet
+RECORDS=docs/results/ethernet_packet
 if [[ "$NETWORK" == packet ]]; then
   REPS=3 OUT=results/ethernet_packet REPORT=ethernet_packet
+  if [[ -n "$QUEUE" ]]; then
+    OUT=results/ethernet_packet_q$QUEUE RECORDS=docs/results/ethernet_packet/queue$QUEUE
+  fi
 fi
 DOCS=docs/results
 ((QUICK)) && SIZES="64K,256K" && REPS=1 && DOCS=$OUT
@@ -86,13 +126,33 @@ for t in $TOPOS; do
     local smpi=()
     while [[ "$1" != "--" ]]; do smpi+=("$1"); shift; done
     shift
+    [[ -n "$QUEUE" ]] && smpi+=(--queue "$QUEUE")
     echo "== $name: simulate.sh --network $NETWORK -np $n ${smpi[*]} commbench $*"
-    local start=$SECONDS
-    if ! SIM_BUILD_DIR="$BUILD" SIM_REBUILD=0 scripts/simulate.sh --network "$NETWORK" -np "$n" \
-        --platform "$plat" --hostfile "$hf" "${smpi[@]}" -- \
+    local start=$SECONDS trace=""
+    if ((TRACE)) && [[ "$name" != *_p2p ]]; then
+      trace="$OUT/traces/$name"
+      rm -rf "$trace" && mkdir -p "$trace"
+    fi
+    if ! LIBCOMM_TRACE_STAGES="$trace" SIM_BUILD_DIR="$BUILD" SIM_REBUILD=0 scripts/simulate.sh \
+        --network "$NETWORK" -np "$n" --platform "$plat" --hostfile "$hf" "${smpi[@]}" -- \
         commbench "$@" --json "$OUT/$name.json" > "$OUT/$name.log" 2>&1; then
       echo "== $name FAILED (see $OUT/$name.log)"
       status=1
+    elif [[ -n "$trace" ]]; then
+      # The first repetition of each size (no warm-up: runs 0, REPS, 2 REPS, ... in order).
+      python3 - "$trace" "$topo" "$OUT/$name.trace.json" "$REPS" "$SIZES" <<'PY' || status=1
+import contextlib, io, json, subprocess, sys
+trace, topo, out, reps, sizes = sys.argv[1:6]
+rows = []
+for i, size in enumerate(sizes.split(",")):
+    r = subprocess.run([sys.executable, "scripts/reproduce/stage_trace_report.py", trace, topo, "100",
+                        "--run", str(i * int(reps)), "--json", out + ".tmp"], capture_output=True, text=True)
+    if r.returncode:
+        sys.exit(r.stderr)
+    rows.append(json.load(open(out + ".tmp")) | {"size": size})
+json.dump(rows, open(out, "w"), indent=1)
+subprocess.run(["rm", "-f", out + ".tmp"])
+PY
     fi
     echo "   $name: $((SECONDS - start)) s of wall time" | tee -a "$OUT/wall_times.txt"
     grep -E "validation" "$OUT/$name.log" || true
@@ -123,18 +183,15 @@ for t in $TOPOS; do
     done
   fi
 done
-python3 scripts/reproduce/ethernet_report.py "$OUT" --network "$NETWORK" > "$DOCS/$REPORT.md" || status=1
+SOURCE="$OUT"
 if [[ "$NETWORK" == packet && "$DOCS" == docs/results ]]; then
-  # The packet runs take hours: their records are kept beside the tables.
-  mkdir -p docs/results/ethernet_packet
-  cp "$OUT"/*.json docs/results/ethernet_packet/
+  # The packet runs take hours: their records are kept beside the tables, and the page is
+  # written from the committed records (today's queues and every --queue run's).
+  mkdir -p "$RECORDS"
+  cp "$OUT"/*.json "$RECORDS/"
+  SOURCE=docs/results/ethernet_packet
 fi
+python3 scripts/reproduce/ethernet_report.py "$SOURCE" --network "$NETWORK" > "$DOCS/$REPORT.md" || status=1
 cat "$DOCS/$REPORT.md"
-# PNG plots (matplotlib: the Debian python3-matplotlib is in /usr/bin/python3).
-for py in python3 /usr/bin/python3; do
-  if "$py" -c "import matplotlib" 2>/dev/null; then
-    "$py" scripts/reproduce/ethernet_plot.py "$OUT" "$DOCS" --network "$NETWORK" || status=1
-    break
-  fi
-done
+plots "$SOURCE" "$DOCS" || status=1
 exit $status

@@ -32,8 +32,12 @@ def packet_record(folder, topo):
     return {"results": results} if results else None
 
 
-def main(folder, out, network="fluid"):
+def main(folder, out, network="fluid", suffix=""):
     folder, out = pathlib.Path(folder), pathlib.Path(out)
+    if network == "packet" and not suffix:
+        # the runs under the paper's conditions (ethernet.sh --queue N) sit in queueN/
+        for sub in sorted(folder.glob("queue[0-9]*")):
+            main(sub, out, network, f"_{sub.name}")
     for topo in ("fig5a", "fig5b", "fig5c"):
         if network == "packet":
             rec = packet_record(folder, topo)
@@ -74,10 +78,12 @@ def main(folder, out, network="fluid"):
         ax.set_xlabel("block size")
         ax.set_ylabel("aggregate throughput (Mbit/s)")
         model = "ns-3 TCP (packets)" if network == "packet" else "SimGrid"
+        if suffix:
+            model += f", {suffix[len('_queue'):]}-packet FIFOs"
         ax.set_title(f"Paper 003 topology ({topo[-1]}), {m} machines, {model}")
         ax.legend(fontsize=7, ncol=2)
         fig.tight_layout()
-        name = f"ethernet_packet_{topo}.png" if network == "packet" else f"ethernet_{topo}.png"
+        name = f"ethernet_packet{suffix}_{topo}.png" if network == "packet" else f"ethernet_{topo}.png"
         fig.savefig(out / name, dpi=110)
         print(f"wrote {out / name}")
 

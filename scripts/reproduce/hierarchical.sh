@@ -18,6 +18,19 @@
 #               paper 002 on 4 x 4 and 8 x 4 (memory links 1 Gbit/s); each algorithm in a
 #               simulation of its own, 3 repetitions. Writes docs/results/hierarchical_packet.md
 #               and its records in docs/results/hierarchical_packet/ (--quick: --out only).
+#     --only 000|002   one paper's experiments (default both)
+#     --resume  packet: keep the records of a stopped run (an algorithm whose record exists
+#               is not run again)
+# P000_ALGOS=a,b,... (packet) runs only those of paper 000's algorithms (default linear,
+# clustered_factor, clustered_factor_fill, native)
+#     --report-only    rewrite the page (hierarchical_tables.md, or with --network packet
+#               hierarchical_packet.md) and its plots from the committed records alone
+# Paper 000's runs trace their stages (LIBCOMM_TRACE_STAGES): every record
+# X_<algo>.json of a traced algorithm gets X_<algo>.trace.json (fluid: one per layout,
+# uneven_<layout>.trace.json), where each node's processes spent the first repetition of
+# each size (scripts/reproduce/hierarchical_traces.py). The fluid run also replays those
+# step programs on single-ported nodes, the paper's machine model, which neither SimGrid
+# model has (hierarchical_single_port.py): uneven_<layout>.single_port.json.
 # A full run writes docs/results/hierarchical_tables.md, its PNG plots and a copy of the
 # JSON records in docs/results/hierarchical/; --quick writes its tables into --out only.
 set -euo pipefail
@@ -26,6 +39,9 @@ source "$ROOT/scripts/lib.sh"
 QUICK=0
 NETWORK=fluid
 MC_NP=128
+ONLY=""
+REPORT_ONLY=0
+RESUME=0
 OUT="$ROOT/results/hierarchical"
 while (($#)); do
   case "$1" in
@@ -33,12 +49,28 @@ while (($#)); do
     --out) OUT="$2"; shift 2 ;;
     --np) MC_NP="$2"; shift 2 ;;
     --network) NETWORK="$2"; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --only) ONLY="$2"; shift 2 ;;
+    --report-only) REPORT_ONLY=1; shift ;;
+    --resume) RESUME=1; shift ;;
+    -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "hierarchical.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 [[ "$NETWORK" == fluid || "$NETWORK" == packet ]] ||
   { echo "hierarchical.sh: --network must be fluid or packet" >&2; exit 2; }
+[[ -z "$ONLY" || "$ONLY" == 000 || "$ONLY" == 002 ]] ||
+  { echo "hierarchical.sh: --only must be 000 or 002" >&2; exit 2; }
+DOCS="$ROOT/docs/results"
+if ((REPORT_ONLY)); then
+  if [[ "$NETWORK" == packet ]]; then
+    "$(plot_python)" "$ROOT/scripts/reproduce/hierarchical_report.py" --network packet \
+      "$DOCS/hierarchical_packet" "$DOCS/hierarchical_packet.md"
+  else
+    "$(plot_python)" "$ROOT/scripts/reproduce/hierarchical_report.py" "$DOCS/hierarchical" \
+      "$DOCS/hierarchical_tables.md" >/dev/null
+  fi
+  exit 0
+fi
 ensure_packages python3-matplotlib
 SIM="$ROOT/scripts/simulate.sh"
 "$SIM" -np 1 commbench --sizes 8 --reps 1 --algo native >/dev/null  # builds build-sim once
@@ -50,14 +82,31 @@ if [[ "$NETWORK" == packet ]]; then
   PLAT="$OUT/platforms"
   mkdir -p "$PLAT"
   # packet_run NAME PLATFORM HOSTFILE NODES SIZES ALGOS: one simulation per algorithm.
+  # packet_run NAME PLATFORM HOSTFILE NODES SIZES ALGOS [TRACED]: with TRACED, the
+  # stages of those algorithms (a comma list) are traced and summarised.
   packet_run() {
-    local name="$1" plat="$2" hosts="$3" nodes="$4" sizes="$5" algos="$6" a start
+    local name="$1" plat="$2" hosts="$3" nodes="$4" sizes="$5" algos="$6" traced="${7:-}" a start trace
     for a in ${algos//,/ }; do
       start=$SECONDS
-      "$SIM" --network packet --platform "$plat" --hostfile "$hosts" commbench --nodes "$nodes" \
-        --sizes "$sizes" --reps 3 --warmup 0 --algo "$a" --skip-native \
-        --json "$OUT/${name}_$a.json" >"$OUT/${name}_$a.log" 2>&1 ||
-        { tail -5 "$OUT/${name}_$a.log"; echo "== $name $a FAILED"; exit 1; }
+      trace=""
+      [[ ",$traced," == *",$a,"* ]] && trace="$OUT/traces/${name}_$a"
+      if ((RESUME)) && [[ -s "$OUT/${name}_$a.json" && ( -z "$trace" || -d "$trace" ) ]]; then
+        echo "== $name $a: kept (--resume)"
+      else
+        [[ -n "$trace" ]] && rm -rf "$trace" && mkdir -p "$trace"
+        LIBCOMM_TRACE_STAGES="$trace" "$SIM" --network packet --platform "$plat" --hostfile "$hosts" \
+          commbench --nodes "$nodes" --sizes "$sizes" --reps 3 --warmup 0 --algo "$a" --skip-native \
+          --json "$OUT/${name}_$a.json" >"$OUT/${name}_$a.log" 2>&1 ||
+          { tail -5 "$OUT/${name}_$a.log"; echo "== $name $a FAILED"; exit 1; }
+      fi
+      if [[ -n "$trace" ]]; then
+        local replay=()
+        [[ "$a" == clustered_factor && -s "$OUT/p2p_inter.json" ]] &&
+          replay=(--single-port "$OUT/${name}_$a.single_port.json"
+            --calibration "packet:$OUT/p2p_inter.json:$OUT/p2p_intra.json")
+        python3 "$ROOT/scripts/reproduce/hierarchical_traces.py" "$trace" "$OUT/${name}_$a.json" \
+          "$OUT/${name}_$a.trace.json" --nodes "$nodes" --rate 100 "${replay[@]}"
+      fi
       echo "== $name $a: $(grep -E '^validation' "$OUT/${name}_$a.log" | cut -c1-16), $((SECONDS - start)) s"
     done
   }
@@ -67,13 +116,32 @@ if [[ "$NETWORK" == packet ]]; then
     UN_SIZES=1K,4K,16K,64K,256K MC_SIZES=1,8,64,256,512,2K,8K MC_SHAPES="4x4 8x4"
     LAYOUTS="regular_24 organ_pipe_18 alternating_15 random_seed1_15 random_seed2_11 random_seed3_13"
   fi
+  [[ "$ONLY" == 002 ]] && LAYOUTS=""
+  [[ "$ONLY" == 000 ]] && MC_SHAPES=""
+  if [[ -n "$LAYOUTS" ]]; then
+    # One exchange alone between two nodes and inside one (the replay's "schedule alone").
+    python3 "$ROOT/scripts/reproduce/topo2platform.py" "$ROOT/inputs/topologies/star6.topo" \
+      "$PLAT/p2p.xml" --hostfile "$PLAT/p2p.hosts" --cores 4 --memory-bandwidth 300Mbps
+    printf 'n0-c0\nn1-c0\n' >"$PLAT/p2p_inter.hosts"
+    printf 'n0-c0\nn0-c1\n' >"$PLAT/p2p_intra.hosts"
+    for where in inter intra; do
+      ((RESUME)) && [[ -s "$OUT/p2p_$where.json" ]] && continue
+      rm -rf "$OUT/traces/p2p_$where" && mkdir -p "$OUT/traces/p2p_$where"
+      LIBCOMM_TRACE_STAGES="$OUT/traces/p2p_$where" "$SIM" --network packet --platform "$PLAT/p2p.xml" \
+        --hostfile "$PLAT/p2p_$where.hosts" commbench --sizes "$UN_SIZES" --reps 1 --warmup 0 \
+        --algo ring_sendrecv --skip-native --json "$OUT/p2p_$where.run.json" >/dev/null
+      python3 "$ROOT/scripts/reproduce/hierarchical_traces.py" "$OUT/traces/p2p_$where" \
+        "$OUT/p2p_$where.run.json" "$OUT/p2p_$where.json" --exchange-times
+    done
+  fi
   for layout in $LAYOUTS; do
     nodes="$ROOT/inputs/nodes/$layout.nodes"
     python3 "$ROOT/scripts/reproduce/topo2platform.py" "$ROOT/inputs/topologies/star6.topo" \
       "$PLAT/p000_$layout.xml" --hostfile "$PLAT/p000_$layout.hosts" --cores 4 \
       --memory-bandwidth 300Mbps --layout "$nodes"
     packet_run "p000_$layout" "$PLAT/p000_$layout.xml" "$PLAT/p000_$layout.hosts" "file:$nodes" \
-      "$UN_SIZES" linear,clustered_factor,clustered_factor_fill,native
+      "$UN_SIZES" "${P000_ALGOS:-linear,clustered_factor,clustered_factor_fill,native}" \
+      linear,clustered_factor,clustered_factor_fill
   done
   for shape in $MC_SHAPES; do
     n=${shape%x*} k=${shape#*x}
@@ -82,16 +150,15 @@ if [[ "$NETWORK" == packet ]]; then
     packet_run "p002_$shape" "$PLAT/p002_$shape.xml" "$PLAT/p002_$shape.hosts" "ppn=$k" "$MC_SIZES" \
       auto,linear,pairwise,bruck,leader,send_aggregate,recv_distribute
   done
-  DOC="$ROOT/docs/results"
   if ((QUICK)); then
-    DOC="$OUT"
+    SOURCE="$OUT" PAGE="$OUT/hierarchical_packet.md"
   else
-    mkdir -p "$DOC/hierarchical_packet"
-    cp "$OUT"/*.json "$DOC/hierarchical_packet/"
+    mkdir -p "$DOCS/hierarchical_packet"
+    cp "$OUT"/*.json "$DOCS/hierarchical_packet/"
+    SOURCE="$DOCS/hierarchical_packet" PAGE="$DOCS/hierarchical_packet.md"
   fi
-  python3 "$ROOT/scripts/reproduce/hierarchical_report.py" --network packet "$OUT" \
-    "$DOC/hierarchical_packet.md"
-  cat "$DOC/hierarchical_packet.md"
+  "$(plot_python)" "$ROOT/scripts/reproduce/hierarchical_report.py" --network packet "$SOURCE" "$PAGE"
+  cat "$PAGE"
   exit 0
 fi
 mkdir -p "$OUT"
@@ -109,19 +176,42 @@ fi
 # SimGrid 3.32's default MPI_Allgather costs the simulator O(P^2) per rank (minutes a call
 # at 512 ranks); commbench calls it only to set up, so the ring one changes no timed row.
 MC_SIM=("$SIM" --cfg smpi/allgather:ring)
-echo "== paper 002: $MC_NP ranks of 64 x 8, validated at small sizes with real buffers"
-"${MC_SIM[@]}" --platform cluster64x8 --ppn 8 -np "$MC_NP" commbench --sizes 1,64 --reps 1 \
-  --algo auto,leader,send_aggregate,recv_distribute | grep -E "^commbench|^validation"
-echo "== paper 002: $MC_NP ranks of 64 x 8, sizes $MC_SIZES (simulated payload)"
-"${MC_SIM[@]}" --platform cluster64x8 --ppn 8 -np "$MC_NP" commbench --sizes "$MC_SIZES" --reps 1 \
-  --simulated-payload --algo auto,leader,send_aggregate,recv_distribute \
-  --json "$OUT/multicore_64x8_np$MC_NP.json" | grep -E "^commbench|^alltoall"
+if [[ "$ONLY" != 000 ]]; then
+  echo "== paper 002: $MC_NP ranks of 64 x 8, validated at small sizes with real buffers"
+  "${MC_SIM[@]}" --platform cluster64x8 --ppn 8 -np "$MC_NP" commbench --sizes 1,64 --reps 1 \
+    --algo auto,leader,send_aggregate,recv_distribute | grep -E "^commbench|^validation"
+  echo "== paper 002: $MC_NP ranks of 64 x 8, sizes $MC_SIZES (simulated payload)"
+  "${MC_SIM[@]}" --platform cluster64x8 --ppn 8 -np "$MC_NP" commbench --sizes "$MC_SIZES" --reps 1 \
+    --simulated-payload --algo auto,leader,send_aggregate,recv_distribute \
+    --json "$OUT/multicore_64x8_np$MC_NP.json" | grep -E "^commbench|^alltoall"
+fi
 
+[[ "$ONLY" == 002 ]] && LAYOUTS=""
+if [[ -n "$LAYOUTS" ]]; then
+  # One exchange alone between two nodes and inside one: what each step of the clustered
+  # factor costs on this platform when nothing else runs (the replay's "schedule alone").
+  for where in inter:1,1 intra:2; do
+    w=${where%%:*}
+    rm -rf "$OUT/traces/p2p_$w" && mkdir -p "$OUT/traces/p2p_$w"
+    LIBCOMM_TRACE_STAGES="$OUT/traces/p2p_$w" "$SIM" --platform giganet6x4 --layout "sizes=${where#*:}" \
+      commbench --sizes "$UN_SIZES" --reps 1 --warmup 0 --algo ring_sendrecv --skip-native \
+      --json "$OUT/p2p_$w.run.json" >/dev/null
+    python3 "$ROOT/scripts/reproduce/hierarchical_traces.py" "$OUT/traces/p2p_$w" "$OUT/p2p_$w.run.json" \
+      "$OUT/p2p_$w.json" --exchange-times
+  done
+fi
 for layout in $LAYOUTS; do
   echo "== paper 000: 6 x 4, layout $layout"
-  "$SIM" --platform giganet6x4 --layout "$ROOT/inputs/nodes/$layout.nodes" commbench \
-    --sizes "$UN_SIZES" --reps 1 --algo linear,clustered_factor,clustered_factor_fill \
+  nodes="$ROOT/inputs/nodes/$layout.nodes"
+  trace="$OUT/traces/uneven_$layout"
+  rm -rf "$trace" && mkdir -p "$trace"
+  LIBCOMM_TRACE_STAGES="$trace" "$SIM" --platform giganet6x4 --layout "$nodes" commbench \
+    --sizes "$UN_SIZES" --reps 1 --warmup 0 --algo linear,clustered_factor,clustered_factor_fill \
     --json "$OUT/uneven_$layout.json" | grep -E "^commbench|^alltoall|^validation"
+  python3 "$ROOT/scripts/reproduce/hierarchical_traces.py" "$trace" "$OUT/uneven_$layout.json" \
+    "$OUT/uneven_$layout.trace.json" --nodes "file:$nodes" --rate 840 \
+    --single-port "$OUT/uneven_$layout.single_port.json" \
+    --calibration "fluid:$OUT/p2p_inter.json:$OUT/p2p_intra.json"
 done
 
 if ((QUICK)); then
