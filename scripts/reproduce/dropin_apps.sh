@@ -53,11 +53,12 @@ median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+
 energy() { awk '/^!    total energy/ {print $5}' "$1"; }
 routes_of() { grep -h "^libcomm_mpi:" "$1" | sed 's/^libcomm_mpi: //; s/ (.*//' | sort -u | paste -sd';' -; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", b / a}'; }
-wall() { awk '/PWSCF.*WALL/ {for (i = 1; i < NF; ++i) if ($(i + 1) == "WALL") {v = $i; sub("s$", "", v); print v}}' "$1" | tail -1; }
+# pw.x's WALL as seconds (it writes 1m15.57s from a minute on)
+wall() { awk '/PWSCF.*WALL/ {for (i = 1; i < NF; ++i) if ($(i + 1) == "WALL") {v = $i; sub("s$", "", v); m = 0; if (v ~ /m/) {split(v, a, "m"); m = a[1]; v = a[2]}; print m * 60 + v}}' "$1" | tail -1; }
 {
   echo "# Applications under the drop-in library"
   echo
-  echo "\`scripts/reproduce/dropin_apps.sh --np \"$NPS\" --rounds $ROUNDS\`, $(date -u +%Y-%m-%d), $(nproc) cores (shared)."
+  echo "\`scripts/reproduce/dropin_apps.sh --np \"$NPS\" --rounds $ROUNDS\`, $(date -u +%Y-%m-%d), $(nproc) cores (shared; load average at the start: $(cut -d' ' -f1-3 /proc/loadavg))."
   echo
   echo "| application | ranks | plain: result | preloaded (both ways): result | same | plain: time s (hpcc: Gflop/s) | preloaded | ratio | flat | ratio | what ran (defaults / flat) |"
   echo "|---|---:|---|---|---|---:|---:|---:|---:|---:|---|"

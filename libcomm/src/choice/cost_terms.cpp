@@ -48,12 +48,15 @@ double binomial_broadcast(const Layout& l, const CostParams& c, double n) {
   // Level dist: ranks below dist send to rank + dist. Below ppn that stays on node 0 (dist
   // flows in its memory); from ppn on every node that has the data sends from all its ppn
   // ranks at once over its link.
+  // A partial last level (2 dist > P) pays no latency of its own: its sender posted it
+  // right after its previous level's send, which was eager.
   double t = 0;
   for (int dist = 1; dist < l.ranks; dist *= 2) {
+    const bool full = 2LL * dist <= l.ranks;
     if (l.nodes == 1 || dist < l.ppn)
-      t += c.alpha_intra + n * c.beta_intra_at(n) * c.intra_flows(std::min(dist, l.ppn));
+      t += (full ? c.alpha_intra : 0.0) + n * c.beta_intra_at(n) * c.intra_flows(std::min(dist, l.ppn));
     else
-      t += c.alpha + n * c.beta_at(n) * c.inter_flows(l.ppn);
+      t += (full ? c.alpha : 0.0) + n * c.beta_at(n) * c.inter_flows(l.ppn);
   }
   return t;
 }

@@ -1,0 +1,1 @@
+env LIBCOMM_PLATFORM=cluster64x8.untuned LIBCOMM_MODEL=inputs/tuning/cluster64x8.model scripts/simulate.sh --platform cluster64x8 -np 64 --ppn 8 commbench --op reduce_scatter --sizes 8,512,32K,1M --reps 1 --warmup 1 --simulated-payload --model-copy 1 --nodes ppn=8 --algo auto:model --skip-native --json docs/results/auto/sim_cluster64x8_np64_reduce_scatter.model.json
