@@ -598,11 +598,12 @@ TEST(StepPrograms, AlltoallvProgramsDeliverEveryElementForRandomCounts) {
           for (int r = 0; r < p; ++r)
             progs.push_back(alltoallv_program(a, p, r, mb, in_bytes(sd[static_cast<std::size_t>(r)]),
                                               in_bytes(rd[static_cast<std::size_t>(r)]), mode, unit));
-          if (unit == es)  // no piece cuts an element
+          if (unit == es) {  // no piece cuts an element
             for (const auto& prog : progs)
               for (const Step& st : prog.steps)
                 ASSERT_EQ((st.kind == StepKind::Recv ? st.to.bytes : st.from.bytes) % es, 0u)
                     << alltoallv_algo_name(a) << " P = " << p << " rank " << prog.rank;
+          }
           const auto res = verify_programs(
               progs, [&](int r) { return recv_bytes[static_cast<std::size_t>(r)]; },
               [&](int r, std::size_t k) {

@@ -64,7 +64,7 @@ std::vector<std::size_t> AllgatherOp::Shape::all_counts() const {
 }
 
 AllgatherOp::Shape AllgatherOp::shape(const Args& a, const Comm& comm, const Options& o) {
-  Shape s{comm.size(), a.counts, a.block, a.block * static_cast<std::size_t>(comm.size()), true, &comm.nodes(), &o};
+  Shape s{comm.size(), a.counts, a.block, a.block * static_cast<std::size_t>(comm.size()), true, &comm.nodes(), &o, {}};
   if (!a.counts.empty() && a.counts.size() != static_cast<std::size_t>(comm.size())) {
     s.problem = "counts has " + std::to_string(a.counts.size()) + " entries, P = " + std::to_string(comm.size());
     s.counts = {};
