@@ -83,6 +83,14 @@ def fmt_ratio(pol, r):
     return f"{r:.2f}{mark}"
 
 
+def policy_cells(e, policies):
+    """What each policy ran and its ratio to the best, '-' where it has no row."""
+    cells = []
+    for pol in policies:
+        cells += [e[pol][0], fmt_ratio(pol, e[pol][1])] if pol in e else ["-", "-"]
+    return cells
+
+
 def cmd_of(path):
     cmd = os.path.splitext(path)[0] + ".cmd"
     if os.path.exists(cmd):
@@ -128,7 +136,7 @@ def sim_section(records):
             if per[pol] is not None and per[pol] > worst[pol][0]:
                 worst[pol] = (per[pol], key)
         summary.append((key, per, len(ev)))
-        detail.append((key, ev, paths))
+        detail.append((key, ev, paths, rows))
     lines.append("## SimGrid: auto / best single algorithm")
     lines.append("")
     lines.append("Worst ratio over the sizes 8 B - 1 MiB of each run (the detail tables below give every size; "
@@ -144,15 +152,14 @@ def sim_section(records):
         r, key = worst[pol]
         if key is None:
             continue
-        within = sum(1 for _, ev, _ in detail for e in ev.values() if pol in e and e[pol][1] <= LIMITS[pol])
-        total = sum(1 for _, ev, _ in detail for e in ev.values() if pol in e)
+        within = sum(1 for _, ev, _, _ in detail for e in ev.values() if pol in e and e[pol][1] <= LIMITS[pol])
+        total = sum(1 for _, ev, _, _ in detail for e in ev.values() if pol in e)
         verdict = "within its target" if within == total else "misses its target"
         lines.append(f"- **{pol}** {verdict} ({LIMITS[pol]:.2f}): within it at {within} of {total} sizes; "
                      f"its worst ratio is {r:.2f} ({key[0]}, {key[1]} ranks, {key[2]}).")
     lines.append("")
     misses = []
-    for (platform, np_, op), ev, paths in detail:
-        _, rows = load([paths["main"]])
+    for (platform, np_, op), ev, paths, rows in detail:
         for b, e in ev.items():
             if "model" not in e or e["model"][1] <= MODEL_LIMIT:
                 continue
@@ -171,7 +178,7 @@ def sim_section(records):
         lines.append("")
         lines += misses
         lines.append("")
-    for (platform, np_, op), ev, paths in detail:
+    for (platform, np_, op), ev, paths, _ in detail:
         lines.append(f"### {platform}, {np_} ranks, {op}")
         lines.append("")
         for which in ("main", "table", "model"):
@@ -183,12 +190,7 @@ def sim_section(records):
         lines.append("|---:|---|---:|---|---:|---|---:|---|---:|")
         for b, e in ev.items():
             name, t = e["best"]
-            cells = []
-            for pol in POLICIES:
-                if pol in e:
-                    cells += [e[pol][0], fmt_ratio(pol, e[pol][1])]
-                else:
-                    cells += ["-", "-"]
+            cells = policy_cells(e, POLICIES)
             lines.append(f"| {size_text(b)} | {name} | {t * 1e6:.1f} | " + " | ".join(cells) + " |")
         lines.append("")
     return lines, summary
@@ -226,9 +228,7 @@ def real_section(records):
         lines.append("|---:|---|---:|---|---:|---|---:|---:|")
         for b, e in ev.items():
             name, t = e["best"]
-            cells = []
-            for pol in ("online", "model"):
-                cells += [e[pol][0], fmt_ratio(pol, e[pol][1])] if pol in e else ["-", "-"]
+            cells = policy_cells(e, ("online", "model"))
             native_runs = [r["median_s"] for r in rows[b].get("native", (0, "", []))[2]]
             spread = max(native_runs) / min(native_runs) if native_runs and min(native_runs) > 0 else float("nan")
             lines.append(f"| {size_text(b)} | {name} | {t * 1e6:.1f} | " + " | ".join(cells) + f" | {spread:.2f} |")

@@ -205,34 +205,42 @@ double ping_pong(MPI_Comm comm, int a, int b, std::size_t bytes, int reps) {
   return v;
 }
 
-// One-way time of `bytes` when the pairs (a[j], b[j]) exchange at once (each sends to its
-// partner and receives from it), the slowest participant's, median of `reps`.
-double pairs_exchanging(MPI_Comm comm, const std::vector<int>& a, const std::vector<int>& b, std::size_t bytes,
-                        int reps) {
-  int me = 0;
-  MPI_Comm_rank(comm, &me);
-  int partner = -1;
-  for (std::size_t j = 0; j < a.size(); ++j) {
-    if (me == a[j]) partner = b[j];
-    if (me == b[j]) partner = a[j];
-  }
-  std::vector<std::byte> out(bytes + 1), in(bytes + 1);
+// One-way time of `bytes` when every rank exchanges with all its `peers` at once (each
+// sends to each and receives from each; no peers: the rank only waits), the slowest
+// participant's, median of `reps`.
+double exchanges_time(MPI_Comm comm, const std::vector<int>& peers, std::size_t bytes, int reps) {
+  std::vector<std::byte> out(bytes + 1), in(peers.size() * bytes + 1);
+  std::vector<MPI_Request> r(2 * peers.size());
   const int n = round_trips(bytes), tag = 0x5ca3;
   std::vector<double> t;
   for (int rep = -1; rep < reps; ++rep) {
     MPI_Barrier(comm);
     const double t0 = MPI_Wtime();
-    for (int k = 0; k < n && partner >= 0; ++k) {
-      MPI_Request r[2];
-      MPI_Irecv(in.data(), static_cast<int>(bytes), MPI_BYTE, partner, tag, comm, &r[0]);
-      MPI_Isend(out.data(), static_cast<int>(bytes), MPI_BYTE, partner, tag, comm, &r[1]);
-      MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+    for (int i = 0; i < n && !peers.empty(); ++i) {
+      for (std::size_t j = 0; j < peers.size(); ++j) {
+        MPI_Irecv(in.data() + j * bytes, static_cast<int>(bytes), MPI_BYTE, peers[j], tag, comm, &r[2 * j]);
+        MPI_Isend(out.data(), static_cast<int>(bytes), MPI_BYTE, peers[j], tag, comm, &r[2 * j + 1]);
+      }
+      MPI_Waitall(static_cast<int>(r.size()), r.data(), MPI_STATUSES_IGNORE);
     }
-    double mine = partner >= 0 ? (MPI_Wtime() - t0) / n : 0.0;
+    double mine = peers.empty() ? 0.0 : (MPI_Wtime() - t0) / n;
     MPI_Allreduce(MPI_IN_PLACE, &mine, 1, MPI_DOUBLE, MPI_MAX, comm);
     if (rep >= 0) t.push_back(mine);
   }
   return median_of(t);
+}
+
+// The same when the pairs (a[j], b[j]) exchange at once.
+double pairs_exchanging(MPI_Comm comm, const std::vector<int>& a, const std::vector<int>& b, std::size_t bytes,
+                        int reps) {
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  std::vector<int> partner;
+  for (std::size_t j = 0; j < a.size(); ++j) {
+    if (me == a[j]) partner = {b[j]};
+    if (me == b[j]) partner = {a[j]};
+  }
+  return exchanges_time(comm, partner, bytes, reps);
 }
 
 // How much m concurrent exchanges slow each other, as CostParams' share (0..1): with the
@@ -256,31 +264,12 @@ double fanout_share(MPI_Comm comm, const std::vector<int>& far, std::size_t byte
   if (far.size() < 2) return 1.0;
   int me = 0;
   MPI_Comm_rank(comm, &me);
-  const auto timed = [&](std::size_t k) {
-    const bool root = me == 0;
-    const bool leaf = std::find(far.begin(), far.begin() + static_cast<std::ptrdiff_t>(k), me) != far.begin() + static_cast<std::ptrdiff_t>(k);
-    std::vector<std::byte> out(bytes + 1), in((root ? k : 1) * bytes + 1);
-    const int n = round_trips(bytes), tag = 0x5ca4;
-    std::vector<double> t;
-    for (int rep = -1; rep < reps; ++rep) {
-      MPI_Barrier(comm);
-      const double t0 = MPI_Wtime();
-      for (int i = 0; i < n && (root || leaf); ++i) {
-        std::vector<MPI_Request> r;
-        const std::size_t peers = root ? k : 1;
-        r.resize(2 * peers);
-        for (std::size_t j = 0; j < peers; ++j) {
-          const int peer = root ? far[j] : 0;
-          MPI_Irecv(in.data() + j * bytes, static_cast<int>(bytes), MPI_BYTE, peer, tag, comm, &r[2 * j]);
-          MPI_Isend(out.data(), static_cast<int>(bytes), MPI_BYTE, peer, tag, comm, &r[2 * j + 1]);
-        }
-        MPI_Waitall(static_cast<int>(r.size()), r.data(), MPI_STATUSES_IGNORE);
-      }
-      double mine = root || leaf ? (MPI_Wtime() - t0) / n : 0.0;
-      MPI_Allreduce(MPI_IN_PLACE, &mine, 1, MPI_DOUBLE, MPI_MAX, comm);
-      if (rep >= 0) t.push_back(mine);
-    }
-    return median_of(t);
+  const auto timed = [&](std::size_t k) {  // rank 0 with the first k of `far`
+    std::vector<int> peers;
+    if (me == 0) peers.assign(far.begin(), far.begin() + static_cast<std::ptrdiff_t>(k));
+    if (std::find(far.begin(), far.begin() + static_cast<std::ptrdiff_t>(k), me) != far.begin() + static_cast<std::ptrdiff_t>(k))
+      peers = {0};
+    return exchanges_time(comm, peers, bytes, reps);
   };
   const double one = timed(1), all = timed(far.size());
   if (!(one > 0)) return 1.0;
