@@ -11,7 +11,9 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -64,6 +66,10 @@ int run(int argc, char** argv) {
   };
   once();
   std::ofstream(dir + "/rank." + std::to_string(comm.rank()) + ".pid") << getpid() << "\n";
+  // FAULT_VICTIM_STOP_AT_START=1: rank 1 stops itself here, before its next call starts,
+  // so that the hit lands at a collective's first messages rather than anywhere.
+  const char* at_start = std::getenv("FAULT_VICTIM_STOP_AT_START");
+  if (at_start && std::string(at_start) == "1" && comm.rank() == 1) raise(SIGSTOP);
   for (;;) once();  // until a script kills or stops a rank and the job ends
 }
 

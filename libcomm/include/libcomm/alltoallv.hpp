@@ -149,7 +149,8 @@ AlltoallvChoice alltoallv(const void* send, std::span<const std::int64_t> sendco
 // Non-blocking and persistent forms (libcomm/plan.hpp) of every algorithm. The staged
 // A2-A4 run as step programs routed ahead of time, from the whole count matrix:
 // plan_alltoallv gathers it when the plan is made (MPI_Allgather), ialltoallv at start
-// (MPI_Iallgather, progressed by test / wait, the program built when it completes).
+// (each rank's row sent point-to-point to every rank, progressed by test / wait, the
+// program built when every row is there).
 // Auto picks direct, which needs no gather. ialltoallv runs no collective check (native
 // takes MPI_Ialltoallw only when this rank's counts exceed int: pass such counts through
 // plan_alltoallv, whose check decides for all ranks); plan_alltoallv checks once, when

@@ -382,7 +382,9 @@ std::shared_ptr<PlanState> AlltoallvOp::state(const Choice<Algo>& c, const Args&
                         own);
   // A staged algorithm routes every rank's runs, so it needs the whole count matrix: a
   // persistent plan gathers it when it is made (collective, like MPI_Alltoallv_init); a
-  // request posts an MPI_Iallgather at start and builds its program once that has completed.
+  // request sends its row of counts to every rank at start (point-to-point, as a linear
+  // non-blocking allgather does, so that LIBCOMM_TIMEOUT can name a rank that never
+  // answers) and builds its program once every row is there.
   const int p = comm.size(), me = comm.rank();
   const auto up = static_cast<std::size_t>(p);
   const auto unit = static_cast<std::int64_t>(s.opts->element_bytes);
@@ -402,9 +404,22 @@ std::shared_ptr<PlanState> AlltoallvOp::state(const Choice<Algo>& c, const Args&
   const MPI_Comm mc = comm.internal();
   return deferred_program_plan(
       comm, std::string(alltoallv_algo_name(ran)), reason,
-      [row, matrix, p, mc](MPI_Request* q) {
-        check_mpi(MPI_Iallgather(row->data(), p, MPI_INT64_T, matrix->data(), p, MPI_INT64_T, mc, q),
-                  "MPI_Iallgather");
+      [row, matrix, p, me, mc](int tag, std::vector<MPI_Request>& reqs, std::vector<PreludeMessage>& messages) {
+        std::copy(row->begin(), row->end(), matrix->begin() + static_cast<std::ptrdiff_t>(me) * p);
+        for (int r = 0; r < p; ++r) {
+          if (r == me) continue;
+          reqs.emplace_back(MPI_REQUEST_NULL);
+          messages.push_back({r, false});
+          check_mpi(MPI_Irecv(matrix->data() + static_cast<std::ptrdiff_t>(r) * p, p, MPI_INT64_T, r, tag, mc,
+                              &reqs.back()),
+                    "MPI_Irecv");
+        }
+        for (int r = 0; r < p; ++r) {
+          if (r == me) continue;
+          reqs.emplace_back(MPI_REQUEST_NULL);
+          messages.push_back({r, true});
+          check_mpi(MPI_Isend(row->data(), p, MPI_INT64_T, r, tag, mc, &reqs.back()), "MPI_Isend");
+        }
       },
       [=] {
         if (last->first != *matrix) {

@@ -293,11 +293,14 @@ Error timeout_error(const PlanState& s, const std::vector<MPI_Request>& reqs, do
   const auto add = [](std::vector<int>& v, int r) {
     if (std::find(v.begin(), v.end(), r) == v.end()) v.push_back(r);
   };
-  std::string where = s.prelude_pending ? "the exchange of the counts (an MPI collective of every rank)"
+  std::string where = s.prelude_pending ? "the exchange of the counts"
                                          : "the MPI library's collective (every rank of the communicator takes part)";
   int me = 0;
   MPI_Comm_rank(s.channels[0], &me);
-  if (s.program && !s.prelude_pending) {
+  if (s.prelude_pending && s.prelude_messages.size() == reqs.size()) {
+    for (std::size_t k = 0; k < reqs.size(); ++k)
+      if (reqs[k] != MPI_REQUEST_NULL) add(s.prelude_messages[k].send ? to : from, s.prelude_messages[k].peer);
+  } else if (s.program && !s.prelude_pending) {
     const StepProgram& p = *s.program;
     const std::vector<const Step*> steps = waited_steps(s, p);
     if (steps.size() == reqs.size()) {
@@ -374,6 +377,7 @@ bool progress(PlanState& s, bool block) {
   if (s.prelude_pending) {  // the data the program is built from, first
     if (!requests_done(s, s.reqs, block)) return false;
     s.reqs.clear();
+    s.prelude_messages.clear();
     s.prelude_pending = false;
     s.program = std::make_shared<const StepProgram>(s.build());
     s.own_scratch.resize(s.program->scratch_bytes);
@@ -425,20 +429,21 @@ void start(PlanState& s, const void* send, void* recv, std::byte* borrowed_scrat
   s.waitset.clear();
   s.active = true;
   s.blocking_run = false;
-  if (s.prelude) {  // a deferred program: built when the prelude's data is there
-    s.program.reset();
-    s.reqs.emplace_back(MPI_REQUEST_NULL);
-    s.prelude(s.reqs.data());
-    s.prelude_pending = true;
-  } else if (!s.program) {
+  if (!s.prelude && !s.program) {
     s.reqs.emplace_back(MPI_REQUEST_NULL);
     s.native_start(send, recv, s.reqs.data());
     return;
   }
-  s.scratch = borrowed_scratch ? borrowed_scratch : s.own_scratch.data();
   // (The sequence number is taken at start, as every rank starts its collectives in one
   // order; a deferred program uses it once built.)
   const std::uint64_t seq = (*s.sequence)++;
+  if (s.prelude) {  // a deferred program: built when the prelude's data is there
+    s.program.reset();
+    s.prelude_messages.clear();
+    s.prelude(tags::prelude_tag(seq), s.reqs, s.prelude_messages);
+    s.prelude_pending = true;
+  }
+  s.scratch = borrowed_scratch ? borrowed_scratch : s.own_scratch.data();
   s.tag_data = tags::program_tag(seq, TagKind::Data);
   s.tag_sync = tags::program_tag(seq, TagKind::Sync);
   s.stage = 0;
@@ -511,9 +516,10 @@ std::shared_ptr<PlanState> program_plan(const Comm& comm, StepProgram program, s
   return program_plan(comm, std::move(program), std::move(reason), own_scratch, {}, nullptr);
 }
 
-std::shared_ptr<PlanState> deferred_program_plan(const Comm& comm, std::string algorithm, std::string reason,
-                                                 std::function<void(MPI_Request*)> prelude,
-                                                 std::function<StepProgram()> build) {
+std::shared_ptr<PlanState> deferred_program_plan(
+    const Comm& comm, std::string algorithm, std::string reason,
+    std::function<void(int tag, std::vector<MPI_Request>& reqs, std::vector<PreludeMessage>& messages)> prelude,
+    std::function<StepProgram()> build) {
   auto s = std::make_shared<PlanState>();
   s->algorithm = std::move(algorithm);
   s->reason = std::move(reason);

@@ -31,6 +31,13 @@ struct SharedWindow {
   ~SharedWindow();
 };
 
+// One message of a prelude (PlanState::prelude): the rank of channel 0 it goes to or
+// comes from.
+struct PreludeMessage {
+  int peer = 0;
+  bool send = false;
+};
+
 struct PlanState {
   std::string algorithm, reason;
   // The step program of this rank, or null for a native plan (native_start posts the MPI
@@ -38,10 +45,13 @@ struct PlanState {
   std::shared_ptr<const StepProgram> program;
   std::function<void(const void* send, void* recv, MPI_Request* req)> native_start;
   // A request whose program needs data from every rank first (the staged alltoallv's
-  // count matrix): `prelude` posts that non-blocking collective; once it has completed,
-  // `build` makes the program (then run like any other). Progressed by test / wait.
-  std::function<void(MPI_Request* req)> prelude;
+  // count matrix): `prelude` posts that exchange as point-to-point messages on channel 0
+  // with tag `tag` (one PreludeMessage per request, so that a stalled wait can name the
+  // ranks it waits for); once they have completed, `build` makes the program (then run
+  // like any other). Progressed by test / wait.
+  std::function<void(int tag, std::vector<MPI_Request>& reqs, std::vector<PreludeMessage>& messages)> prelude;
   std::function<StepProgram()> build;
+  std::vector<PreludeMessage> prelude_messages;
   bool prelude_pending = false;
   // Channel c's communicator (0: the Comm's internal duplicate) and its size.
   std::vector<MPI_Comm> channels;
@@ -102,10 +112,11 @@ std::shared_ptr<PlanState> choice_state(const Comm& comm, std::string reason, bo
   return program_plan(comm, build(), std::move(reason), own_scratch);
 }
 
-// A request whose program is built once `prelude`'s collective has completed.
-std::shared_ptr<PlanState> deferred_program_plan(const Comm& comm, std::string algorithm, std::string reason,
-                                                 std::function<void(MPI_Request*)> prelude,
-                                                 std::function<StepProgram()> build);
+// A request whose program is built once `prelude`'s messages have completed.
+std::shared_ptr<PlanState> deferred_program_plan(
+    const Comm& comm, std::string algorithm, std::string reason,
+    std::function<void(int tag, std::vector<MPI_Request>& reqs, std::vector<PreludeMessage>& messages)> prelude,
+    std::function<StepProgram()> build);
 
 // Starts a run and drives it to completion (the blocking calls), with scratch from the
 // Comm's slot 0.

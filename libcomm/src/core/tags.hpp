@@ -14,11 +14,16 @@ namespace libcomm::detail::tags {
 // collectives in flight on one communicator therefore never match each other's messages.
 constexpr int kProgramBase = 16384;
 constexpr int kSequences = 4096;
-constexpr int kKinds = 2;  // TagKind::Data, TagKind::Sync
+// The third kind is the prelude's (core/plan_state.hpp: the count exchange a deferred
+// program is built from).
+constexpr int kKinds = 3;  // TagKind::Data, TagKind::Sync, prelude
 static_assert(kProgramBase + kSequences * kKinds <= 32767, "MPI guarantees tags up to 32767");
 
 inline int program_tag(std::uint64_t sequence, TagKind kind) {
   return kProgramBase + static_cast<int>(sequence % kSequences) * kKinds + static_cast<int>(kind);
+}
+inline int prelude_tag(std::uint64_t sequence) {
+  return kProgramBase + static_cast<int>(sequence % kSequences) * kKinds + 2;
 }
 
 // The staged engine of the irregular all-to-all (alltoallv/staged_engine.cpp): one tag per
