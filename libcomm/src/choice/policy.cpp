@@ -119,10 +119,16 @@ std::uint64_t size_class_last(int k) {
   return k >= 64 ? std::numeric_limits<std::uint64_t>::max() : std::uint64_t{1} << k;
 }
 
-OnlineSite::OnlineSite(std::vector<Candidate> candidates, int reps, int wait, int native)
-    : candidates_(std::move(candidates)), reps_(reps), wait_(wait), native_(native),
-      best_(candidates_.size(), std::numeric_limits<double>::infinity()) {
-  require(!candidates_.empty(), "online: internal error: no candidate to measure");
+OnlineSite::OnlineSite(std::vector<Candidate> candidates, int reps, int wait, int native) : wait_(wait) {
+  prepare(std::move(candidates), reps, native);
+}
+
+void OnlineSite::prepare(std::vector<Candidate> candidates, int reps, int native) {
+  require(!candidates.empty(), "online: internal error: no candidate to measure");
+  candidates_ = std::move(candidates);
+  reps_ = reps;
+  native_ = native;
+  best_.assign(candidates_.size(), std::numeric_limits<double>::infinity());
 }
 
 bool OnlineSite::record(double seconds) {

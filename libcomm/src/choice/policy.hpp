@@ -70,6 +70,11 @@ std::uint64_t size_class_last(int k);   // largest size of class k
 class OnlineSite {
  public:
   OnlineSite(std::vector<Candidate> candidates, int reps, int wait, int native);
+  // A site that only counts its first `wait` calls: its candidates come later (prepare),
+  // so that a size class called only a few times never pays for predicting them.
+  explicit OnlineSite(int wait) : wait_(wait) {}
+  bool prepared() const { return !candidates_.empty(); }
+  void prepare(std::vector<Candidate> candidates, int reps, int native);
   bool settled() const { return winner_ >= 0; }
   // Counts a call made before measuring starts; false once the site measures.
   bool waiting() {
@@ -96,7 +101,7 @@ class OnlineSite {
 
  private:
   std::vector<Candidate> candidates_;
-  int reps_;
+  int reps_ = 1;
   int wait_ = 0, waited_ = 0;
   int native_ = 0;
   int calls_ = 0;

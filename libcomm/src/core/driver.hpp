@@ -248,16 +248,18 @@ class Driver {
     return from_answer(model_answer(q));
   }
 
-  // The online site of this decision: made on first use, from the candidates (and settled
-  // at once when a table learned earlier has a row for exactly this shape).
+  // The online site of this decision, made on first use: settled at once when a table
+  // learned earlier has a row for exactly this shape, else counting its calls until it
+  // measures (its candidates are predicted then, in prepare: a size class called fewer
+  // than online_after() times costs a lookup and nothing more).
   static OnlineSite& site(Shape& s, const Comm& comm, const DecisionKey& key) {
     for (auto& [k, site] : comm.cache().online_sites)
       if (k == key) return *site;
-    agree(s, comm);  // (made once per site: the one collective of a decision)
-    const AutoQuestion q = question(s, &comm);
-    auto made = std::make_shared<OnlineSite>(online_candidates(q, Op::one_node_shared(s)), online_reps(), online_after(),
-                                             static_cast<int>(Algo::Native));
-    if (const auto learned = exact_table_answer(q)) made->settle(learned->algo, learned->reason);
+    auto made = std::make_shared<OnlineSite>(online_after());
+    if (active_tuning_table()) {
+      agree(s, comm);  // (every rank alike: a table is loaded once, the same on every rank)
+      if (const auto learned = exact_table_answer(question(s, &comm))) made->settle(learned->algo, learned->reason);
+    }
     auto& sites = comm.cache().online_sites;
     if (sites.size() >= kMaxOnlineSites) sites.clear();  // (every rank alike: the same calls)
     sites.emplace_back(key, made);
@@ -282,10 +284,17 @@ class Driver {
     }
     OnlineSite& on = site(s, comm, key);
     if (!on.settled() && on.waiting()) {
-      OpChoice c(Algo::Native, "auto (online): native for the first " + std::to_string(on.wait()) +
-                                   " calls of a size class (LIBCOMM_ONLINE_AFTER), then the candidates are measured");
+      static const std::string* const waiting =
+          intern_reason("auto (online): native for the first " + std::to_string(online_after()) +
+                        " calls of a size class (LIBCOMM_ONLINE_AFTER), then the candidates are measured");
+      OpChoice c(Algo::Native, waiting);
       execute(c, a, s, comm);
       return c.set_measuring();
+    }
+    if (!on.settled() && !on.prepared()) {
+      agree(s, comm);  // (once per site, every rank at the same call: the one collective of a decision)
+      on.prepare(online_candidates(question(s, &comm), Op::one_node_shared(s)), online_reps(),
+                 static_cast<int>(Algo::Native));
     }
     if (!on.settled()) return measure(on, a, s, comm, key);
     const OpChoice c(static_cast<Algo>(on.winner()), on.reason());
