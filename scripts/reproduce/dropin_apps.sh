@@ -15,7 +15,7 @@
 #    errors and the MPIFFT error below 1e-12 both ways; rate: MPIFFT Gflop/s (higher is
 #    better, so the ratio is plain / preloaded, like the times' preloaded / plain); and, at
 #    the first rank count, hpcc's large MPI_Alltoall calls one by one (those of MPIFFT: the
-#    forward transform that its Gflop/s times, then the inverse), timed by
+#    forward transform that its Gflop/s times, then the inverse), all three ways, timed by
 #    tests/dropin/alltoall_call_timer.c preloaded ahead of the library or alone.
 # Medians over rounds.
 #   scripts/reproduce/dropin_apps.sh [--np "2 4"] [--rounds R] [--out FILE]
@@ -125,26 +125,32 @@ wall() { awk '/PWSCF.*WALL/ {for (i = 1; i < NF; ++i) if ($(i + 1) == "WALL") {v
   done
   np=${NPS%% *}
   for ((r = 0; r < ROUNDS; ++r)); do
-    for mode in plain preload; do
-      pre=$TIMER
-      [[ $mode == preload ]] && pre=$TIMER:$LIB
-      (cd "$tmp" && rm -f hpccoutf.txt && mpiexec -n "$np" env LD_PRELOAD="$pre" LIBCOMM_NODES=flat LIBCOMM_AUTO=model hpcc > "trace.$mode.$r" 2>&1) ||
+    for mode in plain preload flat; do
+      envs=(LD_PRELOAD="$TIMER")
+      [[ $mode != plain ]] && envs=(LD_PRELOAD="$TIMER:$LIB")
+      [[ $mode == flat ]] && envs+=(LIBCOMM_NODES=flat LIBCOMM_AUTO=model)
+      (cd "$tmp" && rm -f hpccoutf.txt && mpiexec -n "$np" env "${envs[@]}" hpcc > "trace.$mode.$r" 2>&1) ||
         { cat "$tmp/trace.$mode.$r"; echo "dropin_apps.sh: hpcc with the call timer failed" >&2; exit 1; }
     done
   done
+  ncalls=$(grep -c "alltoall_call_timer: call" "$tmp/trace.plain.0")
+  for mode in preload flat; do
+    n=$(grep -c "alltoall_call_timer: call" "$tmp/trace.$mode.0")
+    [[ $n == "$ncalls" ]] || { echo "dropin_apps.sh: the call timer saw $ncalls calls plain, $n $mode" >&2; exit 1; }
+  done
   echo
-  echo "hpcc at $np ranks, its MPI_Alltoall calls of 16 KiB blocks and more, one by one, plain and preloaded with"
-  echo "LIBCOMM_NODES=flat LIBCOMM_AUTO=model (libcomm's algorithm; alltoall_call_timer; medians over $ROUNDS alternating rounds, us)."
+  echo "hpcc at $np ranks, its MPI_Alltoall calls of 16 KiB blocks and more, one by one (alltoall_call_timer: the"
+  echo "program's own calls, timed where it makes them; medians over $ROUNDS alternating rounds, us): plain, preloaded with"
+  echo "the defaults, and preloaded with LIBCOMM_NODES=flat LIBCOMM_AUTO=model (libcomm's algorithm)."
   echo "MPIFFT's Gflop/s times one forward transform, its first three:"
   echo
-  echo "| call | block bytes | plain us | preloaded us | ratio |"
-  echo "|---:|---:|---:|---:|---:|"
-  ncalls=$(grep -c "alltoall_call_timer: call" "$tmp/trace.plain.0")
+  echo "| call | block bytes | plain us | preloaded us | ratio | flat us | ratio |"
+  echo "|---:|---:|---:|---:|---:|---:|---:|"
   for ((k = 1; k <= ncalls; ++k)); do
     col() { for ((r = 0; r < ROUNDS; ++r)); do grep "alltoall_call_timer: call" "$tmp/trace.$1.$r" | sed -n "${k}p" | awk '{print $(NF-1)}'; done | median; }
     bytes=$(grep "alltoall_call_timer: call" "$tmp/trace.plain.0" | sed -n "${k}p" | awk '{print $4}')
-    t0=$(col plain) t1=$(col preload)
-    echo "| $k | $bytes | $t0 | $t1 | $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b / a}') |"
+    t0=$(col plain) t1=$(col preload) t2=$(col flat)
+    echo "| $k | $bytes | $t0 | $t1 | $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b / a}') | $t2 | $(awk -v a="$t0" -v b="$t2" 'BEGIN {printf "%.2f", b / a}') |"
   done
   echo
   echo "Results: the first round of each mode. Times and rates: medians over $ROUNDS alternating rounds;"
