@@ -7,7 +7,7 @@
 # measures nothing). auto_report.py writes the page from the JSON records.
 #   scripts/reproduce/auto.sh [--only sim|real|dropin]... [--platforms "flat512 tree16x16 cluster64x8"]
 #                             [--ranks "16 64 256"] [--ops "..."] [--sizes LIST] [--sim-reps N]
-#                             [--real-runs N] [--report-only]
+#                             [--real-runs N] [--real-reps N] [--report-only]
 # sim:    SimGrid (deterministic): flat512 (one switch), tree16x16 (a two-level fat tree,
 #         rank r on leaf r mod 16) and cluster64x8 (nodes of 8 cores, --ppn 8); 16, 64 and
 #         256 ranks; blocks 8 B - 1 MiB. Online measures from the first call
@@ -15,7 +15,8 @@
 #         timed runs per candidate as commbench's --reps (3; 1 at 256 ranks).
 # real:   this machine, 2 ranks, and 4 ranks as 2 virtual nodes of 2 (--nodes ppn=2);
 #         the library's defaults (online after 16 native calls, 3 timings per candidate);
-#         N runs of each command (default 3), the report takes the median of their medians.
+#         N runs of each command (default 3; --real-reps timed repetitions each, default 31),
+#         the report takes the median of their medians.
 # model (only when named): rerun the model policy's runs of the existing sim records.
 # calibrate (only when named): commbench --calibrate on each platform, rewriting
 #         inputs/tuning/PLATFORM.model (the model policy's parameters).
@@ -30,6 +31,7 @@ PLATFORMS="flat512 tree16x16 cluster64x8"
 RANKS="16 64 256"
 OPS="alltoall allgather reduce_scatter alltoallv"
 REAL_RUNS=3
+REAL_REPS=31
 REPORT_ONLY=0
 SIZES=8,64,512,4K,32K,256K,1M
 SIM_REPS=3
@@ -40,10 +42,11 @@ while (($#)); do
     --ranks) RANKS="$2"; shift 2 ;;
     --ops) OPS="$2"; shift 2 ;;
     --real-runs) REAL_RUNS="$2"; shift 2 ;;
+    --real-reps) REAL_REPS="$2"; shift 2 ;;
     --sizes) SIZES="$2"; shift 2 ;;
     --sim-reps) SIM_REPS="$2"; shift 2 ;;
     --report-only) REPORT_ONLY=1; shift ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "auto.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -145,7 +148,7 @@ if ((!REPORT_ONLY)) && want real; then
         name=real_np${np}_$op.run$run
         echo "auto.sh: $name" >&2
         record "$name" mpirun -np "$np" build/apps/commbench/commbench --op "$op" $(op_args "$op") \
-          --sizes "$SIZES" --reps 11 --nodes "$nodes" --algo all,auto:online,auto:model \
+          --sizes "$SIZES" --reps "$REAL_REPS" --nodes "$nodes" --algo all,auto:online,auto:model \
           --json "$OUT/$name.json"
       done
     done

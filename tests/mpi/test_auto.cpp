@@ -448,6 +448,9 @@ TEST_F(AutoOnline, MeasuresTheCandidatesThenEveryRankRunsOneWinner) {
     EXPECT_EQ(again.algo, won.algo);
     EXPECT_EQ(again.reason(), won.reason());
   }
+  // The candidates that lost gave back their plans: only the winner's is kept (none for
+  // native, which runs the MPI library's collective).
+  EXPECT_EQ(comm.cached_plan_count(), won.algo == AlltoallAlgo::Native ? 0U : 1U) << won.reason();
   // Another size class measures afresh.
   std::vector<std::byte> s(4096 * comm.size()), r(4096 * comm.size());
   EXPECT_TRUE(measuring(alltoall(s.data(), r.data(), 4096, comm, AlltoallAlgo::Auto)));

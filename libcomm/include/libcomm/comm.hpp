@@ -68,10 +68,15 @@ class Comm {
   // The plans the blocking calls keep (libcomm/plan.hpp), so that a repeated call runs
   // the step program built by the first. At most kMaxPlans are kept; attaching a switch
   // tree drops them.
-  // (Borrowed: the plan stays in the cache until store_plan makes room or a switch tree is
-  // attached; no reference count changes hands on the hot path.)
+  // (Borrowed: the plan stays in the cache until store_plan makes room, drop_plan drops it
+  // or a switch tree is attached; no reference count changes hands on the hot path.)
   detail::PlanState* cached_plan(const PlanKey& key) const;
   void store_plan(const PlanKey& key, std::shared_ptr<detail::PlanState> plan) const;
+  // Frees the plan kept under `key` (its windows and buffers): collective where the plan
+  // holds a shared window, so every rank drops the same plans in the same order (the
+  // online policy drops the candidates that lost, at the call that decided).
+  void drop_plan(const PlanKey& key) const;
+  std::size_t cached_plan_count() const;
   static constexpr std::size_t kMaxPlans = 32;
   // The plans the non-blocking calls keep (with scratch of their own): the one kept under
   // `key` when no request holds it any more (the Comm's reference is the last), else null;

@@ -71,6 +71,12 @@ void Comm::store_plan(const PlanKey& key, std::shared_ptr<detail::PlanState> pla
   cache_->plans.emplace_back(key, std::move(plan));
 }
 
+void Comm::drop_plan(const PlanKey& key) const {
+  std::erase_if(cache_->plans, [&](const auto& kept) { return kept.first == key; });
+}
+
+std::size_t Comm::cached_plan_count() const { return cache_->plans.size(); }
+
 std::shared_ptr<detail::PlanState> Comm::idle_request_plan(const PlanKey& key) const {
   for (const auto& [k, plan] : cache_->request_plans)
     if (k == key) return plan.use_count() == 1 && !plan->active ? plan : nullptr;

@@ -317,6 +317,10 @@ class Driver {
     execute(c, a, s, comm);
     if (on.record(MPI_Wtime() - t0)) {
       on.agree(comm.internal());
+      // The candidates that lost give back their plans (windows, buffers) built at this
+      // shape; every rank alike, in candidate order.
+      for (const Candidate& lost : on.candidates())
+        if (lost.algo != on.winner()) comm.drop_plan(Op::plan_key(static_cast<Algo>(lost.algo), s));
       remember(comm, key, OpChoice(static_cast<Algo>(on.winner()), on.reason()));
       if (comm.rank() == 0) record_learned(learned_row(s, comm, on));
     }

@@ -176,27 +176,6 @@ const TuningRow* nearest_shape(const std::vector<TuningRow>& rows, const TuningQ
 }
 }  // namespace
 
-namespace {
-// The rows lookup() can take for q at some size and spread: those of the shapes nearest
-// in (ranks, ppn, topology), the three keys that come before the spread.
-std::vector<const TuningRow*> rows_of_nearest_shapes(const std::vector<TuningRow>& rows,
-                                                     const TuningQuery& q) {
-  std::vector<const TuningRow*> out;
-  const TuningRow* shape = nearest_shape(rows, q, false);
-  if (shape == nullptr) return out;
-  auto key = [&](const TuningRow& r) {
-    return std::array<double, 3>{log_distance(r.ranks, std::max(q.ranks, 1)),
-                                 log_distance(r.ppn, std::max(q.ppn, 1)),
-                                 r.topology == q.topology ? 0.0 : 1.0};
-  };
-  for (const auto& r : rows)
-    if (r.op == q.op && (r.ppn == 1) == (shape->ppn == 1) && key(r) == key(*shape))
-      out.push_back(&r);
-  return out;
-}
-}  // namespace
-
-
 std::optional<TuningPick> TuningTable::lookup(const TuningQuery& q) const {
   const TuningRow* shape = nearest_shape(rows_, q, true);
   if (shape == nullptr) return std::nullopt;
