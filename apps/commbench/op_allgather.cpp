@@ -73,7 +73,6 @@ class AllgatherOp : public Operation {
   void reset() override { std::memset(recv_.data(), 0xA5, recv_.size()); }
 
   std::string run(const std::string& algo, bool checked) override {
-    const PolicyScope policy(algo);
     libcomm::AllgatherOptions o = opts_;
     o.check_args = checked;
     const auto c = libcomm::allgatherv(send_.data(), send_.size(), recv_.data(), counts_, comm_,

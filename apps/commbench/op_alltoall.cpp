@@ -60,7 +60,6 @@ class AlltoallOp : public Operation {
   }
 
   std::string run(const std::string& algo, bool checked) override {
-    const PolicyScope policy(algo);
     libcomm::AlltoallOptions o = opts_;
     o.check_args = checked;
     const auto c = libcomm::alltoall(send_.data(), recv_.data(), b_, comm_,

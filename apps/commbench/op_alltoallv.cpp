@@ -131,7 +131,6 @@ class AlltoallvOp : public Operation {
   void reset() override { std::memset(recv_.data(), 0xA5, recv_.size()); }
 
   std::string run(const std::string& algo, bool checked) override {
-    const PolicyScope policy(algo);
     const auto [a, m] = parse(algo);
     libcomm::AlltoallvOptions o;
     o.check_args = checked;

@@ -115,7 +115,6 @@ class ReduceScatterOp : public Operation {
   void reset() override { std::memset(recv_.data(), 0xA5, recv_.size()); }
 
   std::string run(const std::string& algo, bool checked) override {
-    const PolicyScope policy(algo);
     libcomm::ReduceScatterOptions o = opts_;
     o.check_args = checked;
     const auto c = libcomm::reduce_scatter(send_.data(), recv_.data(), counts_, type_, op_, comm_,

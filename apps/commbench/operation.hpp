@@ -69,7 +69,8 @@ class Operation {
   virtual void reset() = 0;
   // Runs `algo` once on the prepared buffers (collective). `checked` is true for the
   // first run of each algorithm and size (arguments are checked then). Returns the name
-  // of what actually ran (differs for auto and fallbacks).
+  // of what actually ran (differs for auto and fallbacks). The caller sets the policy an
+  // auto:POLICY name asks for (PolicyScope), outside the timed call.
   virtual std::string run(const std::string& algo, bool checked) = 0;
   // Whether the last run was auto's online policy still measuring (its warm-up).
   bool measuring() const { return measuring_; }

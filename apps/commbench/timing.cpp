@@ -62,6 +62,7 @@ namespace {
 std::string timed_run(Operation& operation, const libcomm::Comm& comm, const std::string& algo, bool checked,
                       double t[2]) {
   operation.reset();
+  const PolicyScope policy(algo);  // (auto:POLICY: set before the clock starts, for every row alike)
   MPI_Barrier(comm.mpi());
   const double charged0 = libcomm::sim::charged_seconds();
   const double t0 = MPI_Wtime();

@@ -205,7 +205,7 @@ def real_section(records):
     if not runs:
         return [], []
     lines = ["## This machine: real ranks", ""]
-    lines.append("The library's defaults (online after 16 native calls, 3 timed runs per candidate; model with its "
+    lines.append("The library's defaults (online after 16 native calls, 3 timed runs per candidate, 12 up to 1 KiB; model with its "
                  "default parameters, no calibration file); each command "
                  "run several times, every figure the median of the runs' medians. \"native's spread\" is the "
                  "largest over the smallest of native's run medians: the machine's noise at that size, which a "
@@ -255,7 +255,8 @@ def warmup_section(warm):
         return []
     lines = ["## Warm-up: what online costs an application", ""]
     lines.append("The online policy runs native for the first LIBCOMM_ONLINE_AFTER calls of a size class "
-                 "(default 16), then times each candidate LIBCOMM_ONLINE_REPS times (default 3), agrees on "
+                 "(default 16), then times each candidate LIBCOMM_ONLINE_REPS times (default 3, and 12 for a class "
+                 "of 1 KiB or less), agrees on "
                  "the winner with one MPI_Allreduce and runs it from then on. From the real runs above "
                  "(commbench's auto:online row: the calls before its timed ones, their total time, and "
                  "the same number of calls of what online then ran):")
@@ -275,7 +276,8 @@ def warmup_section(warm):
         lines.append(f"The most the warm-up cost beyond the winner's own time is {extra_max[0]:.2f} ms "
                      f"({op}, {size_text(b)} blocks, {np_} ranks, {calls:.0f} calls): once per size class and "
                      "communicator. An application with fewer calls than LIBCOMM_ONLINE_AFTER in a class runs "
-                     "native for all of them and pays nothing.")
+                     "native for all of them and pays a lookup per call (its candidates are predicted only "
+                     "when it starts measuring).")
         lines.append("")
     return lines
 

@@ -408,7 +408,7 @@ bool measuring(const AlltoallChoice& c) {
 // Calls Auto on comm (checking every result) until the site of b-byte blocks has settled;
 // returns the first settled call's choice.
 AlltoallChoice settle_alltoall(std::size_t b, const Comm& comm, int* calls = nullptr) {
-  for (int k = 1; k <= 200; ++k) {
+  for (int k = 1; k <= 400; ++k) {
     const auto p = static_cast<std::size_t>(comm.size());
     std::vector<std::byte> send(b * p), recv(b * p, std::byte{0xA5});
     for (std::size_t d = 0; d < p; ++d) apps::fill_pattern(send.data() + d * b, comm.rank(), static_cast<int>(d), b);
@@ -455,6 +455,17 @@ TEST_F(AutoOnline, MeasuresTheCandidatesThenEveryRankRunsOneWinner) {
   std::vector<std::byte> s(4096 * comm.size()), r(4096 * comm.size());
   EXPECT_TRUE(measuring(alltoall(s.data(), r.data(), 4096, comm, AlltoallAlgo::Auto)));
 }
+// Decisions on small sizes (calls of microseconds, where jitter is as large as what is
+// measured) time each candidate four times as often, unless LIBCOMM_ONLINE_REPS says.
+TEST_F(AutoOnline, SmallDecisionsTimeEachCandidateMoreOften) {
+  const char* set = std::getenv("LIBCOMM_ONLINE_REPS");
+  const int reps = detail::online_reps();
+  const bool fixed = set != nullptr && *set != '\0';
+  EXPECT_EQ(detail::online_reps_for(detail::kSmallDecisionBytes), fixed ? reps : 4 * reps);
+  EXPECT_EQ(detail::online_reps_for(0), fixed ? reps : 4 * reps);
+  EXPECT_EQ(detail::online_reps_for(detail::kSmallDecisionBytes + 1), reps);
+}
+
 // A candidate's first call builds its plan, windows and sub-communicators: online does not
 // time it. Here the second candidate's first call is slow (cold) and its timed one fast;
 // it must win, and the site must take one untimed and one timed call per candidate.

@@ -1,1 +1,1 @@
-mpirun -np 4 build/apps/commbench/commbench --op allgather --sizes 8,64,512,4K,32K,256K,1M --reps 11 --nodes ppn=2 --algo all,auto:online,auto:model --json docs/results/auto/real_np4_allgather.run1.json
+mpirun -np 4 build/apps/commbench/commbench --op allgather --sizes 8,64,512,4K,32K,256K,1M --reps 101 --nodes ppn=2 --algo all,auto:online,auto:model --json docs/results/auto/real_np4_allgather.run1.json

@@ -176,6 +176,14 @@ int online_reps() {
   return reps;
 }
 
+int online_reps_for(std::uint64_t bytes) {
+  static const bool set = [] {
+    const char* v = std::getenv("LIBCOMM_ONLINE_REPS");
+    return v != nullptr && *v != '\0';
+  }();
+  return set || bytes > kSmallDecisionBytes ? online_reps() : 4 * online_reps();
+}
+
 int online_after() {
   static const int after = env_int("LIBCOMM_ONLINE_AFTER", 16, 0, 1000000, false);
   return after;

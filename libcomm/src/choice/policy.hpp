@@ -115,6 +115,12 @@ class OnlineSite {
 // default 3), LIBCOMM_ONLINE_CANDIDATES ("all", or the number of cheapest predicted
 // candidates tried besides native and the node's shared-memory ones; default 6).
 int online_reps();
+// The timings per candidate for a decision on `bytes` (the size every rank decides on):
+// LIBCOMM_ONLINE_REPS when set, else 3, and 4 times that up to kSmallDecisionBytes, where a
+// call takes microseconds and the scheduler's jitter is as large as the differences
+// measured (the extra runs cost little there).
+constexpr std::uint64_t kSmallDecisionBytes = 1024;
+int online_reps_for(std::uint64_t bytes);
 int online_candidate_limit();  // 0: all
 // LIBCOMM_ONLINE_AFTER: calls of a size class that run native before measuring (default 16).
 int online_after();

@@ -293,7 +293,7 @@ class Driver {
     }
     if (!on.settled() && !on.prepared()) {
       agree(s, comm);  // (once per site, every rank at the same call: the one collective of a decision)
-      on.prepare(online_candidates(question(s, &comm), Op::one_node_shared(s)), online_reps(),
+      on.prepare(online_candidates(question(s, &comm), Op::one_node_shared(s)), online_reps_for(Op::decision_bytes(s)),
                  static_cast<int>(Algo::Native));
     }
     if (!on.settled()) return measure(on, a, s, comm, key);

@@ -1,0 +1,1 @@
+mpirun -np 2 build/apps/commbench/commbench --op alltoallv --modes b --elem 8 --sizes 8,64,512,4K,32K,256K,1M --reps 101 --nodes shared --algo all,auto:online,auto:model --json docs/results/auto/real_np2_alltoallv.run4.json
