@@ -438,6 +438,11 @@ TEST_F(AutoOnline, MeasuresTheCandidatesThenEveryRankRunsOneWinner) {
   const Comm comm(dup.comm);
   int calls = 0;
   const AlltoallChoice won = settle_alltoall(256, comm, &calls);
+  if (comm.size() == 1) {  // nothing to measure (OneRankRunsNativeWithoutMeasuring)
+    EXPECT_EQ(calls, 1);
+    EXPECT_EQ(won.algo, AlltoallAlgo::Native) << won.reason();
+    return;
+  }
   EXPECT_TRUE(contains(won.reason(), "auto (online):")) << won.reason();
   EXPECT_TRUE(contains(won.reason(), "measured fastest") || contains(won.reason(), "native kept")) << won.reason();
   EXPECT_GT(calls, 16 + 3) << "native for 16 calls, then at least native measured 3 times";
@@ -455,6 +460,17 @@ TEST_F(AutoOnline, MeasuresTheCandidatesThenEveryRankRunsOneWinner) {
   std::vector<std::byte> s(4096 * comm.size()), r(4096 * comm.size());
   EXPECT_TRUE(measuring(alltoall(s.data(), r.data(), 4096, comm, AlltoallAlgo::Auto)));
 }
+// A communicator of one rank has nothing to measure: online runs native from its first call.
+TEST_F(AutoOnline, OneRankRunsNativeWithoutMeasuring) {
+  const Comm self(MPI_COMM_SELF);
+  std::vector<std::byte> send(64, std::byte{7}), recv(64);
+  const AlltoallChoice c = alltoall(send.data(), recv.data(), 64, self, AlltoallAlgo::Auto);
+  EXPECT_EQ(c.algo, AlltoallAlgo::Native) << c.reason();
+  EXPECT_FALSE(c.measuring()) << c.reason();
+  EXPECT_TRUE(contains(c.reason(), "one rank")) << c.reason();
+  EXPECT_EQ(recv, send);
+}
+
 // Decisions on small sizes (calls of microseconds, where jitter is as large as what is
 // measured) time each candidate four times as often, unless LIBCOMM_ONLINE_REPS says.
 TEST_F(AutoOnline, SmallDecisionsTimeEachCandidateMoreOften) {
@@ -496,6 +512,11 @@ TEST_F(AutoOnline, AvoidsAnAlgorithmSlowedOnPurpose) {
   DupComm first_dup, second_dup;
   const Comm first(first_dup.comm), second(second_dup.comm);
   const AlltoallChoice fast = settle_alltoall(64, first);
+  if (first.size() == 1) {  // one rank runs native, measured or not, slowed or not
+    detail::set_test_slowdown("alltoall:native:0.02");
+    EXPECT_EQ(settle_alltoall(64, second).algo, AlltoallAlgo::Native);
+    return;
+  }
   detail::set_test_slowdown("alltoall:" + std::string(alltoall_algo_name(fast)) + ":0.02");
   const AlltoallChoice slowed = settle_alltoall(64, second);
   EXPECT_NE(slowed.algo, fast.algo) << "online kept " << alltoall_algo_name(fast) << " although it was slowed: "
@@ -531,6 +552,10 @@ TEST_F(AutoOnline, LearnedTableReadsBackAsATuningTable) {
   const std::string path = "learned_auto_test." + std::to_string(comm.size()) + ".tune";
   save_learned_tuning_table(path, comm);
   const TuningTable table = TuningTable::load(path);
+  if (comm.size() == 1) {  // one rank measured nothing, so it learned no row for its shape
+    EXPECT_FALSE(table.lookup(tuning_query("alltoall", comm, 8)).has_value());
+    return;
+  }
   const auto shape = tuning_query("alltoall", comm, 8);
   for (const auto& [bytes, won] : {std::pair<std::uint64_t, AlltoallAlgo>{8, small.algo}, {1000, large.algo}}) {
     TuningQuery q = shape;

@@ -256,7 +256,11 @@ class Driver {
     for (auto& [k, site] : comm.cache().online_sites)
       if (k == key) return *site;
     auto made = std::make_shared<OnlineSite>(online_after());
-    if (active_tuning_table()) {
+    if (comm.size() == 1) {
+      static const std::string* const alone =
+          intern_reason("auto (online): native: one rank exchanges nothing, there is nothing to measure");
+      made->settle(static_cast<int>(Algo::Native), *alone);
+    } else if (active_tuning_table()) {
       agree(s, comm);  // (every rank alike: a table is loaded once, the same on every rank)
       if (const auto learned = exact_table_answer(question(s, &comm))) made->settle(learned->algo, learned->reason);
     }
