@@ -49,6 +49,21 @@ sed 's/^kspace_style\(.*\)$/kspace_style\1\nkspace_modify collective yes/' \
   /usr/share/lammps/examples/peptide/in.peptide > "$tmp/in.peptide"
 grep -q "kspace_modify collective yes" "$tmp/in.peptide" ||
   { echo "dropin_apps.sh: could not add kspace_modify to the peptide input" >&2; exit 1; }
+# The environment of a run in MODE, as env's arguments in the array `envs`: plain MPI,
+# preload (the library at its defaults) or flat (LIBCOMM_NODES=flat LIBCOMM_AUTO=model:
+# libcomm's algorithms on one node); FIRST, when given, is preloaded ahead of the library;
+# VERBOSE=1 adds LIBCOMM_VERBOSE=1 to the preloaded runs.
+mode_env() {  # mode_env MODE FIRST VERBOSE
+  local mode=$1 preload=$2
+  envs=(env)
+  if [[ $mode != plain ]]; then
+    preload=${preload:+$preload:}$LIB
+    [[ $3 == 1 ]] && envs+=(LIBCOMM_VERBOSE=1)
+  fi
+  [[ -n $preload ]] && envs+=("LD_PRELOAD=$preload")
+  [[ $mode == flat ]] && envs+=(LIBCOMM_NODES=flat LIBCOMM_AUTO=model)
+  return 0
+}
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 energy() { awk '/^!    total energy/ {print $5}' "$1"; }
 routes_of() { grep -h "^libcomm_mpi:" "$1" | sed 's/^libcomm_mpi: //; s/ (.*//' | sort -u | paste -sd';' -; }
@@ -65,9 +80,7 @@ wall() { awk '/PWSCF.*WALL/ {for (i = 1; i < NF; ++i) if ($(i + 1) == "WALL") {v
   for np in $NPS; do
     for ((r = 0; r < ROUNDS; ++r)); do
       for mode in plain preload flat; do
-        envs=()
-        [[ $mode != plain ]] && envs=(env "LD_PRELOAD=$LIB" LIBCOMM_VERBOSE=1)
-        [[ $mode == flat ]] && envs+=(LIBCOMM_NODES=flat LIBCOMM_AUTO=model)
+        mode_env "$mode" "" 1
         (cd "$tmp" && rm -rf qe_tmp && mpiexec -n "$np" "${envs[@]}" pw.x -in qe_si.in > "qe.$mode.$np.$r" 2>&1) ||
           { cat "$tmp/qe.$mode.$np.$r"; echo "dropin_apps.sh: pw.x ($mode, $np ranks) failed" >&2; exit 1; }
       done
@@ -86,9 +99,7 @@ wall() { awk '/PWSCF.*WALL/ {for (i = 1; i < NF; ++i) if ($(i + 1) == "WALL") {v
   for np in $NPS; do  # LAMMPS and hpcc
     for ((r = 0; r < ROUNDS; ++r)); do
       for mode in plain preload flat; do
-        envs=()
-        [[ $mode != plain ]] && envs=(env "LD_PRELOAD=$LIB" LIBCOMM_VERBOSE=1)
-        [[ $mode == flat ]] && envs+=(LIBCOMM_NODES=flat LIBCOMM_AUTO=model)
+        mode_env "$mode" "" 1
         (cd "$tmp" && mpiexec -n "$np" "${envs[@]}" lmp -in in.peptide -log "lmp.$mode.$np.$r.log" \
           > "lmp.$mode.$np.$r" 2>&1) || { cat "$tmp/lmp.$mode.$np.$r"; echo "dropin_apps.sh: lmp failed" >&2; exit 1; }
         (cd "$tmp" && rm -f hpccoutf.txt && mpiexec -n "$np" "${envs[@]}" hpcc > "hpcc.$mode.$np.$r" 2>&1 &&
@@ -126,10 +137,8 @@ wall() { awk '/PWSCF.*WALL/ {for (i = 1; i < NF; ++i) if ($(i + 1) == "WALL") {v
   np=${NPS%% *}
   for ((r = 0; r < ROUNDS; ++r)); do
     for mode in plain preload flat; do
-      envs=(LD_PRELOAD="$TIMER")
-      [[ $mode != plain ]] && envs=(LD_PRELOAD="$TIMER:$LIB")
-      [[ $mode == flat ]] && envs+=(LIBCOMM_NODES=flat LIBCOMM_AUTO=model)
-      (cd "$tmp" && rm -f hpccoutf.txt && mpiexec -n "$np" env "${envs[@]}" hpcc > "trace.$mode.$r" 2>&1) ||
+      mode_env "$mode" "$TIMER" 0
+      (cd "$tmp" && rm -f hpccoutf.txt && mpiexec -n "$np" "${envs[@]}" hpcc > "trace.$mode.$r" 2>&1) ||
         { cat "$tmp/trace.$mode.$r"; echo "dropin_apps.sh: hpcc with the call timer failed" >&2; exit 1; }
     done
   done
