@@ -91,6 +91,22 @@ def policy_cells(e, policies):
     return cells
 
 
+def ratio_table(ev, policies, extra=None):
+    """One run's table: each size's best single algorithm, then what each policy ran and its
+    ratio to the best; `extra`, when given, is (header, cell(block)) for a last column."""
+    header = "| block | best single | us | " + " | ".join(f"{p} ran | {p} / best" for p in policies)
+    align = "|---:|---|---:|" + "---|---:|" * len(policies)
+    if extra:
+        header += " | " + extra[0]
+        align += "---:|"
+    lines = [header + " |", align]
+    for b, e in ev.items():
+        name, t = e["best"]
+        cells = policy_cells(e, policies) + ([extra[1](b)] if extra else [])
+        lines.append(f"| {size_text(b)} | {name} | {t * 1e6:.1f} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def cmd_of(path):
     cmd = os.path.splitext(path)[0] + ".cmd"
     if os.path.exists(cmd):
@@ -186,12 +202,7 @@ def sim_section(records):
             if c:
                 lines.append(f"    {c}")
         lines.append("")
-        lines.append("| block | best single | us | online ran | online / best | model ran | model / best | table ran | table / best |")
-        lines.append("|---:|---|---:|---|---:|---|---:|---|---:|")
-        for b, e in ev.items():
-            name, t = e["best"]
-            cells = policy_cells(e, POLICIES)
-            lines.append(f"| {size_text(b)} | {name} | {t * 1e6:.1f} | " + " | ".join(cells) + " |")
+        lines += ratio_table(ev, POLICIES)
         lines.append("")
     return lines, summary
 
@@ -224,14 +235,14 @@ def real_section(records):
         if c:
             lines.append(f"    {c}")
             lines.append("")
-        lines.append("| block | best single | us | online ran | online / best | model ran | model / best | native's spread |")
-        lines.append("|---:|---|---:|---|---:|---|---:|---:|")
-        for b, e in ev.items():
-            name, t = e["best"]
-            cells = policy_cells(e, ("online", "model"))
+        def spread(b):
             native_runs = [r["median_s"] for r in rows[b].get("native", (0, "", []))[2]]
-            spread = max(native_runs) / min(native_runs) if native_runs and min(native_runs) > 0 else float("nan")
-            lines.append(f"| {size_text(b)} | {name} | {t * 1e6:.1f} | " + " | ".join(cells) + f" | {spread:.2f} |")
+            ratio = max(native_runs) / min(native_runs) if native_runs and min(native_runs) > 0 else float("nan")
+            return f"{ratio:.2f}"
+
+        lines += ratio_table(ev, ("online", "model"), ("native's spread", spread))
+        for b, e in ev.items():
+            t = e["best"][1]
             if "online" in e:
                 # The first online row of a size measured (commbench's `all` puts `auto`, the
                 # default policy, before `auto:online`, which then finds the class decided).
