@@ -82,7 +82,6 @@ class OnlineSite {
     ++waited_;
     return true;
   }
-  int wait() const { return wait_; }
   // The candidate the next call runs while measuring.
   const Candidate& next() const { return candidates_[calls_ % candidates_.size()]; }
   // The time this rank measured for the call next() named; true when every candidate has
