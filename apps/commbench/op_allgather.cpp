@@ -64,10 +64,7 @@ class AllgatherOp : public Operation {
     bool eights = true;
     for (auto c : counts_) eights = eights && c % 8 == 0;
     opts_.element_bytes = eights ? 8 : 1;
-    // What native delivers: the reference every run is compared with.
-    reference_.assign(total, std::byte{0x5A});
-    libcomm::allgatherv(send_.data(), send_.size(), reference_.data(), counts_, comm_, AllgatherAlgo::Native,
-                        opts_);
+    reference_.clear();  // (made by the first check: a simulated payload checks nothing)
   }
 
   void reset() override { std::memset(recv_.data(), 0xA5, recv_.size()); }
@@ -86,6 +83,11 @@ class AllgatherOp : public Operation {
   }
 
   long long check(const std::string& algo) override {
+    if (reference_.empty() && !recv_.empty()) {  // what native delivers: the reference every run is compared with
+      reference_.assign(recv_.size(), std::byte{0x5A});
+      libcomm::allgatherv(send_.data(), send_.size(), reference_.data(), counts_, comm_, AllgatherAlgo::Native,
+                          opts_);
+    }
     long long bad = 0;
     for (int src = 0; src < comm_.size(); ++src) {
       const auto us = static_cast<std::size_t>(src);

@@ -70,9 +70,11 @@ CAL_SIZES=0,64,256,1K,4K,8K,16K,64K,256K,1M
 if ((!REPORT_ONLY)) && [[ " ${ONLY[*]} " == *" calibrate "* ]]; then
   for platform in $PLATFORMS; do
     case $platform in
-      cluster64x8) placement=(-np 16 --ppn 8); nodes=ppn=8 ;;  # two nodes of 8
-      tree16x16) placement=(-np 9 --hostfile inputs/platforms/tree16x16.hosts); nodes=flat ;;  # nine leaves
-      *) placement=(-np 9); nodes=flat ;;  # (9: rank 0 with 8 others at once)
+      cluster64x8) placement=(-np 64 --ppn 8); nodes=ppn=8 ;;  # eight nodes of 8
+      # More hosts than the network carries links' worth (network_links): 128 over the 64
+      # uplinks of the tree, 32 on the switch whose backbone carries 10 hosts' links.
+      tree16x16) placement=(-np 128 --hostfile inputs/platforms/tree16x16.hosts); nodes=flat ;;
+      *) placement=(-np 32); nodes=flat ;;
     esac
     SIM_REBUILD=0 scripts/simulate.sh --platform "$platform" "${placement[@]}" commbench \
       --calibrate "inputs/tuning/$platform.model" --sizes "$CAL_SIZES" --reps 3 --simulated-payload \

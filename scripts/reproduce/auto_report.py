@@ -22,11 +22,30 @@ LIMITS = {"online": ONLINE_LIMIT, "model": MODEL_LIMIT, "table": MODEL_LIMIT}
 OPS = ("alltoall", "allgather", "reduce_scatter", "alltoallv")
 PLATFORM_TEXT = {
     "flat512": "flat512: one switch, 512 hosts (one rank each) on 1 Gbit/s links, the switch's backbone 10 Gbit/s "
-               "shared by all (inputs/platforms/flat512.xml; the cost model has no backbone term, and its calibration "
-               "on 9 ranks does not reach the backbone's limit)",
-    "tree16x16": "tree16x16: two-level fat tree, 16 leaf switches of 16 hosts (rank r on leaf r mod 16)",
+               "shared by all (inputs/platforms/flat512.xml)",
+    "tree16x16": "tree16x16: two-level fat tree, 16 leaf switches of 16 hosts (rank r on leaf r mod 16), each leaf "
+                 "on 4 uplinks (inputs/platforms/tree16x16.xml)",
     "cluster64x8": "cluster64x8: 64 nodes of 8 cores (8 ranks a node, shared memory inside)",
 }
+
+
+def model_text(platform):
+    """What the platform's calibration says about the network between its nodes."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "inputs", "tuning",
+                        platform + ".model")
+    try:
+        text = open(path).read()
+    except OSError:
+        return ""
+    ranks = re.search(r"--calibrate on (\d+) ranks", text)
+    links = re.search(r"^network_links = ([0-9.eE+-]+)", text, re.M)
+    nodes = re.search(r"node map (\d+) nodes", text)
+    where = f" (commbench --calibrate on {ranks.group(1)} ranks)" if ranks else ""
+    if links and float(links.group(1)) > 0:
+        return f"; the model's network carries {float(links.group(1)):.1f} nodes' links at once{where}"
+    if links and nodes and int(nodes.group(1)) >= 3:
+        return f"; the model's network keeps up with all {nodes.group(1)} nodes' links{where}"
+    return f"; the model has no network limit (its calibration could not see one{where})"
 
 
 def size_text(b):
@@ -182,7 +201,9 @@ def sim_section(records):
             best, tb = e["best"]
             pick = e["model"][0]
             singles = {base(a): v for a, v in rows.get(b, {}).items() if not a.startswith("auto")}
-            pred = {n: singles[n][2][0].get("auto_model_s") for n in (best, pick) if n in singles}
+            # The model run's own predictions (its parameters may be newer than the main run's).
+            weighed = e["model"][2][0].get("auto_model_all_s", {}) if e["model"][2] else {}
+            pred = {n: weighed.get(n, singles[n][2][0].get("auto_model_s")) for n in (best, pick) if n in singles}
             if None in pred.values() or len(pred) < 2:
                 continue
             misses.append(f"- {platform}, {np_} ranks, {op}, {size_text(b)}: the model predicted {pick} "
@@ -355,7 +376,7 @@ def main():
                    "many timed runs per candidate as commbench's --reps; each run's command is under its table):")
         out.append("")
         for p in platforms:
-            out.append(f"- {PLATFORM_TEXT.get(p, p)}")
+            out.append(f"- {PLATFORM_TEXT.get(p, p)}{model_text(p)}")
         out.append("")
     out += sim
     real, warm = real_section(a.records)

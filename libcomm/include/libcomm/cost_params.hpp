@@ -9,6 +9,9 @@
 // single flow cannot fill the link: a TCP window over a long path). `overhead` is the part of
 // alpha that a rank pays again for each of several messages it posts at once (the rest,
 // the latency, overlaps). Copies cost `copy` per byte, combining (a reduction) `gamma`.
+// The network between the nodes (a switch's backbone, a tree's uplinks) carries
+// `network_links` nodes' links' worth of traffic at once: when more nodes than that send in
+// one round, their bytes share it (0: it carries every node's link at full rate).
 #pragma once
 
 #include <string>
@@ -36,6 +39,12 @@ struct CostParams {
   double share_inter = 1;  // 0..1: how much k concurrent flows of a node slow each other
   double share_intra = 1;
   double share_fanout = 1;  // 0..1: how much k messages one rank posts at once to other nodes slow each other
+  double network_links = 0;  // node links' worth the network carries at once; 0: unlimited
+  // Where the network limits: the time of an exchange among `network_nodes` nodes' first
+  // ranks, each with all the others at once, at `sizes` (its bytes per message at n cost the
+  // slope, shared by the N (N - 1) messages; small messages fill a network less well).
+  std::vector<double> network;
+  double network_nodes = 0;
   std::string source = "defaults";  // "defaults", the file it came from, or "calibrated"
 
   // Seconds per byte of an n-byte message between nodes / inside one.
@@ -45,6 +54,18 @@ struct CostParams {
   double inter_flows(double k) const { return k <= 1 ? k : 1 + (k - 1) * share_inter; }
   double intra_flows(double k) const { return k <= 1 ? k : 1 + (k - 1) * share_intra; }
   double fanout_flows(double k) const { return k <= 1 ? k : 1 + (k - 1) * share_fanout; }
+  // How much slower than its own link a node's traffic goes when `sending` nodes use the
+  // network at once (1 while the network carries them all).
+  double network_share(double sending) const {
+    return network_links > 0 && sending > network_links ? sending / network_links : 1.0;
+  }
+  // Seconds per byte of n-byte messages through the network where it limits (the measured
+  // exchange's slope over its messages, else a link's over network_links).
+  double network_beta_at(double n) const {
+    if (network_nodes >= 2 && network.size() == sizes.size())
+      return slope(network, n, beta * network_nodes * (network_nodes - 1)) / (network_nodes * (network_nodes - 1));
+    return network_links > 0 ? beta_at(n) / network_links : 0.0;
+  }
 
  private:
   double slope(const std::vector<double>& t, double n, double fallback) const;

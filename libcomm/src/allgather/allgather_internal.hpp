@@ -100,7 +100,8 @@ double native(const AllgatherOp::Shape& s, const CostParams& c);
 // The terms the reduction's formulas share (the reversed motions, reduce_scatter/costs.cpp).
 double linear_gather(const Layout& l, const CostParams& c, double n);  // every rank's n bytes to one
 // n bytes over the d dimensions in `messages` messages
-double dcycles_step(const Layout& l, const CostParams& c, double n, double messages, int d);
+// (`sending`: how many nodes take part; all by default.)
+double dcycles_step(const Layout& l, const CostParams& c, double n, double messages, int d, double sending = 0);
 }  // namespace allgather_cost
 
 // Position of rank r in the single Hamiltonian cycle and the rank at position q.

@@ -23,13 +23,15 @@ Layout layout(const Shape& s) { return Layout::of(*s.nodes); }
 // One step of the d cycles: d messages of n / d bytes at once, one per cube dimension
 // (fewer when a block has fewer elements than d: an empty subblock is not sent);
 // dimension i reaches the rank 2^i away.
-double dcycles_step(const Layout& l, const CostParams& c, double n, double messages, int d) {
+double dcycles_step(const Layout& l, const CostParams& c, double n, double messages, int d, double sending) {
   const double posting = (std::max(1.0, messages) - 1) * c.overhead;
   const double each = n / std::max(1.0, messages);
   if (l.nodes == 1) return c.alpha_intra + posting + n * c.beta_intra_at(each) * c.intra_flows(l.ppn);
   const int local_dims = std::min(d, cost::log2_ceil(l.ppn));  // dimensions inside a node
   const double off = static_cast<double>(d - local_dims) / d;
-  const double net = c.alpha + posting + n * off * c.inter_flows(l.ppn) * c.beta_at(each);
+  const double net =
+      c.alpha + posting + cost::off_node(c, n * off * c.inter_flows(l.ppn) * c.beta_at(each), n * off * l.ppn, each,
+                                           sending > 0 ? sending : l.nodes);
   const double mem = off < 1 ? c.alpha_intra + posting + n * (1 - off) * c.intra_flows(l.ppn) * c.beta_intra_at(each) : 0.0;
   return std::max(net, mem);
 }

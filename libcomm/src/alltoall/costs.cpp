@@ -107,7 +107,8 @@ double clustered_factor(const Shape& s, const CostParams& c) {
   const Layout l = layout(s);
   if (l.ppn == 1 || l.nodes == 1) return kNever;
   const int steps = clustered_factor_schedule(*s.nodes).steps;
-  return steps * (c.alpha + s.block * c.beta_at(static_cast<double>(s.block))) + cost::copy(c, s.block);
+  const double b = static_cast<double>(s.block);
+  return steps * (c.alpha + cost::off_node(c, b * c.beta_at(b), b, b, l.nodes)) + cost::copy(c, b);
 }
 
 double inter_node(int p, double block, double link_share, const CostParams& c, AlltoallAlgo inter) {

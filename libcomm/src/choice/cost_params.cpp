@@ -40,6 +40,8 @@ constexpr Key kKeys[] = {
     {"share_inter", 1, &CostParams::share_inter},
     {"share_intra", 1, &CostParams::share_intra},
     {"share_fanout", 1, &CostParams::share_fanout},
+    {"network_links", 1, &CostParams::network_links},
+    {"network_nodes", 1, &CostParams::network_nodes},
 };
 // The flat model's keys (commbench --calibrate; libcomm/cost_model.hpp) and what they stand for.
 struct FlatKey {
@@ -92,7 +94,7 @@ CostParams load_cost_params(const std::string& path) {
   require(static_cast<bool>(in), "cannot read the cost parameter file '" + path + "'");
   std::map<std::string, double> seen;  // seconds (per byte)
   std::vector<std::vector<double>> table_sizes;
-  std::vector<double> one_way, one_way_intra;
+  std::vector<double> one_way, one_way_intra, network;
   int line_no = 0;
   for (std::string line; std::getline(in, line);) {
     ++line_no;
@@ -103,7 +105,7 @@ CostParams load_cost_params(const std::string& path) {
     require(eq != std::string::npos, where + ": expected 'key = value', got '" + trim(line) + "'");
     const std::string key = trim(line.substr(0, eq)), value = trim(line.substr(eq + 1));
     if (key == "name") continue;
-    if (key == "one_way_us" || key == "one_way_intra_us") {  // "BYTES:US BYTES:US ..."
+    if (key == "one_way_us" || key == "one_way_intra_us" || key == "network_us") {  // "BYTES:US BYTES:US ..."
       std::istringstream pairs(value);
       std::vector<double> xs, ys;
       for (std::string pair; pairs >> pair;) {
@@ -121,7 +123,7 @@ CostParams load_cost_params(const std::string& path) {
       }
       require(xs.size() >= 2, where + ": " + key + " needs at least 2 BYTES:US pairs");
       table_sizes.push_back(xs);
-      (key == "one_way_us" ? one_way : one_way_intra) = ys;
+      (key == "one_way_us" ? one_way : key == "network_us" ? network : one_way_intra) = ys;
       continue;
     }
     const double v = detail::nonnegative_value(where, key, value);
@@ -153,12 +155,13 @@ CostParams load_cost_params(const std::string& path) {
   require(value("alpha_us") && value("beta_ns_per_byte"),
           path + ": alpha_us and beta_ns_per_byte (or the flat model's ts_us and tc_td_us) are required");
   for (std::size_t k = 1; k < table_sizes.size(); ++k)
-    require(table_sizes[k] == table_sizes[0], path + ": one_way_us and one_way_intra_us must name the same sizes");
+    require(table_sizes[k] == table_sizes[0], path + ": one_way_us, one_way_intra_us and network_us must name the same sizes");
   if (!table_sizes.empty()) {
     c.sizes = table_sizes[0];
     c.one_way = one_way;
     c.one_way_intra = one_way_intra.empty() ? one_way : one_way_intra;
     if (c.one_way.empty()) c.one_way = c.one_way_intra;
+    c.network = network;
   }
   c.source = path;
   return c;
@@ -176,6 +179,7 @@ std::string cost_params_text(const CostParams& c) {
   };
   table("one_way_us", c.one_way);
   table("one_way_intra_us", c.one_way_intra);
+  table("network_us", c.network);
   return out.str();
 }
 

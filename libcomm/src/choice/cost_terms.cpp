@@ -13,18 +13,27 @@ int log2_ceil(int p) {
   return k;
 }
 
-double exchange_round(const Layout& l, const CostParams& c, double n, int distance) {
+double nodes_of_first(const Layout& l, int ranks) {
+  return std::clamp((ranks + l.ppn - 1) / std::max(1, l.ppn), 1, std::max(1, l.nodes));
+}
+
+double off_node(const CostParams& c, double link, double node_bytes, double each, double sending) {
+  if (c.network_share(sending) <= 1) return link;
+  return std::max(link, sending * node_bytes * c.network_beta_at(each));
+}
+
+double exchange_round(const Layout& l, const CostParams& c, double n, int distance, double sending) {
   if (l.nodes == 1) return c.alpha_intra + n * c.beta_intra_at(n) * c.intra_flows(l.ppn);  // all in memory
   const int off = std::min(distance, l.ppn);  // ranks of a node whose partner is elsewhere
   const int on = l.ppn - off;
-  const double net = c.alpha + n * c.beta_at(n) * c.inter_flows(off);
+  const double net = c.alpha + off_node(c, n * c.beta_at(n) * c.inter_flows(off), off * n, n, sending > 0 ? sending : l.nodes);
   const double mem = on > 0 ? c.alpha_intra + n * c.beta_intra_at(n) * c.intra_flows(on) : 0.0;
   return std::max(net, mem);
 }
 
-double xor_round(const Layout& l, const CostParams& c, double n, int distance) {
+double xor_round(const Layout& l, const CostParams& c, double n, int distance, double sending) {
   if (l.nodes == 1 || distance < l.ppn) return c.alpha_intra + n * c.beta_intra_at(n) * c.intra_flows(l.ppn);
-  return c.alpha + n * c.beta_at(n) * c.inter_flows(l.ppn);
+  return c.alpha + off_node(c, n * c.beta_at(n) * c.inter_flows(l.ppn), l.ppn * n, n, sending > 0 ? sending : l.nodes);
 }
 
 double one_exchange_per_round(const Layout& l, const CostParams& c, double n) {
@@ -41,13 +50,13 @@ double xor_exchange_rounds(const Layout& l, const CostParams& c, double n) {
   if (l.nodes == 1) return (l.ranks - 1) * (c.alpha_intra + n * c.beta_intra_at(n) * c.intra_flows(l.ppn));
   const int local = std::min(l.ppn, l.ranks) - 1;
   return local * (c.alpha_intra + n * c.beta_intra_at(n) * c.intra_flows(l.ppn)) +
-         (l.ranks - 1 - local) * (c.alpha + n * c.beta_at(n) * c.inter_flows(l.ppn));
+         (l.ranks - 1 - local) * (c.alpha + off_node(c, n * c.beta_at(n) * c.inter_flows(l.ppn), l.ppn * n, n, l.nodes));
 }
 
 double binomial_broadcast(const Layout& l, const CostParams& c, double n) {
   // Level dist: ranks below dist send to rank + dist. Below ppn that stays on node 0 (dist
   // flows in its memory); from ppn on every node that has the data sends from all its ppn
-  // ranks at once over its link.
+  // ranks at once over its link (dist / ppn nodes on the network at once).
   // A partial last level (2 dist > P) pays no latency of its own: its sender posted it
   // right after its previous level's send, which was eager.
   double t = 0;
@@ -56,7 +65,8 @@ double binomial_broadcast(const Layout& l, const CostParams& c, double n) {
     if (l.nodes == 1 || dist < l.ppn)
       t += (full ? c.alpha_intra : 0.0) + n * c.beta_intra_at(n) * c.intra_flows(std::min(dist, l.ppn));
     else
-      t += (full ? c.alpha : 0.0) + n * c.beta_at(n) * c.inter_flows(l.ppn);
+      t += (full ? c.alpha : 0.0) +
+           off_node(c, n * c.beta_at(n) * c.inter_flows(l.ppn), l.ppn * n, n, static_cast<double>(dist) / l.ppn);
   }
   return t;
 }
@@ -69,7 +79,8 @@ double all_at_once_bytes(const Layout& l, const CostParams& c, int messages, dou
   // The part of a rank's bytes that stays on its node.
   const double on_share = l.ranks > 1 ? static_cast<double>(l.ppn - 1) / (l.ranks - 1) : 0.0;
   const double off_messages = messages * (1 - on_share);  // posted at once, to other nodes
-  const double net = each * c.fanout_flows(off_messages) * c.inter_flows(l.ppn) * c.beta_at(each);
+  const double net = off_node(c, each * c.fanout_flows(off_messages) * c.inter_flows(l.ppn) * c.beta_at(each),
+                              total * (1 - on_share) * l.ppn, each, l.nodes);
   const double mem = total * on_share * c.intra_flows(l.ppn) * c.beta_intra_at(each);
   return c.alpha + posting + std::max(net, mem);
 }

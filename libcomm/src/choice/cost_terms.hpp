@@ -15,12 +15,21 @@ namespace libcomm::detail::cost {
 int log2_ceil(int p);  // ceil(log2 p), 0 for p <= 1
 inline bool is_power_of_two(int p) { return p > 0 && (p & (p - 1)) == 0; }
 
+// The nodes that hold the first `ranks` ranks (the senders of a step only part of the
+// ranks take, such as the fold of P into a power of two).
+double nodes_of_first(const Layout& l, int ranks);
+// Seconds for the bytes a node sends to other nodes in one round: `link`, what its own link
+// takes (the formula's term), or, when `sending` nodes each put `node_bytes` (messages of
+// `each` bytes) on the network at once and it carries fewer links' worth
+// (CostParams::network_links), all their bytes at the network's pace for such messages.
+double off_node(const CostParams& c, double link, double node_bytes, double each, double sending);
 // One round in which every rank exchanges n bytes with the rank at distance d (both
 // directions at once, full duplex): the slower of the node's off-node and on-node messages.
-double exchange_round(const Layout& l, const CostParams& c, double n, int distance);
+// `sending`: how many nodes take part (all, by default).
+double exchange_round(const Layout& l, const CostParams& c, double n, int distance, double sending = 0);
 // A round where every rank exchanges with rank XOR `distance` (recursive doubling): all
 // partners on the node while distance < ppn (nodes hold aligned ranges), else all elsewhere.
-double xor_round(const Layout& l, const CostParams& c, double n, int distance);
+double xor_round(const Layout& l, const CostParams& c, double n, int distance, double sending = 0);
 // P - 1 such rounds, distances 1 .. P - 1 (ring_sendrecv, the 1-factor).
 double one_exchange_per_round(const Layout& l, const CostParams& c, double n);
 // P - 1 rounds of exchanges with partner rank ^ j (pairwise): the first ppn - 1 stay on

@@ -6,7 +6,9 @@
 // stage leaves k x `overhead` after the first), then its overlapped local steps; a stage ends
 // once every communication step due by it has completed. A message of n bytes occupies a
 // resource for n beta: between nodes the sending node's link out and the receiving node's
-// link in, inside a node the node's memory channel (beta_intra); resources serve messages
+// link in, and, where the network carries fewer than every node's link at once
+// (network_links), the network for n beta / network_links; inside a node the node's memory
+// channel (beta_intra); resources serve messages
 // one at a time in the order they were posted (so k messages at once on a link take k n
 // beta in all, as the formulas' sharing says), and the message arrives alpha (alpha_intra)
 // after it has gone through. A send completes when its bytes have left (eager); a receive
@@ -117,8 +119,13 @@ class TimingSim {
       // The switch buffers: the sender's link and the receiver's serve their own queues.
       out_free_[ua] = std::max(start, out_free_[ua]) + m.bytes * c_.beta;
       in_free_[ub] = std::max(start, in_free_[ub]) + m.bytes * c_.beta;
+      double through = std::max(out_free_[ua], in_free_[ub]);
+      if (c_.network_links > 0) {
+        net_free_ = std::max(start, net_free_) + m.bytes * c_.beta / c_.network_links;
+        through = std::max(through, net_free_);
+      }
       m.left = out_free_[ua];
-      m.arrival = std::max(out_free_[ua], in_free_[ub]) + c_.alpha;
+      m.arrival = through + c_.alpha;
     }
     wake(m.src);
     wake(m.dst);
@@ -214,6 +221,7 @@ class TimingSim {
   CostParams c_;
   std::vector<RankState> ranks_;
   std::vector<double> out_free_, in_free_, mem_free_;
+  double net_free_ = 0;  // the network between nodes (CostParams::network_links)
   std::map<Key, Queues> channel_;
   std::map<std::string, int> channel_ids_;
   std::priority_queue<std::pair<double, int>, std::vector<std::pair<double, int>>, std::greater<>> ready_;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <iomanip>
+#include <iterator>
 #include <sstream>
 #include <vector>
 
@@ -53,7 +54,7 @@ FlatPlatform load_flat_platform(const std::string& path) {
       f.name = value;
       continue;
     }
-    if (key == "one_way_us" || key == "one_way_intra_us") continue;  // auto's tables (cost_params.hpp reads them)
+    if (key == "one_way_us" || key == "one_way_intra_us" || key == "network_us") continue;  // auto's tables (cost_params.hpp reads them)
     const double v = detail::nonnegative_value(where, key, value);
     if (key == "ts_us") {
       f.ts_us = v, have_ts = true;
@@ -61,7 +62,7 @@ FlatPlatform load_flat_platform(const std::string& path) {
       f.tc_td_us = v, have_tc_td = true;
     } else if (key == "tm_us") {
       f.tm_us = v;
-    } else if (key.find("alpha") == 0 || key.find("beta") == 0 || key.find("share_") == 0 || key == "overhead_us" ||
+    } else if (key.find("alpha") == 0 || key.find("beta") == 0 || key.find("share_") == 0 || key.find("network_") == 0 || key == "overhead_us" ||
                key == "copy_ns_per_byte" || key == "gamma_ns_per_byte") {
       // Auto's cost-model keys, written by the same calibration (libcomm/cost_params.hpp).
     } else {
@@ -208,10 +209,10 @@ double ping_pong(MPI_Comm comm, int a, int b, std::size_t bytes, int reps) {
 // One-way time of `bytes` when every rank exchanges with all its `peers` at once (each
 // sends to each and receives from each; no peers: the rank only waits), the slowest
 // participant's, median of `reps`.
-double exchanges_time(MPI_Comm comm, const std::vector<int>& peers, std::size_t bytes, int reps) {
+double exchanges_time(MPI_Comm comm, const std::vector<int>& peers, std::size_t bytes, int reps, int trips = 0) {
   std::vector<std::byte> out(bytes + 1), in(peers.size() * bytes + 1);
   std::vector<MPI_Request> r(2 * peers.size());
-  const int n = round_trips(bytes), tag = 0x5ca3;
+  const int n = trips > 0 ? trips : round_trips(bytes), tag = 0x5ca3;
   std::vector<double> t;
   for (int rep = -1; rep < reps; ++rep) {
     MPI_Barrier(comm);
@@ -275,6 +276,35 @@ double fanout_share(MPI_Comm comm, const std::vector<int>& far, std::size_t byte
   if (!(one > 0)) return 1.0;
   const double s = (all / one - 1) / (static_cast<double>(far.size()) - 1);
   return std::clamp(s, 0.0, 1.0);
+}
+
+// The network between the nodes: the first ranks of all N nodes exchanging with one
+// another at once against the first node's rank doing the same alone with the others, at
+// 64 KiB: every node's link carries as much in both, the network N times as much in the
+// first; with the time ratio R the network carries N / R links' worth (network_links; 0: it
+// kept up with all N). Where it did not, the all-node exchange at every size (network_us,
+// a few round trips each: the network's cost of small messages, which fill it less well).
+void calibrate_network(MPI_Comm comm, const NodeMap& nodes, const std::vector<double>& sizes, int reps,
+                       CostParams& c) {
+  const int n = nodes.num_nodes();
+  c.network_links = 0, c.network_nodes = 0, c.network.clear();
+  if (n < 3) return;  // two nodes load the network no more than their links
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  std::vector<int> leaders;
+  for (int k = 0; k < n; ++k) leaders.push_back(nodes.ranks_of_node(k).front());
+  const bool leader = std::find(leaders.begin(), leaders.end(), me) != leaders.end();
+  std::vector<int> others;
+  if (leader) std::copy_if(leaders.begin(), leaders.end(), std::back_inserter(others), [&](int r) { return r != me; });
+  std::vector<int> star;
+  if (me == leaders[0]) star = others;
+  else if (leader) star = {leaders[0]};
+  constexpr std::size_t kBytes = 64 * 1024;
+  const double one = exchanges_time(comm, star, kBytes, reps), all = exchanges_time(comm, others, kBytes, reps);
+  if (!(one > 0) || all / one < 1.05) return;  // within noise of the links' own time
+  c.network_links = n / (all / one);
+  c.network_nodes = n;
+  for (double bytes : sizes) c.network.push_back(exchanges_time(comm, others, static_cast<std::size_t>(bytes), reps, 2));
 }
 
 // Time rank a takes to post k empty messages to rank b and see them all arrive, per
@@ -370,6 +400,7 @@ CostParams calibrate_cost_params(const Comm& comm, const FlatCalibration& flat, 
       if (other && (pass == 0) == first_of_node) far.push_back(r);
     }
   c.share_fanout = fanout_share(mc, far, kShareBytes, reps);
+  calibrate_network(mc, nodes, flat.sizes, reps, c);
   c.overhead = posting_overhead(mc, 0, last, reps);
   // A reduction's combine: its bytes at the copy rate where a simulation charges reductions so
   // (a simulated payload), else what this core takes.

@@ -26,12 +26,13 @@ double recursive_halving(const Shape& s, const CostParams& c) {
   int p2 = 1;
   while (p2 * 2 <= s.p) p2 *= 2;
   double t = 0, part = static_cast<double>(s.total);
-  if (p2 != s.p) t += cost::exchange_round(l, c, part, p2) + cost::combine(c, part);
+  const double fold = cost::nodes_of_first(l, s.p - p2), cube = cost::nodes_of_first(l, p2);  // who sends
+  if (p2 != s.p) t += cost::exchange_round(l, c, part, p2, fold) + cost::combine(c, part);
   for (int dist = p2 / 2; dist >= 1; dist /= 2) {
     part /= 2;
-    t += cost::xor_round(l, c, part, dist) + cost::combine(c, part);
+    t += cost::xor_round(l, c, part, dist, cube) + cost::combine(c, part);
   }
-  if (p2 != s.p) t += cost::exchange_round(l, c, static_cast<double>(s.largest), p2);
+  if (p2 != s.p) t += cost::exchange_round(l, c, static_cast<double>(s.largest), p2, fold);
   return t;
 }
 
@@ -64,8 +65,11 @@ double reduce_spread(const Shape& s, const CostParams& c) {
   const double all = static_cast<double>(s.total), n = static_cast<double>(s.largest);
   double t = cost::copy(c, n);
   const double elements = all / static_cast<double>(elem_size(s.type));
-  if (d > 0) t += d * (allgather_cost::dcycles_step(l, c, all, std::min<double>(d, elements), d) + cost::combine(c, all));
-  if (p2 != s.p) t += cost::exchange_round(l, c, all, p2) + cost::combine(c, all) + cost::exchange_round(l, c, n, p2);
+  const double fold = cost::nodes_of_first(l, s.p - p2), cube = cost::nodes_of_first(l, p2);  // who sends
+  if (d > 0)
+    t += d * (allgather_cost::dcycles_step(l, c, all, std::min<double>(d, elements), d, cube) + cost::combine(c, all));
+  if (p2 != s.p)
+    t += cost::exchange_round(l, c, all, p2, fold) + cost::combine(c, all) + cost::exchange_round(l, c, n, p2, fold);
   return t;
 }
 
