@@ -6,7 +6,9 @@
 // gets 1/k of it; 0: each its own; measured by commbench --calibrate); between ranks of
 // one node a message costs alpha_intra + n beta_intra, k at once shared as `share_intra` says;
 // k messages one rank posts at once to other nodes, as `share_fanout` says (below 1 where a
-// single flow cannot fill the link: a TCP window over a long path). `overhead` is the part of
+// single flow cannot fill the link: a TCP window over a long path); k messages from other
+// nodes to one rank at once, as `share_fanin` says (below 1 where part of a message's time
+// is its sender's own per-byte work, which the senders do side by side). `overhead` is the part of
 // alpha that a rank pays again for each of several messages it posts at once (the rest,
 // the latency, overlaps). Copies cost `copy` per byte, combining (a reduction) `gamma`.
 // The network between the nodes (a switch's backbone, a tree's uplinks) carries
@@ -39,6 +41,7 @@ struct CostParams {
   double share_inter = 1;  // 0..1: how much k concurrent flows of a node slow each other
   double share_intra = 1;
   double share_fanout = 1;  // 0..1: how much k messages one rank posts at once to other nodes slow each other
+  double share_fanin = 1;  // 0..1: how much k messages from other nodes to one rank at once slow each other
   double network_links = 0;  // node links' worth the network carries at once; 0: unlimited
   // Where the network limits: the time of an exchange among `network_nodes` nodes' first
   // ranks, each with all the others at once, at `sizes` (its bytes per message at n cost the
@@ -54,6 +57,7 @@ struct CostParams {
   double inter_flows(double k) const { return k <= 1 ? k : 1 + (k - 1) * share_inter; }
   double intra_flows(double k) const { return k <= 1 ? k : 1 + (k - 1) * share_intra; }
   double fanout_flows(double k) const { return k <= 1 ? k : 1 + (k - 1) * share_fanout; }
+  double fanin_flows(double k) const { return k <= 1 ? k : 1 + (k - 1) * share_fanin; }
   // How much slower than its own link a node's traffic goes when `sending` nodes use the
   // network at once (1 while the network carries them all).
   double network_share(double sending) const {

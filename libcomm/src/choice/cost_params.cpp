@@ -40,6 +40,7 @@ constexpr Key kKeys[] = {
     {"share_inter", 1, &CostParams::share_inter},
     {"share_intra", 1, &CostParams::share_intra},
     {"share_fanout", 1, &CostParams::share_fanout},
+    {"share_fanin", 1, &CostParams::share_fanin},
     {"network_links", 1, &CostParams::network_links},
     {"network_nodes", 1, &CostParams::network_nodes},
 };

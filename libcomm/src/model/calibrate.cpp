@@ -278,6 +278,46 @@ double fanout_share(MPI_Comm comm, const std::vector<int>& far, std::size_t byte
   return std::clamp(s, 0.0, 1.0);
 }
 
+// share_fanin: the ranks of `far` sending `bytes` to rank 0 at once against the first alone
+// (rank 0 acknowledges each trip's messages with empty ones, so trips do not overlap);
+// R = 1 + (k - 1) s.
+double fanin_share(MPI_Comm comm, const std::vector<int>& far, std::size_t bytes, int reps) {
+  if (far.size() < 2) return 1.0;
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  const int trips = round_trips(bytes), tag = 0x5ca4;
+  std::vector<std::byte> buf(far.size() * bytes + 1);
+  const auto timed = [&](std::size_t k) {
+    const auto first = far.begin(), last = far.begin() + static_cast<std::ptrdiff_t>(k);
+    const bool sender = std::find(first, last, me) != last;
+    std::vector<MPI_Request> r(k);
+    std::vector<double> t;
+    for (int rep = -1; rep < reps; ++rep) {
+      MPI_Barrier(comm);
+      const double t0 = MPI_Wtime();
+      for (int i = 0; i < trips; ++i) {
+        if (me == 0) {
+          for (std::size_t j = 0; j < k; ++j)
+            MPI_Irecv(buf.data() + j * bytes, static_cast<int>(bytes), MPI_BYTE, far[j], tag, comm, &r[j]);
+          MPI_Waitall(static_cast<int>(k), r.data(), MPI_STATUSES_IGNORE);
+          for (std::size_t j = 0; j < k; ++j) MPI_Send(nullptr, 0, MPI_BYTE, far[j], tag + 1, comm);
+        } else if (sender) {
+          MPI_Send(buf.data(), static_cast<int>(bytes), MPI_BYTE, 0, tag, comm);
+          MPI_Recv(nullptr, 0, MPI_BYTE, 0, tag + 1, comm, MPI_STATUS_IGNORE);
+        }
+      }
+      if (rep >= 0) t.push_back((MPI_Wtime() - t0) / trips);
+    }
+    double v = median_of(t);
+    MPI_Bcast(&v, 1, MPI_DOUBLE, 0, comm);
+    return v;
+  };
+  const double one = timed(1), all = timed(far.size());
+  if (!(one > 0)) return 1.0;
+  const double s = (all / one - 1) / (static_cast<double>(far.size()) - 1);
+  return std::clamp(s, 0.0, 1.0);
+}
+
 // The network between the nodes: the first ranks of all N nodes exchanging with one
 // another at once against the first node's rank doing the same alone with the others, at
 // 64 KiB: every node's link carries as much in both, the network N times as much in the
@@ -400,6 +440,7 @@ CostParams calibrate_cost_params(const Comm& comm, const FlatCalibration& flat, 
       if (other && (pass == 0) == first_of_node) far.push_back(r);
     }
   c.share_fanout = fanout_share(mc, far, kShareBytes, reps);
+  c.share_fanin = fanin_share(mc, far, kShareBytes, reps);
   calibrate_network(mc, nodes, flat.sizes, reps, c);
   c.overhead = posting_overhead(mc, 0, last, reps);
   // A reduction's combine: its bytes at the copy rate where a simulation charges reductions so
