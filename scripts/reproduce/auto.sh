@@ -7,12 +7,14 @@
 # measures nothing). auto_report.py writes the page from the JSON records.
 #   scripts/reproduce/auto.sh [--only sim|real|dropin]... [--platforms "flat512 tree16x16 cluster64x8"]
 #                             [--ranks "16 64 256"] [--ops "..."] [--sizes LIST] [--sim-reps N]
-#                             [--real-runs N] [--real-reps N] [--report-only]
+#                             [--sim-timeout S] [--real-runs N] [--real-reps N] [--report-only]
 # sim:    SimGrid (deterministic): flat512 (one switch), tree16x16 (a two-level fat tree,
 #         rank r on leaf r mod 16) and cluster64x8 (nodes of 8 cores, --ppn 8); 16, 64 and
 #         256 ranks; blocks 8 B - 1 MiB. Online measures from the first call
 #         (LIBCOMM_ONLINE_AFTER=0: the simulation has no noise to wait out) with as many
-#         timed runs per candidate as commbench's --reps (3; 1 at 256 ranks).
+#         timed runs per candidate as commbench's --reps (3; 1 at 256 ranks). With
+#         --sim-timeout S, a run that has not finished in S seconds is stopped and leaves
+#         NAME.skipped (its command and the time), which the page lists.
 # real:   this machine, 2 ranks, and 4 ranks as 2 virtual nodes of 2 (--nodes ppn=2);
 #         the library's defaults (online after 16 native calls, 3 timings per candidate);
 #         N runs of each command (default 3; --real-reps timed repetitions each, default 31),
@@ -35,6 +37,7 @@ REAL_REPS=31
 REPORT_ONLY=0
 SIZES=8,64,512,4K,32K,256K,1M
 SIM_REPS=3
+SIM_TIMEOUT=0
 while (($#)); do
   case "$1" in
     --only) ONLY+=("$2"); shift 2 ;;
@@ -45,6 +48,7 @@ while (($#)); do
     --real-reps) REAL_REPS="$2"; shift 2 ;;
     --sizes) SIZES="$2"; shift 2 ;;
     --sim-reps) SIM_REPS="$2"; shift 2 ;;
+    --sim-timeout) SIM_TIMEOUT="$2"; shift 2 ;;
     --report-only) REPORT_ONLY=1; shift ;;
     -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "auto.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
@@ -120,10 +124,20 @@ if ((!REPORT_ONLY)) && ((run_sim || run_model)); then
           ((np >= 256)) && reps=1
           sizes=$SIZES
           echo "auto.sh: $name" >&2
-          record "$name" "${untuned[@]}" LIBCOMM_ONLINE_AFTER=0 "LIBCOMM_ONLINE_REPS=$reps" "${sim[@]}" \
+          rm -f "$OUT/$name.skipped"
+          limit=()
+          ((SIM_TIMEOUT > 0)) && limit=(timeout "$SIM_TIMEOUT")
+          rc=0
+          record "$name" "${limit[@]}" "${untuned[@]}" LIBCOMM_ONLINE_AFTER=0 "LIBCOMM_ONLINE_REPS=$reps" "${sim[@]}" \
             --op "$op" $(op_args "$op") --sizes "$sizes" --reps "$reps" --warmup 1 --simulated-payload \
             --model-copy 1 --nodes "$nodes" --algo all,auto:online --save-learned "$OUT/$name.learned" \
-            --json "$OUT/$name.json"
+            --json "$OUT/$name.json" || rc=$?
+          if ((rc == 124)); then  # stopped by --sim-timeout: no record, the page says so
+            { cat "$OUT/$name.cmd"; echo "not finished after $SIM_TIMEOUT s (--sim-timeout)"; } >"$OUT/$name.skipped"
+            rm -f "$OUT/$name".{cmd,log,json,learned} "$OUT/$name".{table,model}.{cmd,log,json}
+            continue
+          fi
+          ((rc == 0)) || exit "$rc"
           record "$name.table" "${untuned[@]}" "LIBCOMM_TUNING=$OUT/$name.learned" "${sim[@]}" \
             --op "$op" $(op_args "$op") --sizes "$sizes" --reps "$reps" --warmup 1 --simulated-payload \
             --model-copy 1 --nodes "$nodes" --algo auto:table --skip-native --json "$OUT/$name.table.json"
