@@ -14,7 +14,10 @@
 #         (LIBCOMM_ONLINE_AFTER=0: the simulation has no noise to wait out) with as many
 #         timed runs per candidate as commbench's --reps (3; 1 at 256 ranks). With
 #         --sim-timeout S, a run that has not finished in S seconds is stopped and leaves
-#         NAME.skipped (its command and the time), which the page lists.
+#         NAME.skipped (its command and the time), which the page lists. At 256 ranks
+#         SMPI's all-at-once collectives (native allgather, linear all-to-alls: 65280
+#         flows at once) take over 10 min per block size here, and a reduce_scatter of 256 KiB
+#         blocks holds more scratch than this machine's 23 GB: run it with --sizes.
 # real:   this machine, 2 ranks, and 4 ranks as 2 virtual nodes of 2 (--nodes ppn=2);
 #         the library's defaults (online after 16 native calls, 3 timings per candidate);
 #         N runs of each command (default 3; --real-reps timed repetitions each, default 31),

@@ -16,6 +16,7 @@
 // one round, their bytes share it (0: it carries every node's link at full rate).
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -57,11 +58,25 @@ struct CostParams {
   double inter_flows(double k) const { return k <= 1 ? k : 1 + (k - 1) * share_inter; }
   double intra_flows(double k) const { return k <= 1 ? k : 1 + (k - 1) * share_intra; }
   double fanout_flows(double k) const { return k <= 1 ? k : 1 + (k - 1) * share_fanout; }
-  double fanin_flows(double k) const { return k <= 1 ? k : 1 + (k - 1) * share_fanin; }
+  // (Calibration sees fan-in from up to kFaninMeasured ranks; each one beyond is charged in
+  // full: however little one flow fills a link, many fill it.)
+  static constexpr double kFaninMeasured = 8;
+  double fanin_flows(double k) const {
+    if (k <= 1) return k;
+    const double seen = std::min(k, kFaninMeasured);
+    return 1 + (seen - 1) * share_fanin + (k - seen);
+  }
   // How much slower than its own link a node's traffic goes when `sending` nodes use the
   // network at once (1 while the network carries them all).
   double network_share(double sending) const {
     return network_links > 0 && sending > network_links ? sending / network_links : 1.0;
+  }
+  // Seconds per byte of n-byte messages through one link that many flows keep full: the
+  // network's (below) times the links it carries, where it was measured; else 0 (no bound
+  // beyond the sharing factors: a one-way time may hold a sender's own per-byte work).
+  double full_link_beta_at(double n) const {
+    return network_links > 0 && network_nodes >= 2 && network.size() == sizes.size() ? network_beta_at(n) * network_links
+                                                                                      : 0.0;
   }
   // Seconds per byte of n-byte messages through the network where it limits (the measured
   // exchange's slope over its messages, else a link's over network_links).

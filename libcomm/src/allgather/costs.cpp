@@ -37,12 +37,13 @@ double dcycles_step(const Layout& l, const CostParams& c, double n, double messa
 }
 
 // (Receiving costs no posting overhead: each sender posts one message; the P - ppn from
-// other nodes arrive at once, as share_fanin says.)
+// other nodes arrive at once, as share_fanin says, and at least at the pace of a full link.)
 double linear_gather(const Layout& l, const CostParams& c, double n) {
   const int p = l.ranks;
   if (p <= 1) return 0;
   if (l.nodes == 1) return c.alpha_intra + (p - 1) * n * c.beta_intra_at(n);
-  return c.alpha + std::max(n * c.beta_at(n) * c.fanin_flows(p - l.ppn), (l.ppn - 1) * n * c.beta_intra_at(n));
+  const double in = std::max(n * c.beta_at(n) * c.fanin_flows(p - l.ppn), (p - l.ppn) * n * c.full_link_beta_at(n));
+  return c.alpha + std::max(in, (l.ppn - 1) * n * c.beta_intra_at(n));
 }
 
 // Paper 004, s. 4.1: P - 1 shifts of one block to the next rank of the ring.

@@ -433,8 +433,9 @@ CostParams calibrate_cost_params(const Comm& comm, const FlatCalibration& flat, 
   // One rank exchanging with up to 8 ranks of other nodes at once (one per node where the
   // nodes allow), against one of them alone.
   std::vector<int> far;
-  for (int pass = 0; pass < 2 && far.size() < 8; ++pass)
-    for (int r = 1; r < comm.size() && far.size() < 8; ++r) {
+  const auto most = static_cast<std::size_t>(CostParams::kFaninMeasured);
+  for (int pass = 0; pass < 2 && far.size() < most; ++pass)
+    for (int r = 1; r < comm.size() && far.size() < most; ++r) {
       const bool other = nodes.node_of(r) != nodes.node_of(0);
       const bool first_of_node = nodes.ranks_of_node(nodes.node_of(r)).front() == r;
       if (other && (pass == 0) == first_of_node) far.push_back(r);
