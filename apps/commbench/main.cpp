@@ -260,10 +260,10 @@ nlohmann::json record(const Options& o, const libcomm::Comm& comm, const std::ve
     if (has_model(rows)) row["model_us"] = r.model_us;
     // What auto's cost model predicts for this algorithm at this size (the model's accuracy:
     // scripts/reproduce/auto_report.py).
-    const bool is_auto = parse_timed(r.algo).algo == "auto";
+    const std::string algo = parse_timed(r.algo).algo;
     for (const auto& pr : libcomm::predict(o.op, comm, r.block)) {
-      if (pr.algo == parse_timed(r.algo).algo) row["auto_model_s"] = pr.seconds;
-      if (is_auto) row["auto_model_all_s"][std::string(pr.algo)] = pr.seconds;  // what auto's model weighed
+      if (pr.algo == algo) row["auto_model_s"] = pr.seconds;
+      if (algo == "auto") row["auto_model_all_s"][std::string(pr.algo)] = pr.seconds;  // what auto's model weighed
     }
     if (libcomm::built_for_simulation()) row["charged_local_work_s"] = r.local_work;  // charged per repetition
     j["results"].push_back(std::move(row));

@@ -75,18 +75,18 @@ struct CostParams {
   // network's (below) times the links it carries, where it was measured; else 0 (no bound
   // beyond the sharing factors: a one-way time may hold a sender's own per-byte work).
   double full_link_beta_at(double n) const {
-    return network_links > 0 && network_nodes >= 2 && network.size() == sizes.size() ? network_beta_at(n) * network_links
-                                                                                      : 0.0;
+    return network_links > 0 && network_measured() ? network_beta_at(n) * network_links : 0.0;
   }
   // Seconds per byte of n-byte messages through the network where it limits (the measured
   // exchange's slope over its messages, else a link's over network_links).
   double network_beta_at(double n) const {
-    if (network_nodes >= 2 && network.size() == sizes.size())
+    if (network_measured())
       return slope(network, n, beta * network_nodes * (network_nodes - 1)) / (network_nodes * (network_nodes - 1));
     return network_links > 0 ? beta_at(n) / network_links : 0.0;
   }
 
  private:
+  bool network_measured() const { return network_nodes >= 2 && network.size() == sizes.size(); }
   double slope(const std::vector<double>& t, double n, double fallback) const;
 };
 

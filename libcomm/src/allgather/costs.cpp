@@ -30,8 +30,7 @@ double dcycles_step(const Layout& l, const CostParams& c, double n, double messa
   const int local_dims = std::min(d, cost::log2_ceil(l.ppn));  // dimensions inside a node
   const double off = static_cast<double>(d - local_dims) / d;
   const double net =
-      c.alpha + posting + cost::off_node(c, n * off * c.inter_flows(l.ppn) * c.beta_at(each), n * off * l.ppn, each,
-                                           sending > 0 ? sending : l.nodes);
+      c.alpha + posting + cost::off_node(l, c, n * off * c.inter_flows(l.ppn) * c.beta_at(each), n * off * l.ppn, each, sending);
   const double mem = off < 1 ? c.alpha_intra + posting + n * (1 - off) * c.intra_flows(l.ppn) * c.beta_intra_at(each) : 0.0;
   return std::max(net, mem);
 }

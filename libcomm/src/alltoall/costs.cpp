@@ -108,7 +108,7 @@ double clustered_factor(const Shape& s, const CostParams& c) {
   if (l.ppn == 1 || l.nodes == 1) return kNever;
   const int steps = clustered_factor_schedule(*s.nodes).steps;
   const double b = static_cast<double>(s.block);
-  return steps * (c.alpha + cost::off_node(c, b * c.beta_at(b), b, b, l.nodes)) + cost::copy(c, b);
+  return steps * (c.alpha + cost::off_node(l, c, b * c.beta_at(b), b, b)) + cost::copy(c, b);
 }
 
 double inter_node(int p, double block, double link_share, const CostParams& c, AlltoallAlgo inter) {

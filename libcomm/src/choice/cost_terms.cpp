@@ -17,7 +17,8 @@ double nodes_of_first(const Layout& l, int ranks) {
   return std::clamp((ranks + l.ppn - 1) / std::max(1, l.ppn), 1, std::max(1, l.nodes));
 }
 
-double off_node(const CostParams& c, double link, double node_bytes, double each, double sending) {
+double off_node(const Layout& l, const CostParams& c, double link, double node_bytes, double each, double sending) {
+  if (sending <= 0) sending = l.nodes;
   if (c.network_share(sending) <= 1) return link;
   return std::max(link, sending * node_bytes * c.network_beta_at(each));
 }
@@ -26,14 +27,14 @@ double exchange_round(const Layout& l, const CostParams& c, double n, int distan
   if (l.nodes == 1) return c.alpha_intra + n * c.beta_intra_at(n) * c.intra_flows(l.ppn);  // all in memory
   const int off = std::min(distance, l.ppn);  // ranks of a node whose partner is elsewhere
   const int on = l.ppn - off;
-  const double net = c.alpha + off_node(c, n * c.beta_at(n) * c.inter_flows(off), off * n, n, sending > 0 ? sending : l.nodes);
+  const double net = c.alpha + off_node(l, c, n * c.beta_at(n) * c.inter_flows(off), off * n, n, sending);
   const double mem = on > 0 ? c.alpha_intra + n * c.beta_intra_at(n) * c.intra_flows(on) : 0.0;
   return std::max(net, mem);
 }
 
 double xor_round(const Layout& l, const CostParams& c, double n, int distance, double sending) {
   if (l.nodes == 1 || distance < l.ppn) return c.alpha_intra + n * c.beta_intra_at(n) * c.intra_flows(l.ppn);
-  return c.alpha + off_node(c, n * c.beta_at(n) * c.inter_flows(l.ppn), l.ppn * n, n, sending > 0 ? sending : l.nodes);
+  return c.alpha + off_node(l, c, n * c.beta_at(n) * c.inter_flows(l.ppn), l.ppn * n, n, sending);
 }
 
 double one_exchange_per_round(const Layout& l, const CostParams& c, double n) {
@@ -50,7 +51,7 @@ double xor_exchange_rounds(const Layout& l, const CostParams& c, double n) {
   if (l.nodes == 1) return (l.ranks - 1) * (c.alpha_intra + n * c.beta_intra_at(n) * c.intra_flows(l.ppn));
   const int local = std::min(l.ppn, l.ranks) - 1;
   return local * (c.alpha_intra + n * c.beta_intra_at(n) * c.intra_flows(l.ppn)) +
-         (l.ranks - 1 - local) * (c.alpha + off_node(c, n * c.beta_at(n) * c.inter_flows(l.ppn), l.ppn * n, n, l.nodes));
+         (l.ranks - 1 - local) * (c.alpha + off_node(l, c, n * c.beta_at(n) * c.inter_flows(l.ppn), l.ppn * n, n));
 }
 
 double binomial_broadcast(const Layout& l, const CostParams& c, double n) {
@@ -66,7 +67,7 @@ double binomial_broadcast(const Layout& l, const CostParams& c, double n) {
       t += (full ? c.alpha_intra : 0.0) + n * c.beta_intra_at(n) * c.intra_flows(std::min(dist, l.ppn));
     else
       t += (full ? c.alpha : 0.0) +
-           off_node(c, n * c.beta_at(n) * c.inter_flows(l.ppn), l.ppn * n, n, static_cast<double>(dist) / l.ppn);
+           off_node(l, c, n * c.beta_at(n) * c.inter_flows(l.ppn), l.ppn * n, n, static_cast<double>(dist) / l.ppn);
   }
   return t;
 }
@@ -79,8 +80,8 @@ double all_at_once_bytes(const Layout& l, const CostParams& c, int messages, dou
   // The part of a rank's bytes that stays on its node.
   const double on_share = l.ranks > 1 ? static_cast<double>(l.ppn - 1) / (l.ranks - 1) : 0.0;
   const double off_messages = messages * (1 - on_share);  // posted at once, to other nodes
-  const double net = off_node(c, each * c.fanout_flows(off_messages) * c.inter_flows(l.ppn) * c.beta_at(each),
-                              total * (1 - on_share) * l.ppn, each, l.nodes);
+  const double net = off_node(l, c, each * c.fanout_flows(off_messages) * c.inter_flows(l.ppn) * c.beta_at(each),
+                              total * (1 - on_share) * l.ppn, each);
   const double mem = total * on_share * c.intra_flows(l.ppn) * c.beta_intra_at(each);
   return c.alpha + posting + std::max(net, mem);
 }

@@ -19,10 +19,11 @@ inline bool is_power_of_two(int p) { return p > 0 && (p & (p - 1)) == 0; }
 // ranks take, such as the fold of P into a power of two).
 double nodes_of_first(const Layout& l, int ranks);
 // Seconds for the bytes a node sends to other nodes in one round: `link`, what its own link
-// takes (the formula's term), or, when `sending` nodes each put `node_bytes` (messages of
-// `each` bytes) on the network at once and it carries fewer links' worth
-// (CostParams::network_links), all their bytes at the network's pace for such messages.
-double off_node(const CostParams& c, double link, double node_bytes, double each, double sending);
+// takes (the formula's term), or, when `sending` nodes (0: every node of l) each put
+// `node_bytes` (messages of `each` bytes) on the network at once and it carries fewer links'
+// worth (CostParams::network_links), all their bytes at the network's pace for such messages.
+double off_node(const Layout& l, const CostParams& c, double link, double node_bytes, double each,
+                double sending = 0);
 // One round in which every rank exchanges n bytes with the rank at distance d (both
 // directions at once, full duplex): the slower of the node's off-node and on-node messages.
 // `sending`: how many nodes take part (all, by default).

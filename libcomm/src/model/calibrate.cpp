@@ -259,6 +259,13 @@ double share_of(MPI_Comm comm, const std::vector<int>& a, const std::vector<int>
   return std::clamp(s, 0.0, 1.0);
 }
 
+// The share s of k concurrent flows that took `all` against `one` for a single flow, from
+// R = all / one = 1 + (k - 1) s (1, full sharing, when nothing was measured).
+double linear_share(double one, double all, std::size_t k) {
+  if (!(one > 0) || k < 2) return 1.0;
+  return std::clamp((all / one - 1) / (static_cast<double>(k) - 1), 0.0, 1.0);
+}
+
 // share_fanout: rank 0 exchanging `bytes` with every rank of `far` at once against with the
 // first alone; R = 1 + (k - 1) s.
 double fanout_share(MPI_Comm comm, const std::vector<int>& far, std::size_t bytes, int reps) {
@@ -272,10 +279,8 @@ double fanout_share(MPI_Comm comm, const std::vector<int>& far, std::size_t byte
       peers = {0};
     return exchanges_time(comm, peers, bytes, reps);
   };
-  const double one = timed(1), all = timed(far.size());
-  if (!(one > 0)) return 1.0;
-  const double s = (all / one - 1) / (static_cast<double>(far.size()) - 1);
-  return std::clamp(s, 0.0, 1.0);
+  const double one = timed(1);  // (in this order on every rank: each timing is collective)
+  return linear_share(one, timed(far.size()), far.size());
 }
 
 // share_fanin: the ranks of `far` sending `bytes` to rank 0 at once against the first alone
@@ -312,10 +317,8 @@ double fanin_share(MPI_Comm comm, const std::vector<int>& far, std::size_t bytes
     MPI_Bcast(&v, 1, MPI_DOUBLE, 0, comm);
     return v;
   };
-  const double one = timed(1), all = timed(far.size());
-  if (!(one > 0)) return 1.0;
-  const double s = (all / one - 1) / (static_cast<double>(far.size()) - 1);
-  return std::clamp(s, 0.0, 1.0);
+  const double one = timed(1);  // (in this order on every rank: each timing is collective)
+  return linear_share(one, timed(far.size()), far.size());
 }
 
 // The network between the nodes: the first ranks of all N nodes exchanging with one
