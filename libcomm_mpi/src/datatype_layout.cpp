@@ -87,6 +87,23 @@ std::optional<Layout> layout_of(MPI_Datatype type) {
   return ask_mpi(type);
 }
 
+HeldType::HeldType(MPI_Datatype type, bool hold) : type_(type) {
+  if (!hold || type == MPI_DATATYPE_NULL) return;
+  int integers = 0, addresses = 0, types = 0, combiner = MPI_COMBINER_NAMED;
+  PMPI_Type_get_envelope(type, &integers, &addresses, &types, &combiner);
+  if (combiner == MPI_COMBINER_NAMED) return;
+  MPI_Datatype copy = MPI_DATATYPE_NULL;
+  if (PMPI_Type_dup(type, &copy) != MPI_SUCCESS)
+    throw libcomm::Error("MPI_Type_dup failed on a derived datatype the request must keep");
+  owned_ = std::shared_ptr<const MPI_Datatype>(new MPI_Datatype(copy), [](const MPI_Datatype* t) {
+    int finalized = 0;
+    PMPI_Finalized(&finalized);
+    if (!finalized) PMPI_Type_free(const_cast<MPI_Datatype*>(t));
+    delete t;
+  });
+  type_ = copy;
+}
+
 std::byte* dense_at(const void* buf, const Layout& l, std::int64_t index) {
   return const_cast<std::byte*>(element(buf, l, index)) + l.true_lb;
 }

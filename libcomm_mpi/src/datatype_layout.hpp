@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 namespace libcomm_mpi {
@@ -18,6 +19,22 @@ struct Layout {
   // extent): predefined types and contiguous derived types. libcomm then works on the
   // user's buffer directly; other layouts are packed into a staging buffer.
   bool dense = false;
+};
+
+// A datatype as a request reads it after its start call has returned (to pack at each
+// start of a persistent request, to unpack at completion). MPI lets a program free a
+// datatype right after the start call, so a request that packs or unpacks with a derived
+// type holds its own duplicate, freed with the request (copies share it). Predefined types,
+// and any type when `hold` is false (a blocking call), are used as they are.
+class HeldType {
+ public:
+  HeldType() = default;
+  HeldType(MPI_Datatype type, bool hold);
+  MPI_Datatype get() const { return type_; }
+
+ private:
+  std::shared_ptr<const MPI_Datatype> owned_;
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
 };
 
 // nullopt when MPI cannot describe the type (an invalid handle): the caller falls back

@@ -37,6 +37,7 @@
 
 using libcomm_mpi::Call;
 using libcomm_mpi::InsideWrapper;
+using libcomm_mpi::HeldType;
 using libcomm_mpi::Layout;
 using libcomm_mpi::PendingCollective;
 
@@ -140,15 +141,32 @@ bool any_negative(const int* values, int n) {
 // One side of an irregular exchange (alltoallv, allgatherv) as libcomm sees it: a base
 // pointer and per-rank byte counts and displacements. Dense layouts with non-negative
 // displacements use the user's buffer; anything else goes through `staging` packed in
-// rank order.
+// rank order. A staged side keeps what pack() and unpack() read (the element counts and
+// displacements, the datatype) as its own copies: a request runs them at a later start or
+// at completion, when the caller's arrays may be gone (mpi4py frees them before MPI_Wait).
 struct VectorSide {
   std::vector<std::int64_t> counts, displs;  // bytes
   std::byte* base = nullptr;
   bool staged = false;
+  // Staged only: the program's buffer, counts and displacements (elements), type, layout.
+  void* user = nullptr;
+  std::vector<int> user_counts, user_displs;
+  HeldType type;
+  Layout layout;
+
+  void pack() const {  // the program's elements -> base (a send side)
+    for (std::size_t r = 0; r < user_counts.size(); ++r)
+      libcomm_mpi::gather_elements(user, user_displs[r], user_counts[r], type.get(), layout, base + displs[r]);
+  }
+  void unpack() const {  // base -> the program's elements (a receive side)
+    for (std::size_t r = 0; r < user_counts.size(); ++r)
+      libcomm_mpi::scatter_elements(base + displs[r], user, user_displs[r], user_counts[r], type.get(), layout);
+  }
 };
 
-VectorSide describe_side(const void* buf, const int* counts, const int* displs, const Layout& l,
-                         int p, bool force_staging, int staging_slot, const StagingSource& staging) {
+// `hold`: the call hands out a request (non-blocking or persistent), which keeps the type.
+VectorSide describe_side(const void* buf, const int* counts, const int* displs, MPI_Datatype type, const Layout& l,
+                         int p, bool force_staging, int staging_slot, const StagingSource& staging, bool hold) {
   VectorSide s;
   s.counts.resize(static_cast<std::size_t>(p));
   s.displs.resize(static_cast<std::size_t>(p));
@@ -160,37 +178,35 @@ VectorSide describe_side(const void* buf, const int* counts, const int* displs, 
     s.displs[k] = s.staged ? packed : static_cast<std::int64_t>(displs[r]) * l.extent;
     packed += s.counts[k];
   }
-  s.base = s.staged ? staging(staging_slot, static_cast<std::size_t>(packed)) : libcomm_mpi::dense_at(buf, l, 0);
+  if (!s.staged) {
+    s.base = libcomm_mpi::dense_at(buf, l, 0);
+    return s;
+  }
+  s.base = staging(staging_slot, static_cast<std::size_t>(packed));
+  s.user = const_cast<void*>(buf);
+  s.user_counts.assign(counts, counts + p);
+  s.user_displs.assign(displs, displs + p);
+  s.type = HeldType(type, hold && !l.dense);
+  s.layout = l;
   return s;
-}
-
-void pack_side(const VectorSide& s, const void* buf, const int* counts, const int* displs,
-               MPI_Datatype type, const Layout& l) {
-  for (std::size_t r = 0; r < s.counts.size(); ++r)
-    libcomm_mpi::gather_elements(buf, displs[r], counts[r], type, l, s.base + s.displs[r]);
-}
-
-void unpack_side(const VectorSide& s, void* buf, const int* counts, const int* displs,
-                 MPI_Datatype type, const Layout& l) {
-  for (std::size_t r = 0; r < s.counts.size(); ++r)
-    libcomm_mpi::scatter_elements(s.base + s.displs[r], buf, displs[r], counts[r], type, l);
 }
 
 // A regular exchange (alltoall, allgather) as libcomm sees it: `block` bytes per block,
 // `send_blocks` blocks going out (P for alltoall, 1 for allgather) and P coming in.
 // Dense buffers are used as they are; MPI_IN_PLACE input and non-contiguous layouts go
-// through staging buffers.
+// through staging buffers. pack() and finish() read only the exchange's own members (a
+// request copies it), the program's buffers and the types it holds.
 struct RegularExchange {
   RegularExchange(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
                   MPI_Datatype rtype)
-      : sendbuf(sbuf), sendcount(scount), sendtype(stype), recvbuf(rbuf), recvcount(rcount),
-        recvtype(rtype) {}
+      : sendbuf(sbuf), sendcount(scount), sendtype(stype, false), recvbuf(rbuf), recvcount(rcount),
+        recvtype(rtype, false) {}
   const void* sendbuf;
   int sendcount;
-  MPI_Datatype sendtype;
+  HeldType sendtype;
   void* recvbuf;
   int recvcount;
-  MPI_Datatype recvtype;
+  HeldType recvtype;
 
   std::optional<Layout> rl, sl;
   std::size_t block = 0;
@@ -204,8 +220,8 @@ struct RegularExchange {
 
   // Why MPI, not libcomm, must handle the call, or nullptr.
   const char* invalid() {
-    rl = libcomm_mpi::layout_of(recvtype);
-    sl = in_place() ? rl : libcomm_mpi::layout_of(sendtype);
+    rl = libcomm_mpi::layout_of(recvtype.get());
+    sl = in_place() ? rl : libcomm_mpi::layout_of(sendtype.get());
     if (!rl || !sl || recvcount < 0 || (!in_place() && sendcount < 0)) return kBadArguments;
     block = static_cast<std::size_t>(recvcount) * rl->size;
     if (!in_place() && static_cast<std::size_t>(sendcount) * sl->size != block)
@@ -214,14 +230,17 @@ struct RegularExchange {
   }
 
   // Sets send and recv. With MPI_IN_PLACE the outgoing blocks start at block
-  // `in_place_block` of recvbuf.
-  void stage(int p, int send_blocks, std::int64_t in_place_block, Explanation& why, const StagingSource& staging) {
+  // `in_place_block` of recvbuf. `hold`: a request will pack or unpack later (it keeps
+  // the derived types it needs).
+  void stage(int p, int send_blocks, std::int64_t in_place_block, Explanation& why, const StagingSource& staging,
+             bool hold) {
     const auto out = static_cast<std::int64_t>(send_blocks);
     if (in_place() || !sl->dense) {
       send_staging = staging(0, block * static_cast<std::size_t>(send_blocks));
       send_index = in_place() ? in_place_block * recvcount : 0;
       send_elements = out * (in_place() ? recvcount : sendcount);
       send = send_staging;
+      if (!in_place()) sendtype = HeldType(sendtype.get(), hold);
       why.note(in_place() ? "MPI_IN_PLACE: input copied first" : "sendtype non-contiguous: packed");
     } else {
       send = libcomm_mpi::dense_at(sendbuf, *sl, 0);
@@ -231,6 +250,7 @@ struct RegularExchange {
       recv = libcomm_mpi::dense_at(recvbuf, *rl, 0);
     } else {
       recv = staging(1, block * static_cast<std::size_t>(p));
+      recvtype = HeldType(recvtype.get(), hold);
       why.note("recvtype non-contiguous: unpacked");
     }
   }
@@ -239,14 +259,14 @@ struct RegularExchange {
   void pack() const {
     if (send_staging == nullptr) return;
     if (in_place())
-      libcomm_mpi::gather_elements(recvbuf, send_index, send_elements, recvtype, *rl, send_staging);
+      libcomm_mpi::gather_elements(recvbuf, send_index, send_elements, recvtype.get(), *rl, send_staging);
     else
-      libcomm_mpi::gather_elements(sendbuf, 0, send_elements, sendtype, *sl, send_staging);
+      libcomm_mpi::gather_elements(sendbuf, 0, send_elements, sendtype.get(), *sl, send_staging);
   }
 
   // After the exchange: unpacks a staged receive buffer into the user's.
   void finish() const {
-    if (!rl->dense) libcomm_mpi::scatter_elements(recv, recvbuf, 0, recv_elements, recvtype, *rl);
+    if (!rl->dense) libcomm_mpi::scatter_elements(recv, recvbuf, 0, recv_elements, recvtype.get(), *rl);
   }
 };
 
@@ -292,7 +312,7 @@ int alltoall_body(const Call& call, const Pmpi& pmpi, Form form, const void* sen
   constexpr auto requested = libcomm::AlltoallAlgo::Auto;
   Explanation why;
   auto pending = form.pending(call.op(), call.mpi());
-  x.stage(c.size(), c.size(), 0, why, StagingSource{pending.get()});
+  x.stage(c.size(), c.size(), 0, why, StagingSource{pending.get()}, pending != nullptr);
   return run_form(
       call, form, std::move(pending), x.send, x.recv,
       [&] { return libcomm::alltoall(x.send, x.recv, x.block, c, requested, opts); },
@@ -317,8 +337,9 @@ int alltoallv_body(const Call& call, const Pmpi& pmpi, Form form, const void* se
   const libcomm::Comm& c = call.comm();
   libcomm::AlltoallvOptions opts;
   opts.check_args = libcomm_mpi::check_args();
-  // The staged algorithms deal whole elements (when both sides' types have one size).
-  if (sl->size > 0 && sl->size == rl->size) opts.element_bytes = sl->size;
+  // The staged algorithms deal bytes (element_bytes 1), never this rank's element size:
+  // ranks may describe one exchange with different types (only the bytes must match), and
+  // a unit that differed between ranks would key their decisions apart (a hang).
   // Auto: libcomm's driver applies LIBCOMM_ALLTOALLV and the Auto policy.
   constexpr auto requested = libcomm::AlltoallvAlgo::Auto;
   Explanation why;
@@ -330,18 +351,17 @@ int alltoallv_body(const Call& call, const Pmpi& pmpi, Form form, const void* se
   const int* scounts = in_place ? recvcounts : sendcounts;
   const int* sdisp = in_place ? rdispls : sdispls;
   const MPI_Datatype stype = in_place ? recvtype : sendtype;
-  const auto send = describe_side(sbuf, scounts, sdisp, *sl, p, in_place, 0, staging);
+  const bool hold = pending != nullptr;
+  const auto send = describe_side(sbuf, scounts, sdisp, stype, *sl, p, in_place, 0, staging, hold);
   if (send.staged)
     why.note(in_place ? "MPI_IN_PLACE: input copied first" : "send side packed (non-contiguous type or negative displacements)");
-  const auto recv = describe_side(recvbuf, recvcounts, rdispls, *rl, p, false, 1, staging);
+  const auto recv = describe_side(recvbuf, recvcounts, rdispls, recvtype, *rl, p, false, 1, staging, hold);
   if (recv.staged) why.note("receive side unpacked (non-contiguous type or negative displacements)");
-  // MPI requires the count and displacement arrays of the non-blocking and persistent forms
-  // to stay untouched until the request is freed, so the copies below may read them then.
-  const auto pack = [=, sl = *sl] {
-    if (send.staged) pack_side(send, sbuf, scounts, sdisp, stype, sl);
+  const auto pack = [send] {
+    if (send.staged) send.pack();
   };
-  const auto unpack = [=, rl = *rl] {
-    if (recv.staged) unpack_side(recv, recvbuf, recvcounts, rdispls, recvtype, rl);
+  const auto unpack = [recv] {
+    if (recv.staged) recv.unpack();
   };
   return run_form(
       call, form, std::move(pending), send.base, recv.base,
@@ -371,7 +391,8 @@ int allgather_body(const Call& call, const Pmpi& pmpi, Form form, const void* se
   constexpr auto requested = libcomm::AllgatherAlgo::Auto;
   Explanation why;
   auto pending = form.pending(call.op(), call.mpi());
-  x.stage(c.size(), 1, c.rank(), why, StagingSource{pending.get()});  // in place: this rank's block is in recvbuf
+  // (in place: this rank's block is in recvbuf)
+  x.stage(c.size(), 1, c.rank(), why, StagingSource{pending.get()}, pending != nullptr);
   return run_form(
       call, form, std::move(pending), x.send, x.recv,
       [&] { return libcomm::allgather(x.send, x.recv, x.block, c, requested, opts); },
@@ -415,7 +436,8 @@ int allgatherv_body(const Call& call, const Pmpi& pmpi, Form form, const void* s
     staged = static_cast<std::int64_t>(displs[r]) * rl->extent != packed_at;
     packed_at += static_cast<std::int64_t>(recvcounts[r]) * static_cast<std::int64_t>(rl->size);
   }
-  const auto recv = describe_side(recvbuf, recvcounts, displs, *rl, p, staged, 1, staging);
+  const bool hold = pending != nullptr;
+  const auto recv = describe_side(recvbuf, recvcounts, displs, recvtype, *rl, p, staged, 1, staging, hold);
   if (recv.staged) why.note("blocks not packed in rank order or non-contiguous type: staged");
   std::byte* send_staging = nullptr;
   const std::byte* send = nullptr;
@@ -425,15 +447,19 @@ int allgatherv_body(const Call& call, const Pmpi& pmpi, Form form, const void* s
   } else {
     send = libcomm_mpi::dense_at(sendbuf, *sl, 0);
   }
-  const auto pack = [=, sl = *sl, rl = *rl] {
-    if (send_staging == nullptr) return;
-    if (in_place)
-      libcomm_mpi::gather_elements(recvbuf, displs[me], recvcounts[me], recvtype, rl, send_staging);
-    else
-      libcomm_mpi::gather_elements(sendbuf, 0, sendcount, sendtype, sl, send_staging);
+  // This rank's own block: sendbuf, or with MPI_IN_PLACE its place in recvbuf (the values
+  // copied now: a request packs at every start, when the caller's arrays may be gone).
+  const void* own = in_place ? recvbuf : sendbuf;
+  const std::int64_t own_index = in_place ? displs[me] : 0;
+  const std::int64_t own_count = in_place ? recvcounts[me] : sendcount;
+  const Layout own_layout = in_place ? *rl : *sl;
+  const HeldType own_type(in_place ? recvtype : sendtype, hold && send_staging != nullptr && !own_layout.dense);
+  const auto pack = [=] {
+    if (send_staging != nullptr)
+      libcomm_mpi::gather_elements(own, own_index, own_count, own_type.get(), own_layout, send_staging);
   };
-  const auto unpack = [=, rl = *rl] {
-    if (recv.staged) unpack_side(recv, recvbuf, recvcounts, displs, recvtype, rl);
+  const auto unpack = [recv] {
+    if (recv.staged) recv.unpack();
   };
   const std::vector<std::size_t> counts(recv.counts.begin(), recv.counts.end());
   return run_form(
