@@ -28,8 +28,8 @@ enum class ReduceOp;
 
 // Where a byte range lives. Const is the program's own read-only data
 // (StepProgram::constants), for what an algorithm sends besides the user's data (the moved
-// indices of paper 004's index motion). Shared is the node's shared-memory window (MPI-3,
-// MPI_Win_allocate_shared on the channel StepProgram::shared_channel): every member of that
+// indices of paper 004's index motion). Shared is the node's shared-memory window (a POSIX
+// shared-memory segment of the channel StepProgram::shared_channel): every member of that
 // channel addresses the same bytes at the same offsets, so one process writes what another
 // reads, ordered by messages between them (a node barrier). How paper 002's SA / RD / leader
 // aggregate on a node (s. 5) without intra-node messages.

@@ -1,5 +1,6 @@
 #include "libcomm/comm.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "libcomm/error.hpp"
@@ -67,7 +68,13 @@ detail::PlanState* Comm::cached_plan(const PlanKey& key) const {
 }
 
 void Comm::store_plan(const PlanKey& key, std::shared_ptr<detail::PlanState> plan) const {
-  if (cache_->plans.size() >= kMaxPlans) cache_->plans.clear();  // ever-changing sizes: start over
+  // Ever-changing sizes: the operation's plans start over. Only that operation's: an
+  // alltoallv key holds this rank's own displacements, so its count of plans differs between
+  // ranks, and its eviction must not drop another operation's plan on one rank only (that
+  // plan's rebuild may be collective: a shared window).
+  const auto same_op = [&](const auto& kept) { return kept.first.op == key.op; };
+  if (static_cast<std::size_t>(std::count_if(cache_->plans.begin(), cache_->plans.end(), same_op)) >= kMaxPlans)
+    std::erase_if(cache_->plans, same_op);
   cache_->plans.emplace_back(key, std::move(plan));
 }
 

@@ -97,7 +97,7 @@ class Driver {
     const Shape s = Op::shape(a, comm, o);
     validate(s, comm);
     const Algo asked = with_environment(requested);
-    const OpChoice c = asked != Algo::Auto ? resolve_requested(asked, s, o.allow_fallback) : auto_without_measuring(s, comm, false);
+    const OpChoice c = asked != Algo::Auto ? resolve_requested(asked, s, o.allow_fallback) : auto_for_request(s, comm);
     PlanKey key = Op::plan_key(c.algo, s);
     key.options = key.options * 64 + static_cast<std::uint64_t>(asked);  // the kept plan's reason is this request's
     Plan plan(request_plan(comm, key, Op::plan_shape(s), [&] { return Op::state(c, a, s, comm, Form::Nonblocking); }));
@@ -349,6 +349,18 @@ class Driver {
   // decision remembered on the Comm or an online winner, else the model's (or table's)
   // prediction; online keeps measuring at the next blocking call. `collective`: the call
   // may agree on statistics first (persistent plans are made collectively).
+  // Auto for a non-blocking call: as above, except that an algorithm of the node's shared
+  // window runs natively. Its plan cannot be kept between requests (request_plan: making
+  // one is collective, and only this rank knows whether its last request is done), so each
+  // call would make a segment of its own.
+  static OpChoice auto_for_request(const Shape& s, const Comm& comm) {
+    const OpChoice c = auto_without_measuring(s, comm, false);
+    if (!entry_of<Op>(c.algo).node_memory) return c;
+    static const std::string* const why = intern_reason(
+        "auto: native (a non-blocking call would make the shared window of its choice afresh every time)");
+    return OpChoice(Algo::Native, why);
+  }
+
   static OpChoice auto_without_measuring(Shape s, const Comm& comm, bool collective) {
     const AutoPolicy policy = auto_policy();
     const DecisionKey key = decision_key(s, policy);

@@ -5,7 +5,14 @@
 // communication step due by it has completed. In a SimGrid build the local copies are
 // charged by the copy model and skipped with a simulated payload (libcomm/sim.hpp,
 // libcomm/buffer.hpp), the reductions are charged as local work.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -180,9 +187,7 @@ bool post_stage(PlanState& s, const StepProgram& p, bool blocking) {
   s.next_step = end;
   // Orders this process's accesses to the shared window against the other members' (their
   // writes before the messages that ended the previous stage are visible now).
-#ifndef LIBCOMM_SIMGRID  // (SMPI's simulated processes are threads of one process; it lacks MPI_Win_sync)
-  if (s.window) check_mpi(MPI_Win_sync(s.window->win), "MPI_Win_sync");
-#endif
+  if (s.window) std::atomic_thread_fence(std::memory_order_seq_cst);
   const auto local = [](const Step& st) { return is_local(st.kind); };
   for (std::size_t k = first; k < end; ++k)
     if (local(p.steps[k]) && !p.steps[k].overlap) run_local(s, p, p.steps[k]);
@@ -455,27 +460,49 @@ void start(PlanState& s, const void* send, void* recv, std::byte* borrowed_scrat
 
 }  // namespace
 
-SharedWindow::SharedWindow(MPI_Comm comm, std::size_t bytes) {
+SharedWindow::SharedWindow(MPI_Comm comm, std::size_t bytes) : size(std::max<std::size_t>(2 * bytes, 1)) {
   int me = 0;
   check_mpi(MPI_Comm_rank(comm, &me), "MPI_Comm_rank");
-  void* mine = nullptr;
-  check_mpi(MPI_Win_allocate_shared(static_cast<MPI_Aint>(me == 0 ? 2 * bytes : 0), 1, MPI_INFO_NULL, comm, &mine,
-                                    &win),
-            "MPI_Win_allocate_shared");
-  MPI_Aint size = 0;
-  int unit = 1;
-  void* first = nullptr;
-  check_mpi(MPI_Win_shared_query(win, 0, &size, &unit, &first), "MPI_Win_shared_query");
-  base = static_cast<std::byte*>(first);
-  check_mpi(MPI_Win_lock_all(MPI_MODE_NOCHECK, win), "MPI_Win_lock_all");
+  // The channel's first member creates the segment; the others learn its name (and its
+  // errno, so that a failure is reported on every rank alike).
+  struct {
+    char name[48];
+    int error;
+  } made{};
+  if (me == 0) {
+    static std::atomic<unsigned> made_count{0};
+    std::snprintf(made.name, sizeof made.name, "/libcomm-%ld-%u", static_cast<long>(getpid()),
+                  made_count.fetch_add(1));
+    const int fd = shm_open(made.name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0 || ftruncate(fd, static_cast<off_t>(size)) != 0) made.error = errno;
+    if (fd >= 0) close(fd);
+    if (made.error != 0 && fd >= 0) shm_unlink(made.name);
+  }
+  check_mpi(MPI_Bcast(&made, static_cast<int>(sizeof made), MPI_BYTE, 0, comm), "MPI_Bcast");
+  int error = made.error;
+  if (error == 0) {
+    const int fd = shm_open(made.name, O_RDWR, 0);
+    void* at = fd < 0 ? MAP_FAILED : mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (at == MAP_FAILED) error = errno;
+    else base = static_cast<std::byte*>(at);
+    if (fd >= 0) close(fd);
+  }
+  // Every member has mapped it (or failed): the name can go, the memory stays until the
+  // last member unmaps it.
+  int worst = error;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  if (me == 0 && made.error == 0) shm_unlink(made.name);
+  if (worst != 0) {
+    if (base != nullptr) munmap(base, size);
+    base = nullptr;
+    throw Error("shared window: rank " + std::to_string(me) + " of the node: cannot " +
+                (made.error != 0 ? "create" : "map") + " a shared-memory segment of " + std::to_string(size) +
+                " bytes (/dev/shm): " + std::strerror(worst));
+  }
 }
 
 SharedWindow::~SharedWindow() {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (finalized || win == MPI_WIN_NULL) return;
-  MPI_Win_unlock_all(win);
-  MPI_Win_free(&win);
+  if (base != nullptr) munmap(base, size);
 }
 
 std::shared_ptr<PlanState> program_plan(const Comm& comm, StepProgram program, std::string reason,

@@ -18,12 +18,14 @@
 
 namespace libcomm::detail {
 
-// A node's shared-memory window (Area::Shared): MPI_Win_allocate_shared on the channel's
-// communicator, twice the program's shared_bytes (alternate runs use alternate halves),
-// all of it allocated by the channel's first member and seen by every member at `base`.
-// Kept locked (MPI_Win_lock_all) for its lifetime, so MPI_Win_sync may order its accesses.
+// A node's shared-memory window (Area::Shared): a POSIX shared-memory segment of twice the
+// program's shared_bytes (alternate runs use alternate halves), created by the channel's
+// first member and mapped by every member at `base`. Making it is collective over the
+// channel (every rank builds the plan at the same call); freeing it is local (munmap), so a
+// plan may die on each rank at its own time (a persistent request freed, a request plan
+// dropped) where an MPI window's collective MPI_Win_free would wait for the others.
 struct SharedWindow {
-  MPI_Win win = MPI_WIN_NULL;
+  std::size_t size = 0;
   std::byte* base = nullptr;
   SharedWindow(MPI_Comm comm, std::size_t bytes);
   SharedWindow(const SharedWindow&) = delete;
@@ -174,11 +176,14 @@ void run_cached(const Comm& comm, const PlanKey& key, std::span<const std::size_
 // The non-blocking calls: the plan kept in comm under `key` when no request holds it any
 // more, else a new one from `build` (own scratch), kept for the next call. A repeated
 // MPI_Ialltoall then costs no step-program build, as a repeated blocking call does not.
+// Whether the kept plan is idle is this rank's own state (another rank may still hold its
+// request), so a plan whose making is collective (a shared window) is made afresh at every
+// call, on every rank alike.
 template <class Build>
 std::shared_ptr<PlanState> request_plan(const Comm& comm, const PlanKey& key, std::span<const std::size_t> shape,
                                         Build&& build) {
   if (auto kept = comm.idle_request_plan(key);
-      kept && std::equal(shape.begin(), shape.end(), kept->shape.begin(), kept->shape.end()))
+      kept && !kept->window && std::equal(shape.begin(), shape.end(), kept->shape.begin(), kept->shape.end()))
     return kept;
   std::shared_ptr<PlanState> fresh = build();
   fresh->shape.assign(shape.begin(), shape.end());
