@@ -232,7 +232,9 @@ int Call::raise(int error_class, std::string_view what) const noexcept {
 void adopt_world() noexcept {
   const InsideWrapper inside;
   try {
-    if (comm_fallback_reason(MPI_COMM_WORLD) == nullptr) (void)Call("MPI_Init", MPI_COMM_WORLD).comm();
+    // (Its node map is the run's layout, which a learned tuning table is checked against.)
+    if (comm_fallback_reason(MPI_COMM_WORLD) == nullptr)
+      libcomm::note_run_layout(Call("MPI_Init", MPI_COMM_WORLD).comm());
   } catch (...) {
   }
 }

@@ -12,6 +12,14 @@
 // fastest. For alltoallv the size is the longest message (M_max) in bytes and `spread`
 // the ratio of the longest to the mean message of the measured counts. `topology=tree`
 // marks rows measured with a switch tree attached (attach_topology).
+//
+// A learned table (save_learned_tuning_table) also records what it was learned on, in
+// comment lines that the rows' parser skips (so any reader takes the rows as before):
+//   # learned-on ranks: 8                 MPI_COMM_WORLD's size
+//   # learned-on nodes: sizes=4,4         the node layout (NodeMap spec: sizes=... or map=...)
+//   # learned-on mpi: Open MPI v4.1.2, ...  the first line of MPI_Get_library_version
+// A table with such a record is used only in a run that matches it (see
+// active_tuning_table); a table without one (written by hand, or by tune) is used anywhere.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +31,7 @@
 #include <vector>
 
 #include "libcomm/comm.hpp"
+#include "libcomm/node_map.hpp"
 
 namespace libcomm {
 
@@ -47,6 +56,34 @@ struct TuningQuery {
   bool topology = false;
 };
 
+// What a learned table was learned on (its "# learned-on" lines), or what this run is.
+// An empty field (0 ranks, "" nodes or mpi) is not recorded, or not known yet.
+struct LearnedOn {
+  int ranks = 0;      // MPI_COMM_WORLD's size
+  std::string nodes;  // node_layout_spec of the run's layout
+  std::string mpi;    // the first line of MPI_Get_library_version
+  bool operator==(const LearnedOn&) const = default;
+};
+
+// A field of a learned table's record that differs from the run: "ranks", "nodes" or "mpi",
+// with the table's and the run's values.
+struct LearnedMismatch {
+  std::string field, table_value, run_value;
+};
+
+// The first field (mpi, then ranks, then nodes) recorded in `table` whose value differs
+// from `run`'s; a field empty on either side is not compared.
+std::optional<LearnedMismatch> learned_on_mismatch(const LearnedOn& table, const LearnedOn& run);
+// The record as the "# learned-on" lines of a table (empty fields are left out).
+std::string learned_on_text(const LearnedOn& on);
+// A node layout as the record holds it: "sizes=4,4" when every node is a run of consecutive
+// ranks in node order, else "map=0,1,0,1" (node ids renumbered in order of first rank). Two
+// layouts are the same exactly when their specs are.
+std::string node_layout_spec(const NodeMap& nodes);
+// The first line of MPI_Get_library_version (callable before MPI_Init), trailing blanks
+// removed; "" when the MPI library does not say.
+std::string mpi_library_version();
+
 struct TuningPick {
   std::string algo;    // an algorithm name of the operation
   std::string reason;  // "tuning table T line 12 (64 ranks, ppn 8, 1 KiB..4 KiB)"
@@ -55,7 +92,9 @@ struct TuningPick {
 class TuningTable {
  public:
   // Parses the text format. Errors are libcomm::Error naming `source` and the line:
-  // "flat64.tune:7: unknown alltoall algorithm 'fast'".
+  // "flat64.tune:7: unknown alltoall algorithm 'fast'". A "# learned-on" line with an
+  // unknown key, a repeated key or a bad value is an error too (a malformed record must not
+  // turn the check off), as is a nodes record without a ranks record or not covering it.
   static TuningTable parse(std::istream& in, const std::string& source);
   static TuningTable load(const std::string& path);  // Error if the file cannot be read
 
@@ -67,19 +106,45 @@ class TuningTable {
   std::optional<TuningPick> lookup(const TuningQuery& q) const;
   const std::string& source() const { return source_; }
   const std::vector<TuningRow>& rows() const { return rows_; }
+  // The record of a learned table; nullopt for a table without "# learned-on" lines.
+  const std::optional<LearnedOn>& learned_on() const { return learned_on_; }
 
  private:
   std::string source_;
   std::vector<TuningRow> rows_;
+  std::optional<LearnedOn> learned_on_;
 };
 
 // The table Auto uses: set_tuning_table's, else the file named by LIBCOMM_TUNING, else
 // inputs/tuning/<LIBCOMM_PLATFORM>.tune when LIBCOMM_PLATFORM is set (scripts/simulate.sh
 // sets it to the platform's name), else none (nullptr: every Auto uses its built-in
 // rule). Loaded once; a named file that cannot be read or parsed is an Error.
+//
+// A learned table (one with a "# learned-on" record) is checked against this run before
+// any decision uses it, and refused when a recorded field differs: then this returns
+// nullptr from then on, as if no table had been given, and one warning goes to stderr
+// (from MPI_COMM_WORLD's rank 0), naming the file, the field and both values. The MPI
+// library and the rank count (MPI_COMM_WORLD's size) are checked at the first call once MPI
+// is initialized; the node layout when it is known: from note_run_layout, else from the
+// first communicator spanning MPI_COMM_WORLD that a decision consults the table on
+// (tuning_table_for). Every input is the same on every rank, and the layout is taken at a
+// call every rank makes, so every rank accepts or refuses alike. Until its layout is
+// checked a learned table is returned here but used by no decision (tuning_table_for).
 std::shared_ptr<const TuningTable> active_tuning_table();
+// The active table as a decision on `comm` may use it: nullptr without a table, for a
+// refused learned table, and for a learned table whose node layout is not checked yet when
+// comm does not span MPI_COMM_WORLD (when it does, its node map is the run's layout and the
+// check is made now).
+std::shared_ptr<const TuningTable> tuning_table_for(const Comm& comm);
+// Tells the learned-table check the run's node layout: comm must span MPI_COMM_WORLD (an
+// Error otherwise). The drop-in calls it with MPI_COMM_WORLD's Comm at MPI_Init; a program
+// of its own may, before its first decision on a sub-communicator (else the layout comes
+// from the first decision on a communicator spanning MPI_COMM_WORLD). Every rank alike.
+void note_run_layout(const Comm& comm);
 // Replaces the active table (tests, programs that load their own); nullptr = no table.
-// Decisions Auto remembered under the previous table are not used again.
+// Decisions Auto remembered under the previous table are not used again. A learned table
+// set here is checked as one loaded from the environment (setting the active table again
+// keeps its check).
 void set_tuning_table(std::shared_ptr<const TuningTable> table);
 // Changes whenever the active table is replaced: the epoch Auto's remembered decisions
 // (Comm::remembered_decision) are stored under.
@@ -94,8 +159,19 @@ std::string tuning_directory();
 // learned winner of a row for exactly its shape without measuring again.
 std::string learned_tuning_table();
 // Collective over comm: every rank's learned rows, written by comm's rank 0 to `path`
-// (each row once). Error (on every rank) when the file cannot be written.
+// (each row once) under the record of what they were learned on: MPI_COMM_WORLD's size, the
+// MPI library, and comm's node layout when comm spans MPI_COMM_WORLD (a table saved over a
+// sub-communicator records no layout). Written as write_tuning_table_file does, so a reader
+// never sees half a table. Error (on every rank, with rank 0's reason) when the file cannot
+// be written; the file that was there is then left as it was.
 void save_learned_tuning_table(const std::string& path, const Comm& comm);
+
+// Writes `text` to `path` through a temporary file in the same directory (path + ".tmp."
+// + process id + "." + a counter, made with O_EXCL), flushed to disk and renamed over path:
+// a reader sees the old file or the new one, never part of one. When anything fails the
+// temporary is removed, path is left as it was, and the Error names path, the step and the
+// system's reason.
+void write_tuning_table_file(const std::string& path, const std::string& text);
 
 // The query fields every operation shares: ranks and ranks per node of comm, whether a
 // topology is attached.

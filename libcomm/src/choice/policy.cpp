@@ -82,11 +82,17 @@ std::optional<AutoAnswer> table_answer(const AutoQuestion& q, std::string& why_n
     why_not = "no communicator to look up";
     return std::nullopt;
   }
+  const auto table = tuning_table_for(*q.comm);
+  if (!table) {
+    // (a learned table not yet checked against this run's node layout: README, "Tuning")
+    why_not = active_tuning_table() ? "learned tuning table not checked yet" : "no tuning table";
+    return std::nullopt;
+  }
   TuningQuery tq = tuning_query(std::string(q.op), *q.comm, q.bytes);
   tq.spread = q.spread;
-  const auto pick = tuned_choice(tq);
+  const auto pick = table->lookup(tq);
   if (!pick) {
-    why_not = active_tuning_table() ? "no tuning table row" : "no tuning table";
+    why_not = "no tuning table row";
     return std::nullopt;
   }
   const Candidate* c = find_candidate(q, pick->algo);
@@ -98,8 +104,9 @@ std::optional<AutoAnswer> table_answer(const AutoQuestion& q, std::string& why_n
 }
 
 std::optional<AutoAnswer> exact_table_answer(const AutoQuestion& q) {
-  const auto table = active_tuning_table();
-  if (!table || q.comm == nullptr) return std::nullopt;
+  if (q.comm == nullptr) return std::nullopt;
+  const auto table = tuning_table_for(*q.comm);
+  if (!table) return std::nullopt;
   TuningQuery tq = tuning_query(std::string(q.op), *q.comm, q.bytes);
   tq.spread = q.spread;
   for (const TuningRow& r : table->rows()) {
@@ -281,30 +288,45 @@ void save_learned_tuning_table(const std::string& path, const Comm& comm) {
   detail::check_mpi(MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0,
                                 comm.internal()),
                     "MPI_Gatherv");
-  int ok = 1;
+  std::string failure;  // rank 0's, for every rank
   if (comm.rank() == 0) {
-    // Each row once (every rank 0 of a communicator learned its own), its comment with it.
-    const std::string header = detail::learned_rows_text({});
-    std::istringstream lines(all);
-    std::ostringstream out;
-    out << header;
-    std::vector<std::string> seen;
-    std::string comment;
-    for (std::string line; std::getline(lines, line);) {
-      if (header.find(line + "\n") != std::string::npos) continue;
-      if (line.rfind("#", 0) == 0) {
-        comment = line;
-      } else if (std::find(seen.begin(), seen.end(), line) == seen.end()) {
-        seen.push_back(line);
-        out << comment << "\n" << line << "\n";
+    try {
+      // What the rows were learned on, for the check of a later run that loads them
+      // (active_tuning_table): the run's rank count and MPI library, and the node layout
+      // when comm spans the run (a sub-communicator's layout is not the run's).
+      LearnedOn on;
+      on.mpi = mpi_library_version();
+      detail::check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &on.ranks), "MPI_Comm_size");
+      if (comm.size() == on.ranks) on.nodes = node_layout_spec(comm.nodes());
+      // Each row once (every rank 0 of a communicator learned its own), its comment with it.
+      const std::string header = detail::learned_rows_text({});
+      std::istringstream lines(all);
+      std::ostringstream out;
+      out << header << "# What it was learned on: a run of another rank count, node layout or MPI library\n"
+          << "# does not use it (README, \"Tuning\").\n"
+          << learned_on_text(on);
+      std::vector<std::string> seen;
+      std::string comment;
+      for (std::string line; std::getline(lines, line);) {
+        if (header.find(line + "\n") != std::string::npos) continue;
+        if (line.rfind("#", 0) == 0) {
+          comment = line;
+        } else if (std::find(seen.begin(), seen.end(), line) == seen.end()) {
+          seen.push_back(line);
+          out << comment << "\n" << line << "\n";
+        }
       }
+      write_tuning_table_file(path, out.str());
+    } catch (const std::exception& e) {  // (every rank must reach the broadcast below)
+      failure = e.what();
+      if (failure.empty()) failure = "cannot write '" + path + "'";
     }
-    std::ofstream file(path);
-    file << out.str();
-    ok = file ? 1 : 0;
   }
-  detail::check_mpi(MPI_Bcast(&ok, 1, MPI_INT, 0, comm.internal()), "MPI_Bcast");
-  require(ok != 0, "save_learned_tuning_table: cannot write '" + path + "'");
+  int failure_len = static_cast<int>(failure.size());
+  detail::check_mpi(MPI_Bcast(&failure_len, 1, MPI_INT, 0, comm.internal()), "MPI_Bcast");
+  failure.resize(static_cast<std::size_t>(failure_len));
+  detail::check_mpi(MPI_Bcast(failure.data(), failure_len, MPI_CHAR, 0, comm.internal()), "MPI_Bcast");
+  require(failure.empty(), "save_learned_tuning_table: " + failure);
 }
 
 }  // namespace libcomm

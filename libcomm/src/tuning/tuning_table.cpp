@@ -4,7 +4,9 @@
 #include <array>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -63,21 +65,146 @@ double log_distance(double a, double b) {
   return std::abs(std::log(a / b));
 }
 
+std::string trimmed(std::string_view s) {
+  const auto first = s.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return {};
+  const auto last = s.find_last_not_of(" \t\r\n");
+  return std::string(s.substr(first, last - first + 1));
+}
+
+// The "# learned-on KEY: VALUE" lines of a table, checked once the whole file is read (the
+// nodes record needs the ranks record, wherever it stands).
+struct RecordLines {
+  LearnedOn on;
+  bool any = false;
+  std::string nodes;  // as written
+  int nodes_line = 0, ranks_line = 0, mpi_line = 0;
+};
+
+constexpr std::string_view kRecordTag = "learned-on";
+
+// When `raw` is a record line, stores it in `rec` (Error on a malformed one) and returns true.
+bool parse_record_line(const std::string& raw, const std::string& where, int line_no,
+                       RecordLines& rec) {
+  const std::string line = trimmed(raw);
+  if (line.empty() || line[0] != '#') return false;
+  const std::string comment = trimmed(std::string_view(line).substr(1));
+  if (comment.rfind(kRecordTag, 0) != 0) return false;
+  const std::string rest = comment.substr(kRecordTag.size());
+  if (!rest.empty() && rest[0] != ' ' && rest[0] != '\t')
+    return false;  // "# learned-onward": a comment
+  const auto colon = rest.find(':');
+  if (colon == std::string::npos)
+    throw Error(where +
+                "a record line reads '# learned-on KEY: VALUE' (KEY ranks, nodes or mpi), got '" +
+                line + "'");
+  const std::string key = trimmed(std::string_view(rest).substr(0, colon));
+  const std::string value = trimmed(std::string_view(rest).substr(colon + 1));
+  auto once = [&](int& at) {
+    if (at != 0)
+      throw Error(where + "learned-on " + key + " is recorded twice (first on line " +
+                  std::to_string(at) + ")");
+    at = line_no;
+  };
+  if (key == "ranks") {
+    once(rec.ranks_line);
+    try {
+      rec.on.ranks = parse_positive(value);
+    } catch (const std::exception&) {
+      throw Error(where + "learned-on ranks must be a positive integer, got '" + value + "'");
+    }
+  } else if (key == "nodes") {
+    once(rec.nodes_line);
+    if (value.rfind("sizes=", 0) != 0 && value.rfind("map=", 0) != 0)
+      throw Error(where + "learned-on nodes must be a node layout 'sizes=...' or 'map=...', got '" +
+                  value + "'");
+    rec.nodes = value;
+  } else if (key == "mpi") {
+    once(rec.mpi_line);
+    if (value.empty()) throw Error(where + "learned-on mpi is empty");
+    rec.on.mpi = value;
+  } else {
+    throw Error(where + "unknown record 'learned-on " + key + "' (valid: ranks, nodes, mpi)");
+  }
+  rec.any = true;
+  return true;
+}
+
+// The record of a whole table, or nullopt when it has none.
+std::optional<LearnedOn> finish_record(RecordLines& rec, const std::string& source) {
+  if (!rec.any) return std::nullopt;
+  if (rec.nodes_line != 0) {
+    const std::string where = source + ":" + std::to_string(rec.nodes_line) + ": ";
+    if (rec.ranks_line == 0) throw Error(where + "learned-on nodes needs a learned-on ranks line");
+    try {
+      rec.on.nodes = node_layout_spec(NodeMap::from_spec(rec.nodes, rec.on.ranks));
+    } catch (const Error& e) {
+      throw Error(where + "learned-on nodes: " + e.what());
+    }
+  }
+  return rec.on;
+}
+
 }  // namespace
+
+std::string node_layout_spec(const NodeMap& nodes) {
+  const auto& node_of = nodes.node_of_rank();
+  if (node_of.empty()) return {};
+  const bool blocks = std::is_sorted(node_of.begin(), node_of.end());
+  std::string spec = blocks ? "sizes=" : "map=";
+  const std::vector<int> values = blocks ? nodes.node_sizes() : node_of;
+  for (std::size_t k = 0; k < values.size(); ++k)
+    spec += (k == 0 ? "" : ",") + std::to_string(values[k]);
+  return spec;
+}
+
+std::string mpi_library_version() {
+  static const std::string version = [] {
+    char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+    int len = 0;
+    if (MPI_Get_library_version(text, &len) != MPI_SUCCESS || len <= 0) return std::string();
+    // (Open MPI counts the terminating zero in len.)
+    const auto n = static_cast<std::size_t>(std::min(len, MPI_MAX_LIBRARY_VERSION_STRING));
+    const std::string_view v(text, ::strnlen(text, n));
+    return trimmed(v.substr(0, v.find('\n')));
+  }();
+  return version;
+}
+
+std::string learned_on_text(const LearnedOn& on) {
+  std::string text;
+  if (on.ranks > 0)
+    text += "# " + std::string(kRecordTag) + " ranks: " + std::to_string(on.ranks) + "\n";
+  if (!on.nodes.empty()) text += "# " + std::string(kRecordTag) + " nodes: " + on.nodes + "\n";
+  if (!on.mpi.empty()) text += "# " + std::string(kRecordTag) + " mpi: " + on.mpi + "\n";
+  return text;
+}
+
+std::optional<LearnedMismatch> learned_on_mismatch(const LearnedOn& table, const LearnedOn& run) {
+  if (!table.mpi.empty() && !run.mpi.empty() && table.mpi != run.mpi)
+    return LearnedMismatch{"mpi", table.mpi, run.mpi};
+  if (table.ranks > 0 && run.ranks > 0 && table.ranks != run.ranks)
+    return LearnedMismatch{"ranks", std::to_string(table.ranks), std::to_string(run.ranks)};
+  if (!table.nodes.empty() && !run.nodes.empty() && table.nodes != run.nodes)
+    return LearnedMismatch{"nodes", table.nodes, run.nodes};
+  return std::nullopt;
+}
 
 TuningTable TuningTable::parse(std::istream& in, const std::string& source) {
   TuningTable t;
   t.source_ = source;
   std::string raw;
   int line_no = 0;
+  RecordLines record;
   while (std::getline(in, raw)) {
     ++line_no;
+    const std::string where = source + ":" + std::to_string(line_no) + ": ";
+    if (parse_record_line(raw, where, line_no, record)) continue;
     const std::string text = raw.substr(0, raw.find('#'));
     std::istringstream fields(text);
     std::vector<std::string> f;
     for (std::string w; fields >> w;) f.push_back(w);
     if (f.empty()) continue;
-    const std::string where = source + ":" + std::to_string(line_no) + ": ";
     if (f.size() < 6)
       throw Error(where + "expected OP RANKS PPN FROM TO ALGORITHM, got " +
                   std::to_string(f.size()) + " field(s)");
@@ -138,6 +265,7 @@ TuningTable TuningTable::parse(std::istream& in, const std::string& source) {
                     row.op + " shape");
     t.rows_.push_back(std::move(row));
   }
+  t.learned_on_ = finish_record(record, source);
   return t;
 }
 
@@ -202,10 +330,96 @@ std::optional<TuningPick> TuningTable::lookup(const TuningQuery& q) const {
 }
 
 namespace {
+// The active table and the check of its record. g_mutex guards everything but the epoch.
 std::mutex g_mutex;
 bool g_loaded = false;
 std::shared_ptr<const TuningTable> g_table;
+bool g_record_checked = false;           // a learned g_table's mpi and ranks records match this run
+bool g_layout_checked = false;           // and its nodes record (or it has none)
+std::optional<std::string> g_run_nodes;  // note_run_layout's layout
 std::atomic<std::uint64_t> g_epoch{0};
+
+bool mpi_running() {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  return initialized != 0 && finalized == 0;
+}
+
+// Loads the environment's table at the first call (g_mutex held). A failed load is reported
+// once and leaves no table behind.
+void load_locked() {
+  if (g_loaded) return;
+  g_loaded = true;
+  g_record_checked = g_layout_checked = false;
+  const char* path = std::getenv("LIBCOMM_TUNING");
+  if (path != nullptr && *path != '\0') {
+    try {
+      g_table = std::make_shared<const TuningTable>(TuningTable::load(path));
+    } catch (const Error& e) {
+      throw Error(std::string("LIBCOMM_TUNING: ") + e.what());
+    }
+    return;
+  }
+  const char* platform = std::getenv("LIBCOMM_PLATFORM");
+  if (platform != nullptr && *platform != '\0') {
+    const std::string file = tuning_directory() + "/" + platform + ".tune";
+    if (std::ifstream(file)) g_table = std::make_shared<const TuningTable>(TuningTable::load(file));
+  }
+}
+
+// A learned g_table that does not match this run goes, with one warning from world rank 0.
+void refuse_locked(const LearnedMismatch& m) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) {
+    std::fprintf(stderr,
+                 "libcomm: warning: tuning table '%s' not used: it was learned with %s '%s', this "
+                 "run has %s '%s' "
+                 "(a learned table applies only to a run like the one it was learned on)\n",
+                 g_table->source().c_str(), m.field.c_str(), m.table_value.c_str(), m.field.c_str(),
+                 m.run_value.c_str());
+    std::fflush(stderr);
+  }
+  // (No new epoch: no decision used the table before it was checked, so none remembered
+  // under this one is stale. The epoch changes only with set_tuning_table, which every rank
+  // calls alike; a verdict is reached on one rank's first call that asks, not on every rank
+  // at once, so it must not drop remembered decisions.)
+  g_table = nullptr;
+}
+
+// Checks what can be checked of a learned g_table's record (g_mutex held): nothing before
+// MPI_Init; the MPI library and MPI_COMM_WORLD's size after; the node layout once known
+// (note_run_layout, or `comm` when it spans MPI_COMM_WORLD). Each input is the same on every
+// rank, so every rank comes to the same verdict.
+void check_locked(const Comm* comm) {
+  if (!g_table || !g_table->learned_on() || (g_record_checked && g_layout_checked) ||
+      !mpi_running())
+    return;
+  const LearnedOn& recorded = *g_table->learned_on();
+  LearnedOn run;
+  run.mpi = mpi_library_version();
+  MPI_Comm_size(MPI_COMM_WORLD, &run.ranks);
+  if (recorded.nodes.empty()) {
+    g_layout_checked = true;
+  } else if (g_run_nodes) {
+    run.nodes = *g_run_nodes;
+  } else if (comm != nullptr && comm->size() == run.ranks) {
+    run.nodes = node_layout_spec(comm->nodes());
+  }
+  if (const auto mismatch = learned_on_mismatch(recorded, run)) {
+    refuse_locked(*mismatch);
+    return;
+  }
+  g_record_checked = true;
+  if (!run.nodes.empty()) g_layout_checked = true;
+}
+
+// The table a decision may use (g_mutex held): none while a learned table is not checked.
+std::shared_ptr<const TuningTable> usable_locked() {
+  if (g_table && g_table->learned_on() && !(g_record_checked && g_layout_checked)) return nullptr;
+  return g_table;
+}
 }  // namespace
 
 std::string tuning_directory() {
@@ -216,28 +430,34 @@ std::string tuning_directory() {
 
 std::shared_ptr<const TuningTable> active_tuning_table() {
   std::lock_guard<std::mutex> lock(g_mutex);
-  if (g_loaded) return g_table;
-  g_loaded = true;  // a failed load is reported once and leaves no table behind
-  const char* path = std::getenv("LIBCOMM_TUNING");
-  if (path != nullptr && *path != '\0') {
-    try {
-      g_table = std::make_shared<const TuningTable>(TuningTable::load(path));
-    } catch (const Error& e) {
-      throw Error(std::string("LIBCOMM_TUNING: ") + e.what());
-    }
-    return g_table;
-  }
-  const char* platform = std::getenv("LIBCOMM_PLATFORM");
-  if (platform != nullptr && *platform != '\0') {
-    const std::string file = tuning_directory() + "/" + platform + ".tune";
-    if (std::ifstream(file)) g_table = std::make_shared<const TuningTable>(TuningTable::load(file));
-  }
+  load_locked();
+  check_locked(nullptr);
   return g_table;
+}
+
+std::shared_ptr<const TuningTable> tuning_table_for(const Comm& comm) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  load_locked();
+  check_locked(&comm);
+  return usable_locked();
+}
+
+void note_run_layout(const Comm& comm) {
+  int world = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  require(comm.size() == world,
+          "note_run_layout: the communicator has " + std::to_string(comm.size()) +
+              " ranks, MPI_COMM_WORLD " + std::to_string(world) +
+              ": the run's layout is that of a communicator spanning MPI_COMM_WORLD");
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_run_nodes = node_layout_spec(comm.nodes());
+  if (g_loaded) check_locked(nullptr);
 }
 
 void set_tuning_table(std::shared_ptr<const TuningTable> table) {
   std::lock_guard<std::mutex> lock(g_mutex);
   g_loaded = true;
+  if (table != g_table) g_record_checked = g_layout_checked = false;
   g_table = std::move(table);
   g_epoch.fetch_add(1, std::memory_order_acq_rel);
 }
@@ -296,7 +516,6 @@ std::vector<std::uint64_t> refinement_sizes(const std::vector<std::uint64_t>& si
   return out;
 }
 
-
 std::vector<TunedRange> tuned_ranges(const std::vector<std::uint64_t>& sizes,
                                      const std::vector<std::vector<double>>& times) {
   const std::size_t K = sizes.size(), A = times.size();
@@ -351,7 +570,13 @@ std::vector<TunedRange> tuned_ranges(const std::vector<std::uint64_t>& sizes,
 }
 
 std::optional<TuningPick> tuned_choice(const TuningQuery& q) {
-  const auto table = active_tuning_table();
+  std::shared_ptr<const TuningTable> table;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    load_locked();
+    check_locked(nullptr);
+    table = usable_locked();
+  }
   if (!table) return std::nullopt;
   return table->lookup(q);
 }
