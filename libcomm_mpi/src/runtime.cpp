@@ -76,9 +76,14 @@ struct LastComm {
 };
 __attribute__((tls_model("initial-exec"))) thread_local LastComm last_comm;
 
+// The attribute of a communicator whose ranks run with different settings
+// (libcomm::SettingsDiffer): every collective on it goes to the MPI library.
+char settings_differ_marker;
+void* const kSettingsDiffer = &settings_differ_marker;
+
 int delete_comm(MPI_Comm comm, int /*keyval*/, void* value, void* /*extra*/) {
   comm_generation.fetch_add(1, std::memory_order_acq_rel);
-  delete static_cast<libcomm::Comm*>(value);  // frees libcomm's private duplicate
+  if (value != kSettingsDiffer) delete static_cast<libcomm::Comm*>(value);  // frees libcomm's private duplicate
   std::lock_guard lock(cache().mutex);
   cache().comms.erase(comm);
   return MPI_SUCCESS;
@@ -100,7 +105,7 @@ int release_all(MPI_Comm /*self*/, int /*keyval*/, void* /*value*/, void* /*extr
     void* world = nullptr;
     int found = 0;
     PMPI_Comm_get_attr(MPI_COMM_WORLD, keyval, &world, &found);
-    if (found) {
+    if (found && world != kSettingsDiffer) {
       const InsideWrapper inside;
       try {
         libcomm::save_learned_tuning_table(path, *static_cast<const libcomm::Comm*>(world));
@@ -178,7 +183,7 @@ const libcomm::Comm* known_comm(MPI_Comm comm) {
   void* value = nullptr;
   int found = 0;
   PMPI_Comm_get_attr(comm, comm_keyval(), &value, &found);
-  if (!found) return nullptr;
+  if (!found || value == kSettingsDiffer) return nullptr;
   const auto* c = static_cast<const libcomm::Comm*>(value);
   last_comm = {comm, c, generation};
   return last_comm.libcomm;
@@ -192,6 +197,10 @@ const char* comm_fallback_reason(MPI_Comm comm) {
   int inter = 0;
   if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return "invalid communicator";
   if (inter) return "inter-communicator";
+  void* value = nullptr;
+  int found = 0;
+  PMPI_Comm_get_attr(comm, comm_keyval(), &value, &found);
+  if (found && value == kSettingsDiffer) return kSettingsDifferReason;
   return nullptr;
 }
 
@@ -201,11 +210,34 @@ const libcomm::Comm& Call::comm() const {
   void* value = nullptr;
   int found = 0;
   PMPI_Comm_get_attr(comm_, keyval, &value, &found);
+  if (found && value == kSettingsDiffer) throw RunsInMpi();
   if (found) return *static_cast<const libcomm::Comm*>(value);
   // LIBCOMM_NODES: which ranks share a node, for the hierarchical algorithms (a NodeMap
   // spec: shared, flat, ppn=4, ...). Default: ask MPI which ranks share memory.
   const char* nodes = std::getenv("LIBCOMM_NODES");
-  auto fresh = std::make_unique<libcomm::Comm>(comm_, nodes != nullptr && *nodes != '\0' ? nodes : "shared");
+  std::unique_ptr<libcomm::Comm> fresh;
+  try {
+    fresh = std::make_unique<libcomm::Comm>(comm_, nodes != nullptr && *nodes != '\0' ? nodes : "shared");
+  } catch (const libcomm::SettingsDiffer& e) {
+    // Every rank learnt it in the same collective: every rank marks the communicator, and
+    // rank 0 of the first such communicator says so (the settings are the process's: a
+    // later communicator would only repeat it). The program runs on, with the MPI
+    // library's collectives.
+    PMPI_Comm_set_attr(comm_, keyval, kSettingsDiffer);
+    {
+      std::lock_guard lock(cache().mutex);
+      cache().comms.insert(comm_);
+    }
+    static std::atomic<bool> warned{false};
+    int rank = 0;
+    PMPI_Comm_rank(comm_, &rank);
+    if (rank == 0 && !warned.exchange(true)) {
+      std::fprintf(stderr, "libcomm_mpi: warning: %s; every collective on this communicator runs in the MPI library\n",
+                   e.what());
+      std::fflush(stderr);
+    }
+    throw RunsInMpi();
+  }
   PMPI_Comm_set_attr(comm_, keyval, fresh.get());
   {
     std::lock_guard lock(cache().mutex);

@@ -102,8 +102,15 @@ void adopt_world() noexcept;
 const libcomm::Comm* known_comm(MPI_Comm comm);
 
 // Why a call on `comm` must go to the MPI library whatever its arguments (MPI not
-// initialized, MPI_COMM_NULL, an inter-communicator), or nullptr when libcomm may run it.
+// initialized, MPI_COMM_NULL, an inter-communicator, ranks with different settings), or
+// nullptr when libcomm may run it.
 const char* comm_fallback_reason(MPI_Comm comm);
+
+// Thrown by Call::comm() when the communicator's ranks run with different settings
+// (libcomm::SettingsDiffer, found when its state was made): the call goes to the MPI library.
+constexpr const char* kSettingsDifferReason =
+    "the ranks of this communicator run with different LIBCOMM_* settings or tuning/model files";
+struct RunsInMpi {};
 
 // Runs one intercepted collective: `pmpi` (the MPI library's collective) when
 // comm_fallback_reason says so, else `body(call)`. A libcomm::Error (bad arguments,
@@ -116,6 +123,8 @@ int intercept(std::string_view op, MPI_Comm comm, const Pmpi& pmpi, const Body& 
   try {
     if (const char* why = call.known() ? nullptr : comm_fallback_reason(comm)) return call.fallback(pmpi, why);
     return body(call);
+  } catch (const RunsInMpi&) {
+    return call.fallback(pmpi, kSettingsDifferReason);
   } catch (const libcomm::Error& e) {
     return call.raise(MPI_ERR_ARG, e.what());
   } catch (const std::bad_alloc&) {

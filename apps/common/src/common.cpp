@@ -127,6 +127,8 @@ libcomm::Comm world_comm(const std::string& nodes_spec) {
   libcomm::require(!nodes_spec.empty(), "--nodes: must not be empty (e.g. shared, flat, ppn=4)");
   try {
     return libcomm::Comm(MPI_COMM_WORLD, nodes_spec);
+  } catch (const libcomm::SettingsDiffer&) {
+    throw;  // (the environment's fault, not --nodes')
   } catch (const libcomm::Error& e) {
     throw libcomm::Error("--nodes: " + std::string(e.what()));
   }

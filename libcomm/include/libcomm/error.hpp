@@ -13,6 +13,15 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& what) : std::runtime_error(what) {}
 };
 
+// The ranks of a communicator run with different settings (LIBCOMM_* variables, tuning or
+// model files): thrown on every rank alike when libcomm makes its state for the
+// communicator (core/settings_check.cpp). The drop-in library runs the MPI library's own
+// collectives on such a communicator instead.
+class SettingsDiffer : public Error {
+ public:
+  explicit SettingsDiffer(const std::string& what) : Error(what) {}
+};
+
 // Throws Error("<where>: <what>") when cond is false.
 inline void require(bool cond, const std::string& what) {
   if (!cond) throw Error(what);

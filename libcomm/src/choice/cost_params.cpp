@@ -184,28 +184,31 @@ std::string cost_params_text(const CostParams& c) {
   return out.str();
 }
 
+CostModelFile cost_model_file() {
+  const char* path = std::getenv("LIBCOMM_MODEL");
+  if (path != nullptr && *path != '\0') return {path, true};
+  const char* platform = std::getenv("LIBCOMM_PLATFORM");
+  if (platform != nullptr && *platform != '\0') {
+    std::string file = tuning_directory() + "/" + platform + ".model";
+    if (std::ifstream(file)) return {std::move(file), false};
+  }
+  return {};
+}
+
 const CostParams& active_cost_params() {
   std::lock_guard lock(g_mutex);
   if (g_active) return *g_active;
-  const char* path = std::getenv("LIBCOMM_MODEL");
-  if (path != nullptr && *path != '\0') {
+  const CostModelFile file = cost_model_file();
+  if (file.named) {
     try {
-      g_active = load_cost_params(path);
+      g_active = load_cost_params(file.path);
     } catch (const Error& e) {
       g_active = CostParams{};  // (reported once; later calls use the defaults)
       throw Error(std::string("LIBCOMM_MODEL: ") + e.what());
     }
     return *g_active;
   }
-  const char* platform = std::getenv("LIBCOMM_PLATFORM");
-  if (platform != nullptr && *platform != '\0') {
-    const std::string file = tuning_directory() + "/" + platform + ".model";
-    if (std::ifstream(file)) {
-      g_active = load_cost_params(file);
-      return *g_active;
-    }
-  }
-  g_active = CostParams{};
+  g_active = file.path.empty() ? CostParams{} : load_cost_params(file.path);
   return *g_active;
 }
 

@@ -6,6 +6,7 @@
 #include "libcomm/error.hpp"
 #include "comm_cache.hpp"
 #include "plan_state.hpp"
+#include "settings_check.hpp"
 
 namespace libcomm {
 
@@ -43,6 +44,7 @@ Comm::Comm(MPI_Comm comm, std::string_view node_spec) : comm_(comm) {
   require(comm != MPI_COMM_NULL, "Comm: communicator is MPI_COMM_NULL");
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
+  detail::require_same_settings(comm_);  // (before anything is made that would leak on the throw)
   internal_ = duplicate(comm_);
   cache_ = std::make_shared<detail::CommCache>();
   nodes_ = (node_spec.empty() || node_spec == "shared") ? shared_memory_node_map(comm_)
@@ -57,6 +59,7 @@ Comm::Comm(MPI_Comm comm, NodeMap nodes) : comm_(comm), nodes_(std::move(nodes))
           "Comm: rank " + std::to_string(rank_) + ": node map covers " +
               std::to_string(nodes_.num_ranks()) + " ranks, communicator has " +
               std::to_string(size_));
+  detail::require_same_settings(comm_);
   internal_ = duplicate(comm_);
   cache_ = std::make_shared<detail::CommCache>();
 }

@@ -352,20 +352,17 @@ void load_locked() {
   if (g_loaded) return;
   g_loaded = true;
   g_record_checked = g_layout_checked = false;
-  const char* path = std::getenv("LIBCOMM_TUNING");
-  if (path != nullptr && *path != '\0') {
+  const TuningTableFile file = tuning_table_file();
+  if (file.named) {
     try {
-      g_table = std::make_shared<const TuningTable>(TuningTable::load(path));
+      g_table = std::make_shared<const TuningTable>(TuningTable::load(file.path));
     } catch (const Error& e) {
       throw Error(std::string("LIBCOMM_TUNING: ") + e.what());
     }
     return;
   }
-  const char* platform = std::getenv("LIBCOMM_PLATFORM");
-  if (platform != nullptr && *platform != '\0') {
-    const std::string file = tuning_directory() + "/" + platform + ".tune";
-    if (std::ifstream(file)) g_table = std::make_shared<const TuningTable>(TuningTable::load(file));
-  }
+  if (!file.path.empty())
+    g_table = std::make_shared<const TuningTable>(TuningTable::load(file.path));
 }
 
 // A learned g_table that does not match this run goes, with one warning from world rank 0.
@@ -426,6 +423,17 @@ std::string tuning_directory() {
   const char* dir = std::getenv("LIBCOMM_TUNING_DIR");
   if (dir != nullptr && *dir != '\0') return dir;
   return LIBCOMM_DEFAULT_TUNING_DIR;
+}
+
+TuningTableFile tuning_table_file() {
+  const char* path = std::getenv("LIBCOMM_TUNING");
+  if (path != nullptr && *path != '\0') return {path, true};
+  const char* platform = std::getenv("LIBCOMM_PLATFORM");
+  if (platform != nullptr && *platform != '\0') {
+    std::string file = tuning_directory() + "/" + platform + ".tune";
+    if (std::ifstream(file)) return {std::move(file), false};
+  }
+  return {};
 }
 
 std::shared_ptr<const TuningTable> active_tuning_table() {
