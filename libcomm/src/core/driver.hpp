@@ -97,7 +97,9 @@ class Driver {
     const Shape s = Op::shape(a, comm, o);
     validate(s, comm);
     const Algo asked = with_environment(requested);
-    const OpChoice c = asked != Algo::Auto ? resolve_requested(asked, s, o.allow_fallback) : auto_for_request(s, comm);
+    const OpChoice c = for_request(asked != Algo::Auto ? resolve_requested(asked, s, o.allow_fallback)
+                                                       : auto_without_measuring(s, comm, false),
+                                   asked, o.allow_fallback);
     PlanKey key = Op::plan_key(c.algo, s);
     key.options = key.options * 64 + static_cast<std::uint64_t>(asked);  // the kept plan's reason is this request's
     Plan plan(request_plan(comm, key, Op::plan_shape(s), [&] { return Op::state(c, a, s, comm, Form::Nonblocking); }));
@@ -349,16 +351,18 @@ class Driver {
   // decision remembered on the Comm or an online winner, else the model's (or table's)
   // prediction; online keeps measuring at the next blocking call. `collective`: the call
   // may agree on statistics first (persistent plans are made collectively).
-  // Auto for a non-blocking call: as above, except that an algorithm of the node's shared
-  // window runs natively. Its plan cannot be kept between requests (request_plan: making
-  // one is collective, and only this rank knows whether its last request is done), so each
-  // call would make a segment of its own.
-  static OpChoice auto_for_request(const Shape& s, const Comm& comm) {
-    const OpChoice c = auto_without_measuring(s, comm, false);
+  // What a non-blocking call runs of `c`: an algorithm of the node's shared window runs
+  // natively (docs/fallbacks.md). Making its plan is a blocking collective (the segment,
+  // the node's sub-communicators), and a rank blocked there while its peer first completes
+  // an earlier request, which needs this rank's progress, never returns (issue 38). The
+  // request form is the one form that must not block; blocking and persistent calls make
+  // such plans as before.
+  static OpChoice for_request(const OpChoice& c, Algo asked, bool allow_fallback) {
     if (!entry_of<Op>(c.algo).node_memory) return c;
-    static const std::string* const why = intern_reason(
-        "auto: native (a non-blocking call would make the shared window of its choice afresh every time)");
-    return OpChoice(Algo::Native, why);
+    const std::string what = std::string(Op::name) + ": " + std::string(name_of<Op>(c.algo)) +
+                             " makes its shared-memory plan collectively, which a non-blocking call must not";
+    if (asked != Algo::Auto && !allow_fallback) throw Error(what + " (fallback disabled)");
+    return OpChoice(Algo::Native, what + ": ran native instead");
   }
 
   static OpChoice auto_without_measuring(Shape s, const Comm& comm, bool collective) {

@@ -177,13 +177,13 @@ void run_cached(const Comm& comm, const PlanKey& key, std::span<const std::size_
 // more, else a new one from `build` (own scratch), kept for the next call. A repeated
 // MPI_Ialltoall then costs no step-program build, as a repeated blocking call does not.
 // Whether the kept plan is idle is this rank's own state (another rank may still hold its
-// request), so a plan whose making is collective (a shared window) is made afresh at every
-// call, on every rank alike.
+// request), so making a plan here must involve no other rank: the shared-window algorithms,
+// whose plans are made collectively, never reach here (Driver::for_request).
 template <class Build>
 std::shared_ptr<PlanState> request_plan(const Comm& comm, const PlanKey& key, std::span<const std::size_t> shape,
                                         Build&& build) {
   if (auto kept = comm.idle_request_plan(key);
-      kept && !kept->window && std::equal(shape.begin(), shape.end(), kept->shape.begin(), kept->shape.end()))
+      kept && std::equal(shape.begin(), shape.end(), kept->shape.begin(), kept->shape.end()))
     return kept;
   std::shared_ptr<PlanState> fresh = build();
   fresh->shape.assign(shape.begin(), shape.end());
