@@ -44,7 +44,9 @@ mpi_environment() {
 # so LeakSanitizer reports from inside the MPI library are suppressed by the file
 # tests/sanitizers/lsan.supp; leaks with a libcomm or test frame on the stack still fail.
 sanitizer_environment() {
-  export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
+  # detect_stack_use_after_return: a request that kept a pointer into its start call's frame
+  # (a count array, a datatype) reads a dead frame at completion; ASan sees it only so.
+  export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:detect_stack_use_after_return=1}"
   export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$LIBCOMM_ROOT/tests/sanitizers/lsan.supp:print_suppressions=0}"
   export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 }
