@@ -13,28 +13,81 @@
 # The table shows the median over rounds of each program's own median, so machine noise
 # hits all alike. The first preloaded runs' LIBCOMM_VERBOSE=1 logs are printed as well.
 #   scripts/reproduce/dropin.sh [--np N] [--rounds R] [--n GRID] [--out FILE]
-#     --np N       ranks (default 2)
-#     --rounds R   alternations (default 7)
+#   scripts/reproduce/dropin.sh --cost-only [--np "2 4"] [--rounds R] [--out FILE]
+#     --np N       ranks (default 2; with --cost-only a list, default "2 4")
+#     --rounds R   alternations (default 7; with --cost-only 11)
 #     --n GRID     fft3d cube edge (default 64)
-#     --out FILE   where the report goes as well (default docs/results/dropin_preload.txt)
+#     --out FILE   where the report goes as well (default docs/results/dropin_preload.txt;
+#                  with --cost-only docs/results/dropin_cost.txt)
+#     --cost-only  only what the preload costs a program: dropin_call_cost at 8 B, plain and
+#                  preloaded with the defaults, alternating at each rank count (the timed
+#                  calls come after 400 untimed ones: online has decided by then)
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
 cd "$LIBCOMM_ROOT"
-NP=2
-ROUNDS=7
+NP=
+ROUNDS=
 GRID=64
-OUT=docs/results/dropin_preload.txt
+OUT=
+COST_ONLY=0
 while (($#)); do
   case "$1" in
     --np) NP="$2"; shift 2 ;;
     --rounds) ROUNDS="$2"; shift 2 ;;
     --n) GRID="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --cost-only) COST_ONLY=1; shift ;;
+    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "dropin.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 mpi_environment
+if ((COST_ONLY)); then
+  NP=${NP:-2 4}
+  ROUNDS=${ROUNDS:-11}
+  OUT=${OUT:-docs/results/dropin_cost.txt}
+  LIB=build/libcomm_mpi/libcomm_mpi.so
+  COST=build/tests/dropin/dropin_call_cost
+  for f in "$LIB" "$COST"; do
+    [[ -e $f ]] || { echo "dropin.sh: $f missing; build the targets libcomm_mpi dropin_call_cost" >&2; exit 2; }
+  done
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  N=20000
+  LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+  for ((r = 0; r < ROUNDS; ++r)); do
+    for np in $NP; do
+      mpiexec -n "$np" "$COST" 8 "$N" >"$tmp/plain.$np.$r" 2>&1
+      mpiexec -n "$np" env LD_PRELOAD="$PWD/$LIB" "$COST" 8 "$N" >"$tmp/preload.$np.$r" 2>&1
+    done
+  done
+  median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+  cost_of() {  # cost_of <plain|preload> <np> <awk pattern>: median over rounds, ns
+    for ((r = 0; r < ROUNDS; ++r)); do awk "$3 {print \$(NF-3)}" "$tmp/$1.$2.$r"; done | median
+  }
+  {
+    echo "what the preload costs: dropin_call_cost, 8 B, $ROUNDS alternating rounds (plain, then preloaded with the"
+    echo "defaults), $(date -u +%Y-%m-%d) on $(nproc) cores (shared)"
+    echo "commands: mpiexec -n P [env LD_PRELOAD=$LIB] $COST 8 $N   (P: $NP)"
+    echo
+    printf '%-5s %-44s %10s %10s %7s\n' ranks "call (ns per call, median over rounds)" plain preload ratio
+    for np in $NP; do
+      for c in "MPI_Alltoall after online decided|/^MPI_Alltoall,/" "MPI_Ialltoall + MPI_Wait|/^MPI_Ialltoall/" \
+               "the program's own Irecv + Isend + Waitall|/Waitall/"; do
+        a=$(cost_of plain "$np" "${c#*|}")
+        b=$(cost_of preload "$np" "${c#*|}")
+        printf '%-5s %-44s %10.0f %10.0f %7.3f\n' "$np" "${c%%|*}" "$a" "$b" "$(echo "$b / $a" | bc -l)"
+      done
+      echo "      preloaded, rank 0 after the untimed calls: $(sed -n 's/^routes after the untimed calls: //p' "$tmp/preload.$np.0")"
+    done
+    echo "ratio = preloaded / plain (below 1: faster preloaded)"
+    echo "load average before: $LOAD_BEFORE, after: $(cut -d' ' -f1-3 /proc/loadavg)"
+  } | tee "$OUT"
+  exit 0
+fi
+NP=${NP:-2}
+ROUNDS=${ROUNDS:-7}
+OUT=${OUT:-docs/results/dropin_preload.txt}
 LIB=build/libcomm_mpi/libcomm_mpi.so
 FFT=build/apps/fft3d/fft3d
 BENCH=build/apps/commbench/commbench

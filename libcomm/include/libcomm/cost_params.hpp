@@ -113,13 +113,6 @@ double nonnegative_value(const std::string& where, const std::string& key, const
 // file that cannot be read is an Error.
 const CostParams& active_cost_params();
 void set_cost_params(const CostParams& c);
-// The file active_cost_params() reads: LIBCOMM_MODEL's (named: an unreadable one is an
-// Error), else the platform's model file where it exists, else none (empty path).
-struct CostModelFile {
-  std::string path;
-  bool named = false;
-};
-CostModelFile cost_model_file();
 
 // The node layout a formula sees: P, the number of nodes and the largest node's ranks.
 struct Layout {

@@ -151,13 +151,14 @@ void set_tuning_table(std::shared_ptr<const TuningTable> table);
 std::uint64_t tuning_table_epoch();
 // Where the default search looks (LIBCOMM_TUNING_DIR, else the source tree's inputs/tuning).
 std::string tuning_directory();
-// The file active_tuning_table() reads: LIBCOMM_TUNING's (named: an unreadable one is an
-// Error), else the platform's table where it exists, else none (empty path).
-struct TuningTableFile {
+// A file that steers auto: the one the variable `var` names (LIBCOMM_TUNING, LIBCOMM_MODEL;
+// `named`: one that cannot be read is an Error), else <tuning_directory()>/<LIBCOMM_PLATFORM>
+// + `extension` where that exists, else none (empty path).
+struct SettingsFile {
   std::string path;
   bool named = false;
 };
-TuningTableFile tuning_table_file();
+SettingsFile settings_file(const char* var, std::string_view extension);
 
 // What auto's online policy learned in this process (LIBCOMM_AUTO=online, the default):
 // one row per settled size class of every communicator this process is rank 0 of, as

@@ -184,21 +184,10 @@ std::string cost_params_text(const CostParams& c) {
   return out.str();
 }
 
-CostModelFile cost_model_file() {
-  const char* path = std::getenv("LIBCOMM_MODEL");
-  if (path != nullptr && *path != '\0') return {path, true};
-  const char* platform = std::getenv("LIBCOMM_PLATFORM");
-  if (platform != nullptr && *platform != '\0') {
-    std::string file = tuning_directory() + "/" + platform + ".model";
-    if (std::ifstream(file)) return {std::move(file), false};
-  }
-  return {};
-}
-
 const CostParams& active_cost_params() {
   std::lock_guard lock(g_mutex);
   if (g_active) return *g_active;
-  const CostModelFile file = cost_model_file();
+  const SettingsFile file = settings_file("LIBCOMM_MODEL", ".model");
   if (file.named) {
     try {
       g_active = load_cost_params(file.path);

@@ -88,8 +88,8 @@ std::vector<Setting> settings_of_this_rank() {
   for (const auto& kv : others) rest += (rest.empty() ? "" : " ") + kv;
   if (rest.empty()) rest = "(none)";
   all.push_back({"the other LIBCOMM_* variables", rest, rest});
-  all.push_back(file_setting("the tuning table", tuning_table_file().path));
-  all.push_back(file_setting("the cost model file", cost_model_file().path));
+  all.push_back(file_setting("the tuning table", settings_file("LIBCOMM_TUNING", ".tune").path));
+  all.push_back(file_setting("the cost model file", settings_file("LIBCOMM_MODEL", ".model").path));
   return all;
 }
 

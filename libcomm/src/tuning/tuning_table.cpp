@@ -352,7 +352,7 @@ void load_locked() {
   if (g_loaded) return;
   g_loaded = true;
   g_record_checked = g_layout_checked = false;
-  const TuningTableFile file = tuning_table_file();
+  const SettingsFile file = settings_file("LIBCOMM_TUNING", ".tune");
   if (file.named) {
     try {
       g_table = std::make_shared<const TuningTable>(TuningTable::load(file.path));
@@ -425,12 +425,12 @@ std::string tuning_directory() {
   return LIBCOMM_DEFAULT_TUNING_DIR;
 }
 
-TuningTableFile tuning_table_file() {
-  const char* path = std::getenv("LIBCOMM_TUNING");
+SettingsFile settings_file(const char* var, std::string_view extension) {
+  const char* path = std::getenv(var);
   if (path != nullptr && *path != '\0') return {path, true};
   const char* platform = std::getenv("LIBCOMM_PLATFORM");
   if (platform != nullptr && *platform != '\0') {
-    std::string file = tuning_directory() + "/" + platform + ".tune";
+    std::string file = tuning_directory() + "/" + platform + std::string(extension);
     if (std::ifstream(file)) return {std::move(file), false};
   }
   return {};
