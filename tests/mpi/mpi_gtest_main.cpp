@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "gtest_selected.hpp"
 #include "mpi_test.hpp"
 
 namespace mpitest {
@@ -56,6 +57,8 @@ void MpiTest::TearDown() {
 }  // namespace mpitest
 
 int main(int argc, char** argv) {
+  std::string program = argc > 0 ? argv[0] : "test";
+  program = program.substr(program.find_last_of('/') + 1);
   MPI_Init(&argc, &argv);
   ::testing::InitGoogleTest(&argc, argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &mpitest::g_rank);
@@ -69,6 +72,10 @@ int main(int argc, char** argv) {
   try {
     mpitest::g_world = std::make_unique<libcomm::Comm>(MPI_COMM_WORLD);
     failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
+    // A filter that matches nothing fails the run on every rank (each says so: the
+    // filter is the same everywhere, so every rank decides alike).
+    if (libcomm_test::no_test_selected(program + " [rank " + std::to_string(mpitest::g_rank) + "]"))
+      failed = 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "[rank %d] error outside a test: %s\n", mpitest::g_rank, e.what());
     std::fflush(stderr);
