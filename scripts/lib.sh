@@ -3,10 +3,14 @@
 
 LIBCOMM_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
-# Debian packages the Open MPI build, the apps and the tests need.
+# Debian packages the Open MPI build, the apps and the tests need: every package a test
+# uses is here (no test skips or changes its verdict for want of one). python3-mpi4py: the
+# drop-in's Python test runs /usr/bin/python3 through it; iproute2: the testbed test's
+# namespaces (ip, tc). (matplotlib is not: the result pages' text does not depend on it,
+# and only the reproduce scripts draw plots; they install python3-matplotlib themselves.)
 LIBCOMM_PACKAGES=(build-essential cmake pkg-config python3 gfortran openmpi-bin libopenmpi-dev
   libfftw3-dev libfftw3-mpi-dev libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libcli11-dev nlohmann-json3-dev)
+  libcli11-dev nlohmann-json3-dev python3-mpi4py iproute2)
 
 # The hardening step (scripts/hardening.sh): clang with libFuzzer's runtime and the
 # symbolizer that turns sanitizer reports into file:line.
@@ -31,6 +35,42 @@ ensure_packages() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
       "${missing[@]}" >/dev/null
   fi
+}
+
+# ctest_skipped JUNIT...: the tests that ctest reported as skipped (SKIP_RETURN_CODE,
+# SKIP_REGULAR_EXPRESSION) or disabled in these --output-junit files, one line each,
+# "  NAME: REASON" (the test's own SKIPPED line where it printed one). Missing files are
+# ignored; prints nothing when no test was skipped.
+ctest_skipped() {
+  python3 - "$@" <<'PY'
+import os
+import re
+import sys
+import xml.etree.ElementTree as ET
+
+for path in sys.argv[1:]:
+    if not os.path.exists(path):
+        continue
+    try:
+        cases = ET.parse(path).getroot().iter("testcase")
+    except ET.ParseError as e:
+        print(f"  ({path}: unreadable: {e})")
+        continue
+    for case in cases:
+        skipped = case.find("skipped")
+        if skipped is None and case.get("status") != "disabled":
+            continue
+        out = (case.findtext("system-out") or "").splitlines()
+        why = skipped.get("message", "") if skipped is not None else "disabled"
+        for i, line in enumerate(out):
+            if re.search(r": Skipped$", line) and i + 1 < len(out) and out[i + 1].strip():
+                why = out[i + 1].strip()  # GoogleTest: "file:line: Skipped", then the reason
+                break
+            if "SKIPPED" in line and not line.startswith("[  SKIPPED ]"):
+                why = line.strip()
+                break
+        print(f"  {case.get('name')}: {why}")
+PY
 }
 
 # Open MPI may run as root here (CI does) and with more ranks than cores (2-core machine).

@@ -8,11 +8,13 @@
 # Environment: BUILD_DIR (default build), LIBCOMM_LARGE_TESTS=ON to add the tests that
 # need ~10 GiB of memory (buffers beyond 2^31 bytes), LIBCOMM_HARDENING=ON/OFF to force,
 # LIBCOMM_TIMEOUT_FACTOR=N to multiply every test's timeout (a slow or busy machine).
+# At its end it lists the tests ctest skipped (exit 77 without root or network namespaces,
+# GTEST_SKIP): they did not pass, they did not run; a skip leaves the exit status 0.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$LIBCOMM_ROOT"
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 BUILD_DIR="${BUILD_DIR:-build}"
@@ -22,7 +24,28 @@ echo "== building in $BUILD_DIR"
 configure_and_build "$BUILD_DIR" -DLIBCOMM_LARGE_TESTS="${LIBCOMM_LARGE_TESTS:-OFF}"
 echo "== running tests"
 cd "$BUILD_DIR"
-ctest --output-on-failure --no-tests=error -j 2 "$@"
+# Every test's outcome in JUnit form, for the list of skipped tests printed at the end (on
+# every exit, failures included: the trap keeps the exit status).
+JUNIT="$PWD/ctest-junit.xml" HARDENING_JUNIT=""
+rm -f "$JUNIT"
+report_skipped() {
+  local status=$? skipped
+  skipped=$( {
+    ctest_skipped "$JUNIT"
+    [[ -z "$HARDENING_JUNIT" ]] ||
+      ctest_skipped "$HARDENING_JUNIT" | sed 's/$/ (sanitized build, scripts\/hardening.sh)/'
+  } 2>&1 || true)
+  if [[ -n "$skipped" ]]; then
+    echo "== SKIPPED, NOT PASSED: $(grep -c . <<<"$skipped") test(s) did not run here (ctest counts them" \
+      "apart from the passed ones; a skip alone leaves the exit status 0):"
+    echo "$skipped"
+  else
+    echo "== skipped tests: none"
+  fi
+  return "$status"
+}
+trap report_skipped EXIT
+ctest --output-on-failure --no-tests=error -j 2 --output-junit "$JUNIT" "$@"
 cd "$LIBCOMM_ROOT"
 if (($# == 0)); then
   # The SimGrid models: the packet-level one (ns-3) next to the fluid one, on 4 machines.
@@ -36,5 +59,9 @@ fi
 default_hardening=ON
 (($#)) && default_hardening=OFF
 if [[ "${LIBCOMM_HARDENING:-$default_hardening}" == ON ]]; then
+  # (its ctest run writes its JUnit file there: its skipped tests are listed too)
+  HARDENING_JUNIT="${HARDENING_BUILD_DIR:-build-hardening}/ctest-junit.xml"
+  [[ "$HARDENING_JUNIT" == /* ]] || HARDENING_JUNIT="$LIBCOMM_ROOT/$HARDENING_JUNIT"
+  rm -f "$HARDENING_JUNIT"
   scripts/hardening.sh
 fi

@@ -2,8 +2,9 @@
 # CTest: a real packet network of 3 machines on one switch (scripts/testbed.sh, issue 9),
 # 1 rank each: every rank runs on its own machine (rank i's host name is machine i's,
 # lcct-n<i>, three distinct names), a validated all-to-all goes through the emulated links
-# (the link report names a busiest direction). Exit 77 (SKIPPED) with the reason when this
-# machine cannot build network namespaces; the testbed is removed on every exit.
+# (the link report names a busiest direction). Exit 77 (ctest: SKIP_RETURN_CODE, reported as
+# skipped, not passed) with the reason when this machine cannot build network namespaces
+# (not root, or not allowed); the testbed is removed on every exit.
 #   star3_alltoall.sh BUILD_DIR
 set -uo pipefail
 BUILD="$1"
@@ -12,7 +13,10 @@ ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 TB=("$ROOT/scripts/testbed.sh" --prefix lcct --net 10.148)
 skip() { echo "SKIPPED: $*"; exit 77; }
 [[ $(id -u) -eq 0 ]] || skip "needs root for network namespaces (ip netns)"
-command -v ip >/dev/null && command -v tc >/dev/null || skip "no iproute2 (ip, tc)"
+# iproute2 is one of the packages scripts/test.sh installs (scripts/lib.sh): without it the
+# test fails, it is not skipped (a skip is for what this machine does not allow).
+command -v ip >/dev/null && command -v tc >/dev/null ||
+  { echo "FAIL: no ip or tc: install iproute2 (scripts/test.sh does)"; exit 1; }
 probe="lcct-probe$$"
 ip netns add "$probe" 2>/dev/null || skip "this machine does not allow network namespaces (ip netns add failed)"
 if ! ip -n "$probe" link add lcct-b type bridge 2>/dev/null ||
