@@ -35,12 +35,18 @@ def fmt_size(b):
 
 
 def plot(path, title, xlabel, ylabel, series, sizes, logy=True):
+    """Draws the PNG `path` where matplotlib is importable; without it says so on stderr and
+    draws nothing. The page links the plot either way: its text depends on the records alone
+    (tests/sim/contention_claims.sh compares it with the committed page on machines with and
+    without matplotlib)."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        return False
+        print(f"hierarchical_report.py: no matplotlib: {path} not drawn (the page links it all the same)",
+              file=sys.stderr)
+        return
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for name, ys in series.items():
         ax.plot(sizes, ys, marker="o", label=name)
@@ -55,7 +61,6 @@ def plot(path, title, xlabel, ylabel, series, sizes, logy=True):
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
-    return True
 
 
 def multicore(folder, out_dir, lines):
@@ -86,9 +91,9 @@ def multicore_one(path, out_dir, lines):
         lines.append(f"| {fmt_size(b)} | " + " | ".join(cells) + f" | {sa:+.0%} | {rd:+.0%} |")
     lines.append("")
     png = out_dir / f"hierarchical_64x8_np{rec['ranks']}.png"
-    if plot(png, f"all-to-all, {rec['ranks']} ranks of 64 x 8 (SimGrid)", "block size per destination (bytes)",
-            "time (simulated us)", {a: [t[(a, b)] * 1e6 for b in sizes] for a in algos}, sizes):
-        lines += [f"![64 x 8]({png.name})", ""]
+    plot(png, f"all-to-all, {rec['ranks']} ranks of 64 x 8 (SimGrid)", "block size per destination (bytes)",
+         "time (simulated us)", {a: [t[(a, b)] * 1e6 for b in sizes] for a in algos}, sizes)
+    lines += [f"![64 x 8]({png.name})", ""]
 
 
 def percent(x):
@@ -151,9 +156,9 @@ def uneven(folder, out_dir, lines):
         all_sizes = sizes
     lines.append("")
     png = out_dir / "hierarchical_uneven.png"
-    if plot(png, "clustered_factor vs linear, 6 x 4 (SimGrid)", "block size (bytes)",
-            "bandwidth gain over linear (%)", series, all_sizes, logy=False):
-        lines += [f"![uneven layouts]({png.name})", ""]
+    plot(png, "clustered_factor vs linear, 6 x 4 (SimGrid)", "block size (bytes)",
+         "bandwidth gain over linear (%)", series, all_sizes, logy=False)
+    lines += [f"![uneven layouts]({png.name})", ""]
 
 
 ALGO_ORDER = ["auto", "linear", "pairwise", "bruck", "leader", "send_aggregate", "recv_distribute",
@@ -593,9 +598,9 @@ def packet_main(folder, out):
             all_sizes = sizes
         lines.append("")
         png = out.parent / "hierarchical_packet_uneven.png"
-        if plot(png, "clustered_factor vs linear, 6 x 4 (ns-3 TCP)", "block size (bytes)",
-                "bandwidth gain over linear (%)", series, all_sizes, logy=False):
-            lines += [f"![uneven layouts on packets]({png.name})", ""]
+        plot(png, "clustered_factor vs linear, 6 x 4 (ns-3 TCP)", "block size (bytes)",
+             "bandwidth gain over linear (%)", series, all_sizes, logy=False)
+        lines += [f"![uneven layouts on packets]({png.name})", ""]
     if data:
         paper000_traces(data, lines)
     shapes = sorted({experiment_of(p.stem, "p002_") for p in folder.glob("p002_*.json") if "." not in p.stem})
@@ -628,9 +633,9 @@ def packet_main(folder, out):
                          f"**{'-' if g is None else f'{g:+.0%}'}** | {'-' if r is None else f'{r:+.0%}'} |")
         lines.append("")
         png = out.parent / f"hierarchical_packet_{shape}.png"
-        if plot(png, f"paper 002 on packets, {n} x {k} (ns-3 TCP)", "block size (bytes)", "time (ms)",
-                series, sizes):
-            lines += [f"![paper 002 on packets {shape}]({png.name})", ""]
+        plot(png, f"paper 002 on packets, {n} x {k} (ns-3 TCP)", "block size (bytes)", "time (ms)",
+             series, sizes)
+        lines += [f"![paper 002 on packets {shape}]({png.name})", ""]
     out.write_text("\n".join(lines) + "\n")
     return 0
 
