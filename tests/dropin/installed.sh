@@ -2,7 +2,8 @@
 # The drop-in library as a user installs it: `cmake --install` into a fresh prefix, then
 # checks that libcomm_mpi.so exports only the intercepted MPI functions (C and Fortran
 # entry points) and those of libcomm_mpi.h, needs no libmpi_cxx, finds libcomm.so through RUNPATH $ORIGIN, and that a
-# plain MPI program preloaded with it from there is intercepted and stays correct.
+# plain MPI program preloaded with it from there is intercepted and stays correct (PROGRAM:
+# tests/dropin/conformance.c, run with --quick).
 #   installed.sh BUILD_DIR PREFIX MPIEXEC PROGRAM [MPIEXEC_FLAGS...]
 set -eu
 build=$1 prefix=$2 mpiexec=$3 program=$4
