@@ -4,10 +4,10 @@
 mpi4py builds the count and displacement arrays of MPI_Iallgatherv / MPI_Ialltoallv itself
 and may free them before MPI_Wait (a crash of libcomm_mpi, issue 38). Every call here is
 checked against the values each rank must receive; the non-blocking ones are completed
-after other Python work has churned the heap. With --forced every call must report
-(libcomm_mpi_last_route, through ctypes) the algorithm its operation's LIBCOMM_<OP>
-variable names, which must be one of libcomm's own: a run where libcomm is bypassed (not
-preloaded, or native) fails.
+after other Python work has churned the heap. Every call must have been taken by the
+drop-in (libcomm_mpi_last_route, not "pmpi"); with --forced every call must report the
+algorithm its operation's LIBCOMM_<OP> variable names, which must be one of libcomm's own:
+a run where libcomm is bypassed (not preloaded, or native) fails.
 
   mpirun -n 3 env LD_PRELOAD=libcomm_mpi.so /usr/bin/python3 mpi4py_collectives.py [--forced]
 """
@@ -53,6 +53,10 @@ def main():
     def route(what, var):
         r = last_route()
         if not args.forced:
+            # The defaults: online runs native (through the drop-in's staging) until it has
+            # measured; the MPI library itself (pmpi) or no library at all is a failure.
+            if r == "pmpi" or r.startswith("("):
+                failures.append(f"rank {me}: {what}: ran '{r}': the drop-in did not take the call")
             return
         want = os.environ.get(var, "")
         if want in ("", "native", "auto"):
