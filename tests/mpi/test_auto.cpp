@@ -524,6 +524,56 @@ TEST_F(AutoOnline, AvoidsAnAlgorithmSlowedOnPurpose) {
   EXPECT_TRUE(same_on_every_rank(static_cast<int>(slowed.algo), second));
 }
 
+// alltoallv decides per call site and the size class its ranks agree on, again every 64
+// calls of the site: a site whose first 100 calls are small and whose next 100 are large
+// must not keep the small calls' winner where it loses on the large ones (here: slowed by
+// 10 ms a call there).
+TEST_F(AutoOnline, AlltoallvSiteDecidesAgainWhenItsSizesChange) {
+  DupComm dup;
+  const Comm comm(dup.comm);
+  const int p = comm.size();
+  if (p == 1) return;  // one rank runs native throughout (OneRankRunsNativeWithoutMeasuring)
+  std::string slow_but_direct;
+  for (const auto& info : alltoallv_algorithms())
+    if (info.name != "direct" && info.name != "auto")
+      slow_but_direct += (slow_but_direct.empty() ? "" : ",") + std::string("alltoallv:") + std::string(info.name) +
+                         ":0.005";
+  const auto run = [&](std::int64_t elements) {
+    std::vector<std::int64_t> c(static_cast<std::size_t>(p), elements), d(static_cast<std::size_t>(p));
+    for (int j = 0; j < p; ++j) d[static_cast<std::size_t>(j)] = j * elements;
+    std::vector<std::uint64_t> send(static_cast<std::size_t>(p * elements)), recv(send.size()), ref(send.size());
+    for (std::size_t k = 0; k < send.size(); ++k) send[k] = static_cast<std::uint64_t>(comm.rank()) << 32 | k;
+    const auto ran = alltoallv<std::uint64_t>(send, c, d, recv, c, d, comm, AlltoallvAlgo::Auto);
+    alltoallv<std::uint64_t>(send, c, d, ref, c, d, comm, AlltoallvAlgo::Native);
+    EXPECT_EQ(recv, ref) << ran.reason();
+    return ran;
+  };
+  detail::set_test_slowdown(slow_but_direct);
+  AlltoallvChoice small;
+  for (int k = 0; k < 100; ++k) small = run(1);  // 8 bytes a message
+  EXPECT_EQ(small.algo, AlltoallvAlgo::Direct) << small.reason();
+  detail::set_test_slowdown("alltoallv:direct:0.01");
+  AlltoallvChoice large;
+  for (int k = 0; k < 100; ++k) large = run(8192);  // 64 KiB a message
+  EXPECT_FALSE(large.measuring()) << large.reason();
+  EXPECT_NE(large.algo, AlltoallvAlgo::Direct) << "the small calls' winner kept: " << large.reason();
+  EXPECT_TRUE(same_on_every_rank(static_cast<int>(large.algo), comm));
+}
+
+// An alltoallv whose every count is zero on every rank (agreed at the site's first call)
+// runs direct at once, which sends nothing: no warm-up, no measuring, no further collective.
+TEST_F(AutoOnline, AlltoallvWithNothingToExchangeDecidesAtOnce) {
+  DupComm dup;
+  const Comm comm(dup.comm);
+  const std::vector<std::int64_t> zero(static_cast<std::size_t>(comm.size()), 0);
+  std::vector<std::byte> none(1);
+  for (int k = 0; k < 3; ++k) {
+    const auto c = alltoallv(none.data(), zero, zero, none.data(), zero, zero, comm, AlltoallvAlgo::Auto);
+    EXPECT_EQ(c.algo, AlltoallvAlgo::Direct) << c.reason();
+    EXPECT_FALSE(c.measuring()) << c.reason();
+  }
+}
+
 // Every rank measures a different favourite (rank r slows every algorithm but one of its
 // own): the one reduction still gives every rank the same winner, and the bytes are right.
 TEST_F(AutoOnline, RanksThatMeasureDifferentTimesStillRunOneAlgorithm) {

@@ -101,10 +101,11 @@ struct AlltoallvOptions {
   std::size_t element_bytes = 1;
   // When set, filled with this rank's per-stage figures.
   AlltoallvStats* stats = nullptr;
-  // Auto's decision is made once per site and remembered (the count statistics it needs
-  // cost one MPI_Allreduce, made at the site's first call only): calls with the same site
-  // share it, so give calls whose message sizes differ by much their own site (any number,
-  // the same on every rank; STAR-MPI's call site). Default: one decision per communicator.
+  // Auto decides per site and the size class of the longest message, which the ranks agree
+  // on (one MPI_Allreduce of the count statistics) at the site's first call and every 64
+  // calls after: calls with the same site share a decision until their agreed class
+  // changes; calls whose sizes alternate deserve sites of their own (any number, the same
+  // on every rank; STAR-MPI's call site). Default: one site per communicator.
   std::uint64_t site = 0;
 };
 
@@ -129,7 +130,7 @@ using AlltoallvChoice = Choice<AlltoallvAlgo>;
 // for Auto the decision remembered for the default site, else the policy's answer (the
 // table's row for P, ranks per node, the longest message and the spread; the model).
 // alltoallv() itself agrees on the statistics with one MPI_Allreduce at the first call of a
-// site (AlltoallvOptions::site) and none after it.
+// site (AlltoallvOptions::site) and every 64 calls after it.
 AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, const AlltoallvCountStats& counts,
                                  const Comm& comm);
 // The same rule with the documented fallback applied (mesh on P not a perfect square:

@@ -286,6 +286,13 @@ std::optional<Choice<AlltoallvAlgo>> AlltoallvOp::unmeasured_default(const Shape
                                "collective, the staged algorithms would first gather the count matrix)");
 }
 
+std::optional<Choice<AlltoallvAlgo>> AlltoallvOp::nothing_to_exchange(const Shape& s) {
+  if (!s.global || s.stats.max_bytes != 0) return std::nullopt;
+  static const std::string* const why =
+      intern_reason("auto: direct (every count on every rank is zero, as the ranks agreed: it sends nothing)");
+  return Choice<AlltoallvAlgo>(AlltoallvAlgo::Direct, why);
+}
+
 std::uint64_t AlltoallvOp::key_options(const Shape& s) {
   return (static_cast<std::uint64_t>(s.opts->element_bytes) * 4 + static_cast<std::uint64_t>(s.opts->mode)) * 2 +
          s.opts->allow_fallback;

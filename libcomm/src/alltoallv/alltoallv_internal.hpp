@@ -28,8 +28,9 @@ struct AlltoallvOp {
   static constexpr std::string_view name = "alltoallv";
   static constexpr std::string_view what = "alltoallv";
   static constexpr const char* env = "LIBCOMM_ALLTOALLV";
-  // The decision is per site (AlltoallvOptions::site), not per size: no rank knows the
-  // sizes of the others without a collective.
+  // The decision is per site (AlltoallvOptions::site) and the size class its ranks agreed
+  // on (Driver::site_class), not per call's size: no rank knows the sizes of the others
+  // without a collective.
   static constexpr bool kSizeClasses = false;
   struct Args {
     const void* send = nullptr;
@@ -53,6 +54,7 @@ struct AlltoallvOp {
   static void validate(const Shape& s, const Comm& comm);
   static void agree(Shape& s, const Comm& comm);
   static std::optional<Choice<Algo>> unmeasured_default(const Shape& s);
+  static std::optional<Choice<Algo>> nothing_to_exchange(const Shape& s);
   static std::uint64_t key_bytes(const Shape& s) { return s.opts->site; }
   static std::uint64_t key_options(const Shape& s);
   static std::uint64_t decision_bytes(const Shape& s) { return s.stats.max_bytes; }

@@ -31,6 +31,13 @@ struct CommCache {
   // The online policy's decisions, measured or being measured (kept apart from the memo
   // above, which may start over: a site's measurements must not).
   std::vector<std::pair<DecisionKey, std::shared_ptr<OnlineSite>>> online_sites;
+  // The size class each call site of an operation decided per site agreed on, and its calls
+  // (Driver::site_class).
+  struct SiteClass {
+    int size_class = -1;
+    std::uint64_t calls = 0;
+  };
+  std::vector<std::pair<std::uint64_t, SiteClass>> site_classes;
   std::vector<ByteBuffer> scratch;
   std::vector<std::size_t> shape;  // direct alltoallv: the key of this call's counts, reused
   std::shared_ptr<const Topology> topology;

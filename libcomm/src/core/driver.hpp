@@ -210,9 +210,36 @@ class Driver {
   static void validate(const Shape& s, const Comm& comm) {
     if constexpr (requires { Op::validate(s, comm); }) Op::validate(s, comm);
   }
-  static bool size_classes() {
+  static constexpr bool size_classes() {
     if constexpr (requires { Op::kSizeClasses; }) return Op::kSizeClasses;
     return true;
+  }
+
+  // An operation decided per call site (alltoallv: no rank knows the others' sizes without
+  // a collective) agrees on the site's size class at its first call and again every
+  // kSiteRecheck calls, every rank at the same call (the calls are collective), so that a
+  // site whose sizes change during the run decides anew for the new class. Returns the
+  // class (-1 before the site's first blocking or persistent call); `may_agree`: the call
+  // may make the collective (a non-blocking one uses the class last agreed).
+  static constexpr std::uint64_t kSiteRecheck = 64;
+  static int site_class(Shape& s, const Comm& comm, bool may_agree) {
+    if constexpr (size_classes()) {
+      return 0;
+    } else {
+      auto& classes = comm.cache().site_classes;
+      const std::uint64_t site = Op::key_bytes(s);
+      auto it = std::find_if(classes.begin(), classes.end(), [&](const auto& c) { return c.first == site; });
+      if (it == classes.end()) {
+        if (classes.size() >= kMaxOnlineSites) classes.clear();  // (every rank alike: the same calls)
+        it = classes.insert(classes.end(), {site, CommCache::SiteClass{}});
+      }
+      CommCache::SiteClass& c = it->second;
+      if (may_agree && c.calls++ % kSiteRecheck == 0) {
+        agree(s, comm);
+        c.size_class = size_class(Op::decision_bytes(s));
+      }
+      return c.size_class;
+    }
   }
 
   static void check(const Args& a, Shape& s, const Comm& comm, Algo algo, const Options& o, bool have_buffers) {
@@ -225,11 +252,12 @@ class Driver {
   }
 
   // What a decision is remembered under: online decides per size class.
-  static DecisionKey decision_key(const Shape& s, AutoPolicy policy) {
+  static DecisionKey decision_key(const Shape& s, AutoPolicy policy, int agreed_class) {
     const std::uint64_t bytes = Op::key_bytes(s);
     const bool by_class = policy == AutoPolicy::Online && size_classes();
     return {Op::name, by_class ? size_class_last(size_class(bytes)) : bytes, 1.0,
-            Op::key_options(s) * 4 + static_cast<std::uint64_t>(policy)};
+            (Op::key_options(s) * 4 + static_cast<std::uint64_t>(policy)) * 128 +
+                static_cast<std::uint64_t>(agreed_class + 1)};
   }
 
   static void remember(const Comm& comm, const DecisionKey& key, const OpChoice& c) {
@@ -274,12 +302,20 @@ class Driver {
 
   static OpChoice auto_blocking(const Args& a, Shape& s, const Comm& comm) {
     const AutoPolicy policy = auto_policy();
-    const DecisionKey key = decision_key(s, policy);
+    const DecisionKey key = decision_key(s, policy, site_class(s, comm, true));
     const std::uint64_t epoch = tuning_table_epoch();
     if (const auto hit = comm.remembered_decision(key, epoch)) {
       const OpChoice c(static_cast<Algo>(hit->algo), hit->reason);
       execute(c, a, s, comm);
       return c;
+    }
+    // Nothing to decide: what every rank has agreed leaves nothing to exchange.
+    if constexpr (requires { Op::nothing_to_exchange(s); }) {
+      if (const auto none = Op::nothing_to_exchange(s)) {
+        remember(comm, key, *none);
+        execute(*none, a, s, comm);
+        return *none;
+      }
     }
     if (policy != AutoPolicy::Online) {
       agree(s, comm);  // statistics every rank shares (one collective per decision, alltoallv only)
@@ -367,7 +403,7 @@ class Driver {
 
   static OpChoice auto_without_measuring(Shape s, const Comm& comm, bool collective) {
     const AutoPolicy policy = auto_policy();
-    const DecisionKey key = decision_key(s, policy);
+    const DecisionKey key = decision_key(s, policy, site_class(s, comm, collective));
     if (const auto hit = comm.remembered_decision(key, tuning_table_epoch()))
       return OpChoice(static_cast<Algo>(hit->algo), hit->reason);
     if (policy == AutoPolicy::Online)
