@@ -17,12 +17,14 @@ using libcomm::AlltoallAlgo;
 std::string g_inter = "auto";  // --inter
 std::string g_topology;        // --topology
 std::string g_intra = "shared";  // --intra
+std::string g_clustered_steps = "overlap";  // --clustered-steps
 
 class AlltoallOp : public Operation {
  public:
   AlltoallOp(const libcomm::Comm& comm, const Settings& s) : Operation("alltoall"), comm_(comm) {
     opts_.allow_fallback = !s.no_fallback;
     opts_.node_shared_memory = g_intra == "shared";
+    opts_.one_matching_per_step = g_clustered_steps == "one-matching";
     try {
       opts_.inter_node = libcomm::alltoall_algo_from_name(g_inter);
     } catch (const libcomm::Error& e) {
@@ -110,6 +112,13 @@ const Registrar registrar(
                       "shared (a shared-memory window, when the node's processes share memory) or "
                       "messages (the fallback)")
            ->check(CLI::IsMember({"shared", "messages"}))
+           ->capture_default_str();
+       app.add_option("--clustered-steps", g_clustered_steps,
+                      "alltoall: how clustered_factor and clustered_factor_fill run their steps: overlap (a "
+                      "process starts each step once its own partner is there, so several of a node's "
+                      "processes may talk to other nodes at once) or one-matching (one process of a node "
+                      "at a time talks to another node, in step order: paper 000's single-ported execution)")
+           ->check(CLI::IsMember({"overlap", "one-matching"}))
            ->capture_default_str();
      },
      make_operation<AlltoallOp>});

@@ -1,6 +1,7 @@
 // Hierarchical all-to-all (clustered_factor, clustered_factor_fill, leader, send_aggregate,
 // recv_distribute) on virtual node maps, byte-exact against the pattern and against
 // native. The node map comes from LIBCOMM_TEST_NODES (set per CTest registration).
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -28,7 +29,7 @@ const std::vector<AlltoallAlgo> kHierarchical = {
     AlltoallAlgo::SendAggregate, AlltoallAlgo::RecvDistribute};
 
 // Runs `algo` and checks every received block against the pattern and native's result.
-void check_exchange(AlltoallAlgo algo, std::size_t b, AlltoallAlgo inter) {
+void check_exchange(AlltoallAlgo algo, std::size_t b, AlltoallAlgo inter, bool one_matching = false) {
   const auto& comm = node_comm();
   const int p = comm.size(), me = comm.rank();
   const std::size_t total = b * static_cast<std::size_t>(p);
@@ -36,6 +37,7 @@ void check_exchange(AlltoallAlgo algo, std::size_t b, AlltoallAlgo inter) {
   for (int d = 0; d < p; ++d) apps::fill_pattern(send.data() + d * b, me, d, b);
   libcomm::AlltoallOptions opts;
   opts.inter_node = inter;
+  opts.one_matching_per_step = one_matching;
   libcomm::alltoall(send.data(), ref.data(), b, comm, AlltoallAlgo::Native, opts);
   const AlltoallAlgo ran = libcomm::alltoall(send.data(), recv.data(), b, comm, algo, opts);
   EXPECT_EQ(ran, algo);
@@ -51,6 +53,26 @@ class Hierarchical : public MpiTest {};
 TEST_F(Hierarchical, EveryAlgorithmEverySizeMatchesNative) {
   for (AlltoallAlgo algo : kHierarchical)
     for (std::size_t b : {0, 1, 7, 64, 1000, 5000}) check_exchange(algo, b, AlltoallAlgo::Auto);
+}
+
+TEST_F(Hierarchical, ClusteredFactorOneMatchingPerStepMatchesNative) {
+  // The node's port handed from process to process (blocking, and a plan run twice).
+  for (AlltoallAlgo algo : {AlltoallAlgo::ClusteredFactor, AlltoallAlgo::ClusteredFactorFill})
+    for (std::size_t b : {0, 1, 1000, 5000}) check_exchange(algo, b, AlltoallAlgo::Auto, true);
+  const auto& comm = node_comm();
+  const std::size_t b = 40, total = b * static_cast<std::size_t>(comm.size());
+  std::vector<std::byte> send(total), recv(total);
+  for (int d = 0; d < comm.size(); ++d) apps::fill_pattern(send.data() + d * b, comm.rank(), d, b);
+  libcomm::AlltoallOptions opts;
+  opts.one_matching_per_step = true;
+  auto plan = libcomm::plan_alltoall(comm, b, AlltoallAlgo::ClusteredFactor, opts);
+  for (int run = 0; run < 2; ++run) {
+    std::fill(recv.begin(), recv.end(), std::byte{0x5A});
+    plan.start(send.data(), recv.data());
+    plan.wait();
+    for (int s = 0; s < comm.size(); ++s)
+      EXPECT_EQ(apps::check_pattern(recv.data() + s * b, s, comm.rank(), b), b) << "run " << run << " from " << s;
+  }
 }
 
 TEST_F(Hierarchical, InterNodeStepTakesAnyRegularAlgorithm) {

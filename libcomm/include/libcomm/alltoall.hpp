@@ -63,6 +63,11 @@ struct AlltoallOptions {
   // processes of every node share memory (multicore.cpp); false sends intra-node messages
   // instead, the fallback used where memory is not shared (kept to compare the two).
   bool node_shared_memory = true;
+  // clustered_factor and clustered_factor_fill: run the steps as paper 000's single-ported
+  // machine executes them, at most one process of a node in an exchange with another node
+  // at a time, in step order (ClusteredFactorOptions::one_matching_per_step). Off, a
+  // process starts each step as soon as its own partner is there.
+  bool one_matching_per_step = false;
 };
 
 // True for the algorithms that use the Comm's NodeMap.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "libcomm/node_map.hpp"
+#include "libcomm/program.hpp"
 #include "libcomm/schedule.hpp"
 
 namespace libcomm {
@@ -40,10 +41,26 @@ struct ClusteredFactorOptions {
   // with itself". In every step of such a round, processes of the node that are idle
   // also send intra-node messages that later phases would otherwise send.
   bool intra_fill = false;
+  // How the steps run (the schedule is the same either way). Without it every process
+  // starts its next step as soon as its own partner is there, so several processes of a
+  // node can be in exchanges with other nodes at once (steps of different rounds overlap).
+  // With it the execution keeps the paper's machine model, "at most one processor per node
+  // can communicate with a processor on another node at a time": a node's exchanges with
+  // other nodes run one after the other in step order, each process handing the node's
+  // port to the next one with a zero-byte message inside the node once its exchange has
+  // completed. At every moment the exchanges between nodes in flight form a matching of
+  // the nodes. Steps inside a node (self-paired rounds) are not held back.
+  bool one_matching_per_step = false;
 };
 
 ClusteredFactorSchedule clustered_factor_schedule(const NodeMap& nodes,
                                                   const ClusteredFactorOptions& opts = {});
+
+// One rank's step program of the clustered factor algorithm: one stage per step it takes
+// part in (ScheduleRun::PerRound), and with `one_matching_per_step` the hand-overs of the
+// node's port before and after its steps with other nodes.
+StepProgram clustered_factor_program(const NodeMap& nodes, int rank, std::size_t block_bytes,
+                                     const ClusteredFactorOptions& opts = {});
 
 // Theorem 1's step count: the largest number of messages the processes of one node send,
 // self-messages included as in the paper's formulation: max_U size(U) * P. (Leaving the

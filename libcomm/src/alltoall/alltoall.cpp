@@ -101,7 +101,8 @@ AlltoallOp::Shape AlltoallOp::shape(const Args& a, const Comm& comm, const Optio
 }
 
 std::uint64_t AlltoallOp::key_options(const Shape& s) {
-  return static_cast<std::uint64_t>(s.opts->inter_node) * 4 + s.opts->allow_fallback * 2 + s.opts->node_shared_memory;
+  return static_cast<std::uint64_t>(s.opts->inter_node) * 8 + s.opts->one_matching_per_step * 4 +
+         s.opts->allow_fallback * 2 + s.opts->node_shared_memory;
 }
 
 ArgumentCheck AlltoallOp::argument_check(const Args& a, const Shape& s, const Comm& comm, Algo algo, const Options& o,
@@ -121,7 +122,8 @@ ArgumentCheck AlltoallOp::argument_check(const Args& a, const Shape& s, const Co
     if (sp < rp + n && rp < sp + n) c.local = "send and recv buffers overlap";
   }
   c.sizes = b;
-  c.mode = static_cast<std::uint64_t>(algo) * 1024 + static_cast<std::uint64_t>(o.inter_node);
+  c.mode = static_cast<std::uint64_t>(algo) * 2048 + static_cast<std::uint64_t>(o.inter_node) * 2 +
+           o.one_matching_per_step;
   return c;
 }
 
@@ -142,9 +144,13 @@ void AlltoallOp::check_agreement(const Args& a, const Comm& comm, const Options&
 
 PlanKey AlltoallOp::plan_key(Algo ran, const Shape& s) {
   // The paper 002 schemes' program depends on their inter-node algorithm and transport too.
+  // The clustered factor's program depends on how its steps run.
   const bool scheme = ran == Algo::Leader || ran == Algo::SendAggregate || ran == Algo::RecvDistribute;
+  const bool clustered = ran == Algo::ClusteredFactor || ran == Algo::ClusteredFactorFill;
   return PlanKey{"alltoall", static_cast<int>(ran), s.block,
-                 scheme ? static_cast<std::uint64_t>(s.opts->inter_node) * 2 + s.opts->node_shared_memory : 0};
+                 scheme      ? static_cast<std::uint64_t>(s.opts->inter_node) * 2 + s.opts->node_shared_memory
+                 : clustered ? static_cast<std::uint64_t>(s.opts->one_matching_per_step)
+                             : 0};
 }
 
 std::shared_ptr<PlanState> AlltoallOp::state(const Choice<Algo>& c, const Args&, const Shape& s, const Comm& comm,
@@ -163,7 +169,10 @@ std::shared_ptr<PlanState> AlltoallOp::state(const Choice<Algo>& c, const Args&,
                     "MPI_Ialltoall");
         };
       },
-      [&] { return build_alltoall_program(c.algo, s.p, comm.rank(), b, s.nodes, s.topology); }, !blocking);
+      [&] {
+        return build_alltoall_program(c.algo, s.p, comm.rank(), b, s.nodes, s.topology, s.opts->one_matching_per_step);
+      },
+      !blocking);
 }
 
 void AlltoallOp::native(const Args& a, const Shape& s, const Comm& comm) {
@@ -187,7 +196,7 @@ struct FlatShape {
 }  // namespace
 
 StepProgram build_alltoall_program(AlltoallAlgo a, int p, int rank, std::size_t b, const NodeMap* nodes,
-                                   const Topology* topology) {
+                                   const Topology* topology, bool one_matching_per_step) {
   switch (a) {
     case AlltoallAlgo::Bruck: return bruck_program(p, rank, b);
     case AlltoallAlgo::TreeScheduled:
@@ -195,9 +204,9 @@ StepProgram build_alltoall_program(AlltoallAlgo a, int p, int rank, std::size_t 
     case AlltoallAlgo::ClusteredFactor:
     case AlltoallAlgo::ClusteredFactorFill:
       if (nodes != nullptr) {
-        return schedule_program(
-            clustered_factor_schedule(*nodes, {.intra_fill = a == AlltoallAlgo::ClusteredFactorFill}).schedule,
-            rank, b, ScheduleRun::PerRound);
+        return clustered_factor_program(*nodes, rank, b,
+                                        {.intra_fill = a == AlltoallAlgo::ClusteredFactorFill,
+                                         .one_matching_per_step = one_matching_per_step});
       }
       [[fallthrough]];
     default: return schedule_program(alltoall_schedule(a, p), rank, b, schedule_run_of(a));

@@ -94,9 +94,11 @@ StepProgram bruck_program(int nprocs, int rank, std::size_t block_bytes);  // br
 StepProgram tree_scheduled_program(const Topology* topology, int nprocs, int rank,
                                    std::size_t block_bytes, AlltoallAlgo variant);
 // Any program-based algorithm (everything but native and the paper 002 schemes); `nodes`
-// for the clustered factor algorithm (null: one rank per node).
+// for the clustered factor algorithm (null: one rank per node), which runs its steps one
+// matching at a time with `one_matching_per_step` (AlltoallOptions).
 StepProgram build_alltoall_program(AlltoallAlgo a, int nprocs, int rank, std::size_t block_bytes,
-                                   const NodeMap* nodes, const Topology* topology);
+                                   const NodeMap* nodes, const Topology* topology,
+                                   bool one_matching_per_step = false);
 
 void native_alltoall(const std::byte* send, std::byte* recv, std::size_t block_bytes,
                      MPI_Comm comm);  // native.cpp

@@ -8,7 +8,8 @@
 // v of V: exchange m_uv and m_vu, or, when U = V, send m_uv only. Then done = current
 // and nodes of size done retire. All pairs of a round run their steps in parallel; a
 // round lasts as long as its longest pair. Node-level single port: in every step one
-// process per node talks to another node.
+// process per node talks to another node. clustered_factor_program runs the steps; with
+// one_matching_per_step a node's steps with other nodes also run one at a time.
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -141,6 +142,78 @@ ClusteredFactorSchedule clustered_factor_schedule(const NodeMap& nodes,
   }
   out.steps = static_cast<int>(out.schedule.rounds.size()) - (opts.copies_take_a_step ? 0 : 1);
   return out;
+}
+
+StepProgram clustered_factor_program(const NodeMap& nodes, int rank, std::size_t b,
+                                     const ClusteredFactorOptions& opts) {
+  const Schedule s = clustered_factor_schedule(nodes, opts).schedule;
+  if (!opts.one_matching_per_step) return schedule_program(s, rank, b, ScheduleRun::PerRound);
+  const int p = s.nprocs;
+  require(rank >= 0 && rank < p, "clustered_factor_program: rank " + std::to_string(rank) + " of P = " +
+                                     std::to_string(p) + " does not exist");
+  // holder[r]: the process of this rank's node in an exchange with another node in round r
+  // (-1: none). The schedule is single-ported per node, so there is at most one.
+  const int node = nodes.node_of(rank);
+  std::vector<int> holder(s.rounds.size(), -1);
+  for (std::size_t r = 0; r < s.rounds.size(); ++r)
+    for (const auto& t : s.rounds[r].transfers) {
+      if (nodes.node_of(t.src) == nodes.node_of(t.dst)) continue;
+      for (int q : {t.src, t.dst})
+        if (nodes.node_of(q) == node) {
+          require(holder[r] < 0 || holder[r] == q, "clustered_factor_program: round " + std::to_string(r) +
+                                                       " has two processes of node " + std::to_string(node) +
+                                                       " talking off-node");
+          holder[r] = q;
+        }
+    }
+  // The stages: for each round this rank takes part in, a stage that waits for the node's
+  // port when it takes it over from another process, then the round's messages; the hand-
+  // over to the next process goes out in the stage after them.
+  struct Stage {
+    int wait_from = -1, notify = -1;
+    std::size_t round = 0;
+    bool messages = false;
+  };
+  std::vector<Stage> stages;
+  int previous = -1;  // the node's last holder so far
+  for (std::size_t r = 0; r < s.rounds.size(); ++r) {
+    const bool takes_part = std::any_of(s.rounds[r].transfers.begin(), s.rounds[r].transfers.end(),
+                                        [&](const Transfer& t) { return t.src == rank || t.dst == rank; });
+    const int h = holder[r];
+    if (h >= 0 && h != rank && previous == rank) {
+      // This rank hands the port on after its last exchange (the stage after it).
+      stages.push_back({.notify = h, .round = r});
+    }
+    if (takes_part) {
+      if (h == rank && previous >= 0 && previous != rank) stages.push_back({.wait_from = previous, .round = r});
+      stages.push_back({.round = r, .messages = true});
+    }
+    if (h >= 0) previous = h;
+  }
+  const auto last = static_cast<std::uint32_t>(stages.empty() ? 0 : stages.size() - 1);
+  ProgramBuilder out(s.name, rank, p);
+  const std::size_t n = static_cast<std::size_t>(p) * b;
+  out.set_extents(n, n);
+  const auto block = [&](Area a, int k) { return ByteRange{a, static_cast<std::size_t>(k) * b, b}; };
+  bool copied = false;
+  for (std::uint32_t k = 0; k < stages.size(); ++k) {
+    const Stage& st = stages[k];
+    if (st.wait_from >= 0) out.recv(k, st.wait_from, {Area::Recv, 0, 0}, k, TagKind::Sync);
+    if (st.notify >= 0) out.send(k, st.notify, {Area::Send, 0, 0}, last, TagKind::Sync);
+    if (!st.messages) continue;
+    for (const auto& t : s.rounds[st.round].transfers) {
+      if (t.src == t.dst) continue;
+      if (t.src == rank)
+        out.send(k, t.dst, block(Area::Send, t.dst), k);
+      else if (t.dst == rank)
+        out.recv(k, t.src, block(Area::Recv, t.src), k);
+    }
+    // The rank's own block is a local copy alongside its first messages, whichever round
+    // the schedule lists it in (as schedule_program places it).
+    if (!copied) out.copy(k, block(Area::Send, rank), block(Area::Recv, rank), true);
+    copied = true;
+  }
+  return std::move(out).program();
 }
 
 VerifyResult verify_node_single_port(const Schedule& s, const NodeMap& nodes) {
