@@ -25,6 +25,13 @@
 #                      default: a 100-packet FIFO behind an FQ-CoDel queue disc of 10240
 #                      packets (256: the switches of paper 003's experiments as far as the
 #                      binding can show them, docs/results/ethernet_packet.md)
+#     --tcp-log FILE   packet model: FILE gets a line per TCP retransmission, from ns-3's own
+#                      log of its sockets: a retransmission timeout that fired and resent
+#                      (rto), a connection request sent again after its timeout (syn), a data
+#                      segment sent again for any reason (segment), each with its simulated
+#                      time and node, and the connections and segments sent in all
+#                      (scripts/tcp_log.py; `tcp_log.py count FILE --trace DIR` counts them
+#                      per run of a stage trace). The log costs the simulation 2-3x its time
 #     --cfg N:V        any further SimGrid setting (e.g. smpi/alltoall:pair)
 #     --verbose        keep SimGrid's informational log
 #   PROGRAM is an app name (commbench, fft3d, ...) built in build-sim/, or a path.
@@ -42,6 +49,7 @@ HOSTFILE_IN=""
 NETWORK=fluid
 TCP_BUFFER=64M
 QUEUE=""
+TCP_LOG=""
 CFG=()
 while (($#)); do
   case "$1" in
@@ -56,7 +64,8 @@ while (($#)); do
     --network) NETWORK="$2"; shift 2 ;;
     --tcp-buffer) TCP_BUFFER="$2"; shift 2 ;;
     --queue) QUEUE="$2"; shift 2 ;;
-    -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --tcp-log) TCP_LOG="$2"; shift 2 ;;
+    -h|--help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; break ;;
     -*) echo "simulate.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) break ;;
@@ -79,6 +88,10 @@ print(n if 0 < n < 2**32 else "")' "$TCP_BUFFER")
   { echo "simulate.sh: --queue must be a number of packets of at least 2, got '$QUEUE'" >&2; exit 2; }
 [[ -z "$QUEUE" || "$NETWORK" == packet ]] ||
   { echo "simulate.sh: --queue needs --network packet (the fluid model has no queues)" >&2; exit 2; }
+[[ -z "$TCP_LOG" || "$NETWORK" == packet ]] ||
+  { echo "simulate.sh: --tcp-log needs --network packet (the fluid model has no TCP)" >&2; exit 2; }
+[[ -z "$TCP_LOG" ]] || : >"$TCP_LOG" ||
+  { echo "simulate.sh: --tcp-log: cannot write '$TCP_LOG'" >&2; exit 2; }
 [[ -z "$HOSTFILE_IN" || -f "$HOSTFILE_IN" ]] || { echo "simulate.sh: no host file '$HOSTFILE_IN'" >&2; exit 2; }
 
 SIM_BUILD="${SIM_BUILD_DIR:-$LIBCOMM_ROOT/build-sim}"
@@ -169,6 +182,14 @@ if [[ "$NETWORK" == packet ]]; then
   #   so a link end holds N packets and drops the rest.
   [[ -n "$QUEUE" ]] && ATTRS+=";ns3::DropTailQueue<Packet>::MaxSize=$((QUEUE - 1))p;ns3::FqCoDelQueueDisc::MaxSize=1p"
   export NS_ATTRIBUTE_DEFAULT="$ATTRS${NS_ATTRIBUTE_DEFAULT:+;$NS_ATTRIBUTE_DEFAULT}"
+  # --tcp-log: ns-3's log of its TCP sockets (debug: every data segment sent and every
+  # timeout that resent one; TcpL4Protocol's functions: every packet with its header, so a
+  # repeated connection request shows), read by tcp_log.py on the way out. stdbuf buffers
+  # stderr: unbuffered, every piece of a log line was a write of its own (2x the time).
+  if [[ -n "$TCP_LOG" ]]; then
+    LOG_SPEC="TcpSocketBase=debug|prefix_time|prefix_node|prefix_func:TcpL4Protocol=function|prefix_time|prefix_node"
+    export NS_LOG="$LOG_SPEC${NS_LOG:+:$NS_LOG}"
+  fi
 fi
 [[ -n "$SPEED" ]] && OPTS+=("--cfg=smpi/host-speed:$SPEED") ||
   OPTS+=(--cfg=smpi/simulate-computation:no)
@@ -187,8 +208,15 @@ fi
 ERRLOG=$(mktemp /tmp/libcomm-ns3.XXXXXX)
 trap 'rm -f "$HOSTFILE" "$ERRLOG"' EXIT
 set +e
-{ smpirun -np "$NP" -platform "$PLATFORM" -hostfile "$HOSTFILE" "${OPTS[@]}" "${CFG[@]}" \
-    "$PROGRAM" "$@" 2>&1 1>&3 3>&- | tee "$ERRLOG" >&2; } 3>&1  # stderr through tee, stdout as is
+if [[ -n "$TCP_LOG" ]]; then
+  # stderr through the log's reader, which keeps the retransmissions and passes on the rest
+  { stdbuf -e 1M smpirun -np "$NP" -platform "$PLATFORM" -hostfile "$HOSTFILE" "${OPTS[@]}" "${CFG[@]}" \
+      "$PROGRAM" "$@" 2>&1 1>&3 3>&- | python3 "$LIBCOMM_ROOT/scripts/tcp_log.py" filter "$TCP_LOG" |
+      tee "$ERRLOG" >&2; } 3>&1
+else
+  { smpirun -np "$NP" -platform "$PLATFORM" -hostfile "$HOSTFILE" "${OPTS[@]}" "${CFG[@]}" \
+      "$PROGRAM" "$@" 2>&1 1>&3 3>&- | tee "$ERRLOG" >&2; } 3>&1  # stderr through tee, stdout as is
+fi
 rc=${PIPESTATUS[0]}
 if grep -q "Deadlock detected" "$ERRLOG"; then
   # SimGrid reports it and still exits 0: a run that never finished must not pass.

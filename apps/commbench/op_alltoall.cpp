@@ -70,8 +70,14 @@ class AlltoallOp : public Operation {
   }
 
   std::string note(const std::string& algo, std::size_t block) const override {
-    return choice_note(algo, block, libcomm::alltoall_algo_from_name,
-                       [this](libcomm::AlltoallAlgo a, std::size_t b) { return libcomm::choose_alltoall(a, b, comm_, opts_); });
+    std::string n = choice_note(algo, block, libcomm::alltoall_algo_from_name, [this](libcomm::AlltoallAlgo a, std::size_t b) {
+      return libcomm::choose_alltoall(a, b, comm_, opts_);
+    });
+    // The record says how the clustered factor ran its steps.
+    const auto a = libcomm::alltoall_algo_from_name(parse_timed(algo).algo);
+    if (opts_.one_matching_per_step && (a == AlltoallAlgo::ClusteredFactor || a == AlltoallAlgo::ClusteredFactorFill))
+      n += std::string(n.empty() ? "" : "; ") + algo + ": one matching per step (--clustered-steps one-matching)";
+    return n;
   }
 
   long long check(const std::string& algo) override {

@@ -28,6 +28,9 @@
 #     --trace    packet: trace every simulation's stages (LIBCOMM_TRACE_STAGES) and keep, per
 #                algorithm, where its first repetition of each size spent its time on the
 #                busiest link (stage_trace_report.py: <record>.trace.json)
+#     --tcp-log  packet, implies --trace: log every simulation's TCP retransmissions from
+#                ns-3's own log (simulate.sh --tcp-log) and keep them counted per repetition
+#                (scripts/tcp_log.py: <record>.tcp.json); costs 2-3x the simulation's time
 #     --report-only  write docs/results/ethernet_packet.md (or ethernet.md) and the plots
 #                from the committed records alone, without simulating
 set -euo pipefail
@@ -40,6 +43,7 @@ NETWORK=fluid
 PROGRESS=()
 QUEUE=""
 TRACE=0
+TCPLOG=0
 REPORT_ONLY=0
 SIZES="8K,16K,32K,64K,128K,256K"
 TOPOS="fig5a fig5b fig5c"
@@ -55,8 +59,9 @@ while (($#)); do
     --algos) PACKET_ALGOS="$2"; shift 2 ;;
     --queue) QUEUE="$2"; shift 2 ;;
     --trace) TRACE=1; shift ;;
+    --tcp-log) TRACE=1 TCPLOG=1; shift ;;
     --report-only) REPORT_ONLY=1; shift ;;
-    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ethernet.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -132,6 +137,7 @@ for t in $TOPOS; do
     if ((TRACE)) && [[ "$name" != *_p2p ]]; then
       trace="$OUT/traces/$name"
       rm -rf "$trace" && mkdir -p "$trace"
+      ((TCPLOG)) && smpi+=(--tcp-log "$OUT/$name.tcp.log")
     fi
     if ! LIBCOMM_TRACE_STAGES="$trace" SIM_BUILD_DIR="$BUILD" SIM_REBUILD=0 scripts/simulate.sh \
         --network "$NETWORK" -np "$n" --platform "$plat" --hostfile "$hf" "${smpi[@]}" -- \
@@ -153,6 +159,10 @@ for i, size in enumerate(sizes.split(",")):
 json.dump(rows, open(out, "w"), indent=1)
 subprocess.run(["rm", "-f", out + ".tmp"])
 PY
+      if ((TCPLOG)); then
+        python3 scripts/tcp_log.py count "$OUT/$name.tcp.log" --trace "$trace" --json "$OUT/$name.tcp.json" ||
+          status=1
+      fi
     fi
     echo "   $name: $((SECONDS - start)) s of wall time" | tee -a "$OUT/wall_times.txt"
     grep -E "validation" "$OUT/$name.log" || true

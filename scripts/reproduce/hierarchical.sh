@@ -22,7 +22,11 @@
 #     --resume  packet: keep the records of a stopped run (an algorithm whose record exists
 #               is not run again)
 # P000_ALGOS=a,b,... (packet) runs only those of paper 000's algorithms (default linear,
-# clustered_factor, clustered_factor_fill, native)
+# ring, clustered_factor, clustered_factor_fill, clustered_factor_one_matching, native);
+# X_one_matching is algorithm X run with --clustered-steps one-matching (one exchange
+# between nodes per node at a time, in step order: the paper's single-ported execution),
+# its record named so. `ring` is MPICH 1.2.5's MPI_Alltoall (every receive and send posted at
+# once, rank i sending to i+1, i+2, ...), `linear` the same in the order 0, 1, ....
 #     --report-only    rewrite the page (hierarchical_tables.md, or with --network packet
 #               hierarchical_packet.md) and its plots from the committed records alone
 # Paper 000's runs trace their stages (LIBCOMM_TRACE_STAGES): every record
@@ -30,7 +34,9 @@
 # uneven_<layout>.trace.json), where each node's processes spent the first repetition of
 # each size (scripts/reproduce/hierarchical_traces.py). The fluid run also replays those
 # step programs on single-ported nodes, the paper's machine model, which neither SimGrid
-# model has (hierarchical_single_port.py): uneven_<layout>.single_port.json.
+# model has (hierarchical_single_port.py): uneven_<layout>.single_port.json. The clustered
+# factor with one matching per step runs (and is traced and replayed) on its own:
+# uneven_<layout>.one_matching.json, .one_matching.trace.json, .one_matching.single_port.json.
 # A full run writes docs/results/hierarchical_tables.md, its PNG plots and a copy of the
 # JSON records in docs/results/hierarchical/; --quick writes its tables into --out only.
 set -euo pipefail
@@ -71,7 +77,8 @@ if ((REPORT_ONLY)); then
   fi
   exit 0
 fi
-ensure_packages python3-matplotlib
+# The plots are drawn where python3-matplotlib is there (it is not installed for them: the
+# pages link them either way and are the same without it).
 SIM="$ROOT/scripts/simulate.sh"
 "$SIM" -np 1 commbench --sizes 8 --reps 1 --algo native >/dev/null  # builds build-sim once
 export SIM_REBUILD=0
@@ -94,14 +101,16 @@ if [[ "$NETWORK" == packet ]]; then
         echo "== $name $a: kept (--resume)"
       else
         [[ -n "$trace" ]] && rm -rf "$trace" && mkdir -p "$trace"
+        local run=("$a") # X_one_matching: X with one matching per step
+        [[ "$a" == *_one_matching ]] && run=("${a%_one_matching}" --clustered-steps one-matching)
         LIBCOMM_TRACE_STAGES="$trace" "$SIM" --network packet --platform "$plat" --hostfile "$hosts" \
-          commbench --nodes "$nodes" --sizes "$sizes" --reps 3 --warmup 0 --algo "$a" --skip-native \
+          commbench --nodes "$nodes" --sizes "$sizes" --reps 3 --warmup 0 --algo "${run[@]}" --skip-native \
           --json "$OUT/${name}_$a.json" >"$OUT/${name}_$a.log" 2>&1 ||
           { tail -5 "$OUT/${name}_$a.log"; echo "== $name $a FAILED"; exit 1; }
       fi
       if [[ -n "$trace" ]]; then
         local replay=()
-        [[ "$a" == clustered_factor && -s "$OUT/p2p_inter.json" ]] &&
+        [[ "$a" == clustered_factor* && "$a" != clustered_factor_fill && -s "$OUT/p2p_inter.json" ]] &&
           replay=(--single-port "$OUT/${name}_$a.single_port.json"
             --calibration "packet:$OUT/p2p_inter.json:$OUT/p2p_intra.json")
         python3 "$ROOT/scripts/reproduce/hierarchical_traces.py" "$trace" "$OUT/${name}_$a.json" \
@@ -140,8 +149,8 @@ if [[ "$NETWORK" == packet ]]; then
       "$PLAT/p000_$layout.xml" --hostfile "$PLAT/p000_$layout.hosts" --cores 4 \
       --memory-bandwidth 300Mbps --layout "$nodes"
     packet_run "p000_$layout" "$PLAT/p000_$layout.xml" "$PLAT/p000_$layout.hosts" "file:$nodes" \
-      "$UN_SIZES" "${P000_ALGOS:-linear,clustered_factor,clustered_factor_fill,native}" \
-      linear,clustered_factor,clustered_factor_fill
+      "$UN_SIZES" "${P000_ALGOS:-linear,ring,clustered_factor,clustered_factor_fill,clustered_factor_one_matching,native}" \
+      linear,ring,clustered_factor,clustered_factor_fill,clustered_factor_one_matching
   done
   for shape in $MC_SHAPES; do
     n=${shape%x*} k=${shape#*x}
@@ -206,11 +215,21 @@ for layout in $LAYOUTS; do
   trace="$OUT/traces/uneven_$layout"
   rm -rf "$trace" && mkdir -p "$trace"
   LIBCOMM_TRACE_STAGES="$trace" "$SIM" --platform giganet6x4 --layout "$nodes" commbench \
-    --sizes "$UN_SIZES" --reps 1 --warmup 0 --algo linear,clustered_factor,clustered_factor_fill \
+    --sizes "$UN_SIZES" --reps 1 --warmup 0 --algo linear,ring,clustered_factor,clustered_factor_fill \
     --json "$OUT/uneven_$layout.json" | grep -E "^commbench|^alltoall|^validation"
   python3 "$ROOT/scripts/reproduce/hierarchical_traces.py" "$trace" "$OUT/uneven_$layout.json" \
     "$OUT/uneven_$layout.trace.json" --nodes "file:$nodes" --rate 840 \
     --single-port "$OUT/uneven_$layout.single_port.json" \
+    --calibration "fluid:$OUT/p2p_inter.json:$OUT/p2p_intra.json"
+  # The same clustered factor with one matching per step: a run (and trace) of its own.
+  rm -rf "$trace.one_matching" && mkdir -p "$trace.one_matching"
+  LIBCOMM_TRACE_STAGES="$trace.one_matching" "$SIM" --platform giganet6x4 --layout "$nodes" commbench \
+    --sizes "$UN_SIZES" --reps 1 --warmup 0 --algo clustered_factor,clustered_factor_fill \
+    --clustered-steps one-matching --skip-native --json "$OUT/uneven_$layout.one_matching.json" |
+    grep -E "^alltoall|^validation"
+  python3 "$ROOT/scripts/reproduce/hierarchical_traces.py" "$trace.one_matching" \
+    "$OUT/uneven_$layout.one_matching.json" "$OUT/uneven_$layout.one_matching.trace.json" --nodes "file:$nodes" \
+    --rate 840 --single-port "$OUT/uneven_$layout.one_matching.single_port.json" \
     --calibration "fluid:$OUT/p2p_inter.json:$OUT/p2p_intra.json"
 done
 

@@ -5,7 +5,7 @@ interface carries one message at a time in each direction: paper 000's machine m
 a time", abstract and section 1), which neither SimGrid model has (both share a link
 among every flow crossing it).
 
-    hierarchical_single_port.py TRACE_DIR --nodes SPEC --run N [--ports MODEL]
+    hierarchical_single_port.py TRACE_DIR --nodes SPEC --run N [--ports MODEL] [--chunk BYTES]
         [--net-bw MBPS] [--net-lat US] [--mem-bw MBPS] [--mem-lat US]
         [--overhead US] [--eager BYTES] [--json FILE]
 
@@ -16,7 +16,8 @@ Only the programs are taken from it, not its times: this replays them on the mod
 
 The model (defaults: paper 000's Giganet cluster as inputs/platforms/giganet6x4.xml
 describes it):
-- a rank runs its stages in order; a stage posts its receives, then its sends, each send
+- a rank runs its stages in order; a stage posts its receives, then its sends (a
+  synchronisation is a message of 0 bytes), each send
   costing --overhead of the rank's processor (so does each receive when it completes),
   and ends when all its messages are complete (the executor's rule);
 - a message of at most --eager bytes may move once its send is posted, a larger one once
@@ -31,6 +32,16 @@ describes it):
             cut-through network with link-level flow control, a message that cannot
             enter its receiver holds the sender's link); an incoming port serves the
             senders in the order they asked;
+    packet  head-of-line blocking at packet granularity: a message crosses as chunks of
+            --chunk bytes (default 4096), each holding its sender's outgoing port and its
+            receiver's incoming port for its own time only (the first one also for the
+            latency). A node's interface still sends its queued messages in order, the
+            first one chunk after chunk, and waits with the rest of its queue whenever that
+            chunk's receiver is busy (link-level flow control holds the link packet by
+            packet); an incoming port takes the waiting chunks in the order they asked (a
+            message's first chunk from when it was queued, as `single` orders messages, each
+            later one from the end of the one before), so the senders of one receiver take
+            turns chunk by chunk. With --chunk at least the largest message it is `single`;
     any     the same ports, but a node's interface may start any queued message whose
             receiver is free (no head-of-line blocking);
     none    no port limits at all: each message only waits for its own two sides (the
@@ -52,7 +63,7 @@ from stage_trace_report import node_sizes, read_trace  # noqa: E402
 
 class Message:
     __slots__ = ("src", "dst", "bytes", "send_ready", "recv_posted", "ready", "start", "end",
-                 "send_owner", "recv_owner", "queued_at", "order", "arrived")
+                 "send_owner", "recv_owner", "queued_at", "order", "arrived", "sent", "asked", "piece")
 
     def __init__(self, src, dst):
         self.src, self.dst = src, dst
@@ -62,16 +73,19 @@ class Message:
         self.queued_at = None
         self.order = 0
         self.arrived = False
+        self.sent = 0  # ports "packet": bytes through so far, the chunk on the wire, when
+        self.asked = self.piece = None  # its next chunk asked for the receiver's port
 
 
 def replay(stages, node_of, ports="single", net_bw=105e6, net_lat=14e-6, mem_bw=300e6, mem_lat=2e-6,
-           overhead=5e-6, eager=65536, durations=None, jitter_seed=None):
+           overhead=5e-6, eager=65536, durations=None, jitter_seed=None, chunk=4096):
     """Simulated seconds of the programs `stages` ({rank: [(stage, _, _, ops)]}) under the
     model of the module docstring, and per node the busy time of its two ports.
     `durations` {("inter" | "intra", bytes): seconds}, when given, replaces the formulas for
     the sizes it holds (a message measured alone on the platform being modelled).
     `jitter_seed` delays every send by a pseudo-random 0-1 ns: the same model with its ties
-    (messages ready at the same instant) broken another way."""
+    (messages ready at the same instant) broken another way. `chunk`: the packet size of
+    ports "packet"."""
     rng = random.Random(jitter_seed) if jitter_seed is not None else None
     # Time runs in integer picoseconds: the model has many ties (every rank posts at the same
     # instants), and which message a port takes first must not depend on how a parameter was
@@ -113,7 +127,9 @@ def replay(stages, node_of, ports="single", net_bw=105e6, net_lat=14e-6, mem_bw=
         if stage_of[rank] >= len(programs[rank]):
             done_at[rank] = t
             return
-        ops = [op for op in programs[rank][stage_of[rank]] if op[2] is not None]
+        # A synchronisation (no data, bytes None) is a message of 0 bytes: it orders the programs
+        # (clustered_factor's hand-over of a node's port with one matching per step).
+        ops = [(kind, peer, 0 if n is None else n) for kind, peer, n in programs[rank][stage_of[rank]]]
         pending[rank] = len(ops)
         if not ops:
             at(t, "stage", rank)
@@ -145,6 +161,19 @@ def replay(stages, node_of, ports="single", net_bw=105e6, net_lat=14e-6, mem_bw=
         m.ready = m.send_ready if m.bytes <= eager else max(m.send_ready, m.recv_posted)
         at(m.ready, "ready", m)
 
+    def start_chunk(m, t):
+        # ports "packet": the next chunk of the first message of its sender's queue.
+        first = m.sent == 0
+        if first:
+            m.start = t
+        m.piece = min(chunk, m.bytes - m.sent)
+        hold = (net_lat if first else 0) + round(m.piece * net_ps_per_byte)
+        out_free[node_of[m.src]] = False
+        in_free[node_of[m.dst]] = False
+        busy[node_of[m.src]][0] += hold
+        busy[node_of[m.dst]][1] += hold
+        at(t + hold, "chunk", m)
+
     def start(m, t):
         m.start = t
         if node_of[m.src] == node_of[m.dst]:
@@ -166,18 +195,21 @@ def replay(stages, node_of, ports="single", net_bw=105e6, net_lat=14e-6, mem_bw=
             for node, queue in out_queue.items():
                 if not queue or not out_free[node]:
                     continue
-                cands = queue[:1] if ports == "single" else queue
+                cands = queue[:1] if ports in ("single", "packet") else queue
                 for m in cands:
                     if in_free[node_of[m.dst]]:
-                        key = (m.queued_at, m.order)
+                        key = (m.asked, m.order) if ports == "packet" else (m.queued_at, m.order)
                         if best is None or key < best[0]:
                             best = (key, node, m)
                         break
             if best is None:
                 return
             _, node, m = best
-            out_queue[node].remove(m)
-            start(m, t)
+            if ports == "packet":
+                start_chunk(m, t)  # it leaves the queue with its last chunk
+            else:
+                out_queue[node].remove(m)
+                start(m, t)
 
     def complete(rank, t):
         pending[rank] -= 1
@@ -196,10 +228,23 @@ def replay(stages, node_of, ports="single", net_bw=105e6, net_lat=14e-6, mem_bw=
             else:
                 order[0] += 1
                 x.queued_at, x.order = t, order[0]
+                x.asked = t  # its first chunk asks as `single` does: from when it was queued
                 out_queue[node_of[x.src]].append(x)
                 schedule(t)
+        elif kind == "chunk":
+            out_free[node_of[x.src]] = True
+            in_free[node_of[x.dst]] = True
+            x.sent += x.piece
+            queue = out_queue[node_of[x.src]]
+            if x.sent < x.bytes:
+                x.asked = t  # behind the chunks that waited for this port meanwhile
+            else:
+                queue.remove(x)
+                x.end = t
+                at(t, "end", x)
+            schedule(t)
         elif kind == "end":
-            if node_of[x.src] != node_of[x.dst] and ports != "none":
+            if node_of[x.src] != node_of[x.dst] and ports not in ("none", "packet"):
                 out_free[node_of[x.src]] = True
                 in_free[node_of[x.dst]] = True
             complete(x.send_owner, t)
@@ -222,7 +267,8 @@ def main(argv):
     ap.add_argument("--nodes", required=True, help="node map: file:X.nodes, a .nodes path or sizes=A,B,..")
     ap.add_argument("--run", type=int, default=0)
     ap.add_argument("--algorithm")
-    ap.add_argument("--ports", choices=("single", "any", "none"), default="single")
+    ap.add_argument("--ports", choices=("single", "packet", "any", "none"), default="single")
+    ap.add_argument("--chunk", type=int, default=4096, help="ports packet: bytes per chunk (default 4096)")
     ap.add_argument("--net-bw", type=float, default=105 * 8, help="Mbit/s (default 840: 105 MB/s)")
     ap.add_argument("--net-lat", type=float, default=14.0, help="microseconds, node to node (default 14)")
     ap.add_argument("--mem-bw", type=float, default=300 * 8, help="Mbit/s (default 2400: 300 MB/s)")
@@ -237,7 +283,7 @@ def main(argv):
     if not stages:
         sys.exit(f"hierarchical_single_port.py: no traced run {a.run} in {a.trace}")
     total, busy = replay(stages, node_of, a.ports, a.net_bw * 1e6 / 8, a.net_lat * 1e-6, a.mem_bw * 1e6 / 8,
-                         a.mem_lat * 1e-6, a.overhead * 1e-6, a.eager)
+                         a.mem_lat * 1e-6, a.overhead * 1e-6, a.eager, chunk=a.chunk)
     block = max(n for rows in stages.values() for _, _, _, ops in rows for _, _, n in ops if n is not None)
     print(f"{algorithm}, block {block} B, ports {a.ports}: {total * 1e3:.3f} ms")
     for node in range(len(sizes)):

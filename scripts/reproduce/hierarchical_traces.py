@@ -12,7 +12,8 @@ W warm-up runs and then the repetitions). OUT.json gets, for every traced algori
 block size, stage_trace_report.py's node breakdown of the first repetition. With
 --single-port, OUT2.json gets hierarchical_single_port.py's replay of the same programs
 on single-ported nodes of the Giganet cluster of paper 000 (its defaults), with head-of-line
-blocking (ports single) and without (any); each --calibration adds a replay without it
+blocking of whole messages (ports single), of packets (ports packet: 4 KiB chunks, link-level
+flow control) and without it (any); each --calibration adds a replay without it
 whose message times are the ones measured alone on a SimGrid model's platform: what the
 schedule needs there when each node's link carries one exchange at a time and nothing
 else waits ("the schedule alone").
@@ -30,7 +31,7 @@ from stage_trace_report import node_report, node_sizes, read_trace  # noqa: E402
 
 
 # The replay's figures for paper 000's Giganet cluster (inputs/platforms/giganet6x4.xml).
-PLATFORMS = {"giganet": dict(net_bw=105e6, net_lat=14e-6, mem_bw=300e6, mem_lat=2e-6, overhead=5e-6)}
+PLATFORMS = {"giganet": dict(net_bw=105e6, net_lat=14e-6, mem_bw=300e6, mem_lat=2e-6, overhead=5e-6, chunk=4096)}
 
 
 def exchange_times(trace, record):
@@ -89,8 +90,7 @@ def main(argv):
     node_of = [n for n, k in enumerate(node_sizes(a.nodes)) for _ in range(k)]
     # ports none on the Giganet figures: the step programs' own dependency chain, every
     # message at its cost alone and no port shared (what the schedule needs before any wait).
-    platforms = [("giganet", "single", PLATFORMS["giganet"]), ("giganet", "any", PLATFORMS["giganet"]),
-                 ("giganet", "none", PLATFORMS["giganet"])]
+    platforms = [("giganet", ports, PLATFORMS["giganet"]) for ports in ("single", "packet", "any", "none")]
     for spec in a.calibration:
         name, inter, intra = spec.split(":")
         platforms.append((name, "any", calibrated(inter, intra)))

@@ -113,6 +113,28 @@ TEST(StepPrograms, TreeProgramsOnRandomTreesInEveryMode) {
   }
 }
 
+TEST(StepPrograms, RingPostsMpichsRotatedOrder) {
+  // MPICH 1.2.5's MPI_Alltoall (intra_fns.c, the trivial algorithm of paper 000's
+  // experiments): every receive posted, then every send, rank r sending to r + 1, r + 2, ...
+  // (mod P); it also sent r its own block as a message, which ring copies instead.
+  for (int p : {1, 2, 5, 24}) {
+    for (int me = 0; me < p; ++me) {
+      const StepProgram prog = alltoall_program(AlltoallAlgo::Ring, p, me, 4);
+      EXPECT_EQ(prog.stages, 1u);
+      std::vector<int> sends, recvs;
+      for (const Step& st : prog.steps) {
+        if (st.kind == StepKind::Send) sends.push_back(st.peer);
+        if (st.kind == StepKind::Recv) recvs.push_back(st.peer);
+        EXPECT_EQ(st.stage, 0u);  // one stage: the executor posts its receives before its sends
+      }
+      std::vector<int> rotated, from;
+      for (int i = 1; i < p; ++i) rotated.push_back((me + i) % p), from.push_back((me - i + p) % p);
+      EXPECT_EQ(sends, rotated) << "P = " << p << ", rank " << me;
+      EXPECT_EQ(recvs, from) << "P = " << p << ", rank " << me;
+    }
+  }
+}
+
 TEST(StepPrograms, ScheduleProgramOfTheRingIsOneSendRecvPerRound) {
   const int p = 5;
   for (int me = 0; me < p; ++me) {
