@@ -3,8 +3,10 @@
 # docs/results/hierarchical.md for the discussion):
 #   - paper 002, Figs. 7-9: flat (auto = MVAPICH-PSM's size-based choice) vs leader vs
 #     send_aggregate vs recv_distribute on 64 nodes x 8 cores, 1 B to 8 KiB;
-#   - paper 000, section 4: clustered_factor (and its section 4 fill) vs linear on a
-#     6 x 4 Giganet-like cluster, for the node layouts of inputs/nodes/.
+#   - paper 000, section 4: clustered_factor (and its section 4 fill, and both with one
+#     matching per step) vs the trivial algorithm, ring (MPICH 1.2.5's order) and linear
+#     (the order 0, 1, ...), on a 6 x 4 Giganet-like cluster, for the node layouts of
+#     inputs/nodes/.
 #   scripts/reproduce/hierarchical.sh [--quick] [--out DIR]
 #     --quick   fewer sizes (a smoke run of a few minutes)
 #     --np N    ranks of the 64 x 8 experiment (default 128: the first 16 nodes; 512 is

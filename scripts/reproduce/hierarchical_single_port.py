@@ -63,7 +63,7 @@ from stage_trace_report import node_sizes, read_trace  # noqa: E402
 
 class Message:
     __slots__ = ("src", "dst", "bytes", "send_ready", "recv_posted", "ready", "start", "end",
-                 "send_owner", "recv_owner", "queued_at", "order", "arrived", "sent", "asked", "piece")
+                 "send_owner", "recv_owner", "queued_at", "order", "arrived", "sent", "asked", "piece", "free")
 
     def __init__(self, src, dst):
         self.src, self.dst = src, dst
@@ -75,17 +75,19 @@ class Message:
         self.arrived = False
         self.sent = 0  # ports "packet": bytes through so far, the chunk on the wire, when
         self.asked = self.piece = None  # its next chunk asked for the receiver's port
+        self.free = False  # a synchronisation that costs nothing (free_syncs)
 
 
 def replay(stages, node_of, ports="single", net_bw=105e6, net_lat=14e-6, mem_bw=300e6, mem_lat=2e-6,
-           overhead=5e-6, eager=65536, durations=None, jitter_seed=None, chunk=4096):
+           overhead=5e-6, eager=65536, durations=None, jitter_seed=None, chunk=4096, free_syncs=False):
     """Simulated seconds of the programs `stages` ({rank: [(stage, _, _, ops)]}) under the
     model of the module docstring, and per node the busy time of its two ports.
     `durations` {("inter" | "intra", bytes): seconds}, when given, replaces the formulas for
     the sizes it holds (a message measured alone on the platform being modelled).
     `jitter_seed` delays every send by a pseudo-random 0-1 ns: the same model with its ties
     (messages ready at the same instant) broken another way. `chunk`: the packet size of
-    ports "packet"."""
+    ports "packet". `free_syncs`: synchronisations still order the programs but cost nothing
+    (no overhead, no latency): what a hand-over costs, apart from the order it imposes."""
     rng = random.Random(jitter_seed) if jitter_seed is not None else None
     # Time runs in integer picoseconds: the model has many ties (every rank posts at the same
     # instants), and which message a port takes first must not depend on how a parameter was
@@ -129,7 +131,7 @@ def replay(stages, node_of, ports="single", net_bw=105e6, net_lat=14e-6, mem_bw=
             return
         # A synchronisation (no data, bytes None) is a message of 0 bytes: it orders the programs
         # (clustered_factor's hand-over of a node's port with one matching per step).
-        ops = [(kind, peer, 0 if n is None else n) for kind, peer, n in programs[rank][stage_of[rank]]]
+        ops = [(kind, peer, n) for kind, peer, n in programs[rank][stage_of[rank]]]
         pending[rank] = len(ops)
         if not ops:
             at(t, "stage", rank)
@@ -137,20 +139,23 @@ def replay(stages, node_of, ports="single", net_bw=105e6, net_lat=14e-6, mem_bw=
         k_send = 0
         # The executor posts the receives first, then the sends (each costing the overhead).
         for kind, peer, n in sorted(ops, key=lambda op: op[0] != "r"):
+            free = free_syncs and n is None
+            n = 0 if n is None else n
             if kind == "r":
                 m = message(peer, rank, recvs_seen[(peer, rank)])
                 recvs_seen[(peer, rank)] += 1
                 m.recv_posted, m.recv_owner = t, rank
                 m.bytes = n if m.bytes is None else m.bytes
                 if m.arrived:  # an eager message already there: the receive copies it out
-                    at(t + overhead, "recv_done", rank)
+                    at(t + (0 if free else overhead), "recv_done", rank)
             else:
-                k_send += 1
+                k_send += 0 if free else 1
                 m = message(rank, peer, sends_seen[(rank, peer)])
                 sends_seen[(rank, peer)] += 1
                 m.send_ready, m.send_owner, m.bytes = t + k_send * overhead, rank, n
-                if rng:
+                if rng and not free:
                     m.send_ready += rng.randrange(1001)
+            m.free = free
             maybe_ready(m)
 
     def maybe_ready(m):
@@ -176,7 +181,9 @@ def replay(stages, node_of, ports="single", net_bw=105e6, net_lat=14e-6, mem_bw=
 
     def start(m, t):
         m.start = t
-        if node_of[m.src] == node_of[m.dst]:
+        if m.free:
+            m.end = t
+        elif node_of[m.src] == node_of[m.dst]:
             m.end = t + durations.get(("intra", m.bytes), mem_lat + round(m.bytes * mem_ps_per_byte))
         else:
             m.end = t + durations.get(("inter", m.bytes), net_lat + round(m.bytes * net_ps_per_byte))
@@ -250,7 +257,7 @@ def replay(stages, node_of, ports="single", net_bw=105e6, net_lat=14e-6, mem_bw=
             complete(x.send_owner, t)
             x.arrived = True
             if x.recv_owner is not None:  # else its receive, once posted, completes it
-                at(t + overhead, "recv_done", x.recv_owner)
+                at(t + (0 if x.free else overhead), "recv_done", x.recv_owner)
             if ports != "none":
                 schedule(t)
         elif kind == "recv_done":

@@ -13,7 +13,10 @@ block size, stage_trace_report.py's node breakdown of the first repetition. With
 --single-port, OUT2.json gets hierarchical_single_port.py's replay of the same programs
 on single-ported nodes of the Giganet cluster of paper 000 (its defaults), with head-of-line
 blocking of whole messages (ports single), of packets (ports packet: 4 KiB chunks, link-level
-flow control) and without it (any); each --calibration adds a replay without it
+flow control) and without it (any), and programs with synchronisations (the clustered
+factor's hand-overs with one matching per step) also with those free (platform
+giganet_free_handover: the order they impose without their cost); each --calibration adds a
+replay without it
 whose message times are the ones measured alone on a SimGrid model's platform: what the
 schedule needs there when each node's link carries one exchange at a time and nothing
 else waits ("the schedule alone").
@@ -104,11 +107,17 @@ def main(argv):
             breakdown.append(row | {"block_bytes": b})
             if a.single_port:
                 _, stages = read_trace(a.trace, run, algo)
-                for platform, ports, figures in platforms:
+                # Programs with synchronisations (the clustered factor's hand-overs with one
+                # matching per step) are also replayed with them free: the order they impose
+                # without their cost.
+                syncs = any(n is None for rows in stages.values() for _, _, _, ops in rows for _, _, n in ops)
+                extra = [("giganet_free_handover", ports, dict(PLATFORMS["giganet"], free_syncs=True))
+                         for ports in ("single", "packet")] if syncs else []
+                for platform, ports, figures in platforms + extra:
                     t, busy = replay(stages, node_of, ports, **figures)
                     row = {"algorithm": algo, "block_bytes": b, "platform": platform, "ports": ports,
                            "time_s": t, "busy_s": {str(k): v for k, v in sorted(busy.items())}}
-                    if platform == "giganet":
+                    if platform.startswith("giganet"):
                         # The model's ties broken 5 more ways (sends delayed by 0-1 ns): how much
                         # of a cell is which message a port happened to take first.
                         row["tie_breaks_s"] = [replay(stages, node_of, ports, jitter_seed=k, **figures)[0]

@@ -64,6 +64,10 @@ check("intra beside inter", run(progs, [0, 0, 1], "single")[0], O + one + O)
 progs = {0: [[("s", 2, 1000)], [("s", 1, None)]], 1: [[("r", 0, None)], [("s", 2, 1000)]],
          2: [[("r", 0, 1000), ("r", 1, 1000)]]}
 check("hand-over by a synchronisation", run(progs, [0, 0, 1], "none")[0], 5 * O + 2 * one)
+# With free_syncs the hand-over still orders the two messages but costs nothing.
+stages = {r: [(k, 0.0, 0.0, ops) for k, ops in enumerate(p)] for r, p in progs.items()}
+check("a free hand-over", replay(stages, [0, 0, 1], "none", net_bw=BW, net_lat=LAT, mem_bw=10 * BW, mem_lat=0.0,
+                                 overhead=O, eager=1 << 30, free_syncs=True)[0], 3 * O + 2 * one)
 
 # Packet granularity (ports "packet"): with chunks at least as large as every message it is
 # `single`, time for time, on each program above.
