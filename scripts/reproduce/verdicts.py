@@ -25,6 +25,20 @@ P000_TOLERANCE = 0.05
 # Paper 003: our speed ratio (fastest other's time / the generated routine's) within 10 % of
 # the paper's own ratio at that cell (Figs. 6-8).
 P003_BAND = 0.10
+# A model that is chaotic (ns-3's packets) gives a figure as the median of at least this many
+# repetitions: a "median" of two is their mean, and no verdict rests on one.
+MIN_RUNS = 3
+
+
+def runs(result):
+    """How many repetitions a commbench result holds."""
+    return len(result.get("times_s") or [result["median_s"]])
+
+
+def too_few(results):
+    """The names of the results, {name: commbench result}, with fewer than MIN_RUNS
+    repetitions, sorted."""
+    return sorted(name for name, r in results.items() if runs(r) < MIN_RUNS)
 
 
 def banded(value, lo, hi, competitor_ahead=False):
