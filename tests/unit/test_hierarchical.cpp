@@ -1,7 +1,11 @@
 // Clustered factor schedule (paper 000, section 3, Fig. 2, Theorem 1) checked without MPI.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
 #include <map>
+#include <numeric>
+#include <sstream>
 #include <random>
 #include <tuple>
 
@@ -229,6 +233,38 @@ TEST(ClusteredFactor, WithoutOneMatchingANodesExchangesOverlap) {
   for (int r = 0; r < nodes.num_ranks(); ++r) progs.push_back(clustered_factor_program(nodes, r, 3));
   EXPECT_TRUE(verify_alltoall(progs, 3).ok);
   EXPECT_NE(node_exchanges_ordered(progs, clustered_factor_schedule(nodes).schedule, nodes), "");
+}
+
+TEST(ClusteredFactor, PageRecordIsWhatTheLibraryBuilds) {
+  // docs/algorithms/hierarchical.md quotes these counts from its record; they must be what
+  // the library builds.
+  std::ifstream in(LIBCOMM_SOURCE_DIR "/docs/algorithms/records/clustered_factor_steps.txt");
+  ASSERT_TRUE(in) << "no record";
+  std::map<std::string, std::vector<int>> rec;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream words(line);
+    std::string name;
+    words >> name;
+    for (int v; words >> v;) rec[name].push_back(v);
+  }
+  const auto one = [&](const std::string& name) {
+    EXPECT_EQ(rec[name].size(), 1u) << name;
+    return rec[name].empty() ? -1 : rec[name][0];
+  };
+  const std::vector<int> fig3 = rec["fig3_sizes"], equal = rec["equal_sizes"];
+  ASSERT_FALSE(fig3.empty());
+  ASSERT_FALSE(equal.empty());
+  EXPECT_EQ(build(fig3, true).steps, one("fig3_theorem_steps"));
+  EXPECT_EQ(clustered_factor_theorem_steps(NodeMap::from_sizes(fig3)), one("fig3_theorem_steps"));
+  EXPECT_EQ(build(fig3, false).steps, one("fig3_executed_steps"));
+  EXPECT_EQ(build(fig3, false).rounds_per_phase, rec["fig3_rounds_per_phase"]);
+  EXPECT_EQ(build(fig3, false, true).phases, one("fig3_fill_phases"));
+  EXPECT_EQ(build(fig3, false, true).steps, one("fig3_fill_steps"));
+  EXPECT_EQ(build(equal, false).steps, one("equal_executed_steps"));
+  // Without self-messages a node of n processes sends n (P - 1) messages, one a step.
+  const int p = std::accumulate(equal.begin(), equal.end(), 0);
+  EXPECT_EQ(*std::max_element(equal.begin(), equal.end()) * (p - 1), one("equal_lower_bound"));
 }
 
 TEST(ClusteredFactor, NodePortVerifierCatchesTwoSendersOfOneNode) {
