@@ -31,7 +31,7 @@ struct AllgatherOp {
   using Options = AllgatherOptions;
   static constexpr std::string_view name = "allgather";
   static constexpr std::string_view what = "allgather";
-  static constexpr const char* env = "LIBCOMM_ALLGATHER";
+  static constexpr Setting setting = Setting::Allgather;
   struct Args {
     const void* send = nullptr;
     std::size_t send_bytes = 0;

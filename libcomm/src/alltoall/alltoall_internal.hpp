@@ -27,7 +27,7 @@ struct AlltoallOp {
   using Options = AlltoallOptions;
   static constexpr std::string_view name = "alltoall";
   static constexpr std::string_view what = "all-to-all";
-  static constexpr const char* env = "LIBCOMM_ALLTOALL";
+  static constexpr Setting setting = Setting::Alltoall;
   struct Args {
     const void* send = nullptr;
     void* recv = nullptr;

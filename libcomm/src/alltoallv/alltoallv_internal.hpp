@@ -27,7 +27,7 @@ struct AlltoallvOp {
   using Options = AlltoallvOptions;
   static constexpr std::string_view name = "alltoallv";
   static constexpr std::string_view what = "alltoallv";
-  static constexpr const char* env = "LIBCOMM_ALLTOALLV";
+  static constexpr Setting setting = Setting::Alltoallv;
   // The decision is per site (AlltoallvOptions::site) and the size class its ranks agreed
   // on (Driver::site_class), not per call's size: no rank knows the sizes of the others
   // without a collective.

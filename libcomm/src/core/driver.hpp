@@ -37,6 +37,7 @@
 #include "libcomm/auto_policy.hpp"
 #include "libcomm/check.hpp"
 #include "libcomm/plan.hpp"
+#include "libcomm/settings.hpp"
 #include "libcomm/tuning.hpp"
 #include "plan_state.hpp"
 #include "registry.hpp"
@@ -52,15 +53,6 @@ double test_slowdown(std::string_view op, std::string_view algo, int rank);
 // The same switch from a test program (replaces the environment's list).
 void set_test_slowdown(const std::string& spec);
 
-// The environment's algorithm of each operation is read once (a bad name is kept as the
-// Error every Auto call of that operation reports); reload_environment() reads it again.
-struct EnvChoice {
-  int algo = 0;  // Algo::Auto
-  std::string error;
-};
-const EnvChoice& env_choice(const char* var, int (*parse)(std::string_view));
-void reload_environment();
-extern std::atomic<std::uint64_t> g_environment_generation;  // changes at every reload
 
 // Online sites kept per Comm (then they start over, every rank alike).
 constexpr std::size_t kMaxOnlineSites = 256;
@@ -148,21 +140,29 @@ class Driver {
                 std::string(name_of<Op>(requested)) + " do not end");
   }
 
-  // Auto gives way to the operation's environment variable (read once, and again after
-  // reload_environment); a bad name there fails every Auto call of the operation.
+  // Auto gives way to the operation's variable (Op::setting, libcomm/settings.hpp), parsed
+  // once per reading of the settings; a bad name fails every Auto call of the operation.
   static Algo with_environment(Algo requested) {
     if (requested != Algo::Auto) return requested;
-    static std::atomic<const EnvChoice*> cached{nullptr};
-    static std::atomic<std::uint64_t> cached_generation{0};
-    const std::uint64_t generation = g_environment_generation.load(std::memory_order_acquire);
-    const EnvChoice* env = cached.load(std::memory_order_acquire);
-    if (env == nullptr || cached_generation.load(std::memory_order_relaxed) != generation) {
-      env = &env_choice(Op::env, [](std::string_view n) { return static_cast<int>(algorithm_named<Op>(n)); });
-      cached.store(env, std::memory_order_release);
-      cached_generation.store(generation, std::memory_order_relaxed);
+    struct Parsed {
+      unsigned long generation = 0;
+      Algo algo = Algo::Auto;
+      std::string error;
+    };
+    static std::atomic<const Parsed*> cached{nullptr};  // (one per reading, never freed)
+    const Parsed* p = cached.load(std::memory_order_acquire);
+    if (p == nullptr || p->generation != settings_generation()) {
+      auto* fresh = new Parsed{settings_generation(), Algo::Auto, {}};
+      try {
+        fresh->algo = algorithm_named<Op>(setting_text(Op::setting));
+      } catch (const Error& e) {
+        fresh->error = std::string(setting_info(Op::setting).name) + ": " + e.what();
+      }
+      cached.store(fresh, std::memory_order_release);
+      p = fresh;
     }
-    if (!env->error.empty()) throw Error(std::string(Op::env) + ": " + env->error);
-    return static_cast<Algo>(env->algo);
+    if (!p->error.empty()) throw Error(p->error);
+    return p->algo;
   }
 
   // Auto where only a step program will do (the <op>_program functions, no MPI): the

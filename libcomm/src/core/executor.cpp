@@ -18,6 +18,7 @@
 #include <fstream>
 
 #include "libcomm/error.hpp"
+#include "libcomm/settings.hpp"
 #include "libcomm/reduction.hpp"
 #include "libcomm/sim.hpp"
 #include "mpi_bytes.hpp"
@@ -58,8 +59,8 @@ bool is_local(StepKind k) { return k == StepKind::Copy || k == StepKind::Reduce 
 // posted (s<peer>:<bytes> sends, r<peer>:<bytes> receives, . for sync messages). Shows
 // where a schedule spends its time: waiting for synchronisation, or sending.
 const char* trace_dir() {
-  static const char* dir = std::getenv("LIBCOMM_TRACE_STAGES");
-  return dir != nullptr && *dir != '\0' ? dir : nullptr;
+  static const std::string dir = setting_text(Setting::TraceStages);
+  return dir.empty() ? nullptr : dir.c_str();
 }
 
 void stage_mark(PlanState& s, bool posted) {
@@ -239,18 +240,7 @@ double wait_timeout() {
 #ifdef LIBCOMM_SIMGRID
   return 0;
 #else
-  static const double seconds = [] {
-    const char* v = std::getenv("LIBCOMM_TIMEOUT");
-    if (v == nullptr || *v == '\0') return 0.0;
-    char* end = nullptr;
-    const double t = std::strtod(v, &end);
-    return *end == '\0' && t >= 0 && t <= 1e9 ? t : -1.0;
-  }();
-  require(seconds >= 0, [] {
-    return "LIBCOMM_TIMEOUT='" + std::string(std::getenv("LIBCOMM_TIMEOUT")) +
-           "' is not a number of seconds (0 to 1e9; 0 or unset: no timeout)";
-  });
-  return seconds;
+  return setting_number(Setting::Timeout);
 #endif
 }
 

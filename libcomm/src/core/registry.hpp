@@ -4,7 +4,6 @@
 // cost formulas the model policy compares, and the public AlgoInfo lists.
 #pragma once
 
-#include <cstdlib>
 #include <span>
 #include <string>
 #include <string_view>
@@ -13,6 +12,7 @@
 #include "libcomm/choice.hpp"
 #include "libcomm/cost_params.hpp"
 #include "libcomm/error.hpp"
+#include "libcomm/settings.hpp"
 
 namespace libcomm::detail {
 
@@ -69,16 +69,16 @@ typename Op::Algo algorithm_named(std::string_view name) {
   throw Error("unknown " + std::string(Op::what) + " algorithm '" + std::string(name) + "' (valid: " + valid + ")");
 }
 
-// The algorithm named by the operation's environment variable (Op::env), or `fallback`
-// when it is unset or empty; an unknown name throws, naming the variable.
+// The algorithm named by the operation's variable (Op::setting), or `fallback` when it is
+// unset; an unknown name throws, naming the variable.
 template <class Op>
 typename Op::Algo algorithm_from_env(typename Op::Algo fallback) {
-  const char* v = std::getenv(Op::env);
-  if (v == nullptr || *v == '\0') return fallback;
+  const std::string v = setting_in_environment(Op::setting);
+  if (v.empty()) return fallback;
   try {
     return algorithm_named<Op>(v);
   } catch (const Error& e) {
-    throw Error(std::string(Op::env) + ": " + e.what());
+    throw Error(std::string(setting_info(Op::setting).name) + ": " + e.what());
   }
 }
 

@@ -18,7 +18,7 @@ struct ReduceScatterOp {
   using Options = ReduceScatterOptions;
   static constexpr std::string_view name = "reduce_scatter";
   static constexpr std::string_view what = "reduce_scatter";
-  static constexpr const char* env = "LIBCOMM_REDUCE_SCATTER";
+  static constexpr Setting setting = Setting::ReduceScatter;
   struct Args {
     const void* send = nullptr;
     void* recv = nullptr;
