@@ -241,3 +241,49 @@ VerifyResult verify_node_single_port(const Schedule& s, const NodeMap& nodes) {
 }
 
 }  // namespace libcomm
+
+// ---- The algorithm's descriptors (alltoall.cpp lists them) -------------------------------
+
+#include "alltoall_internal.hpp"
+
+namespace libcomm::detail {
+
+namespace {
+
+template <bool fill>
+StepProgram program(const AlltoallOp::Shape& s, int rank) {
+  return clustered_factor_program(*s.nodes, rank, s.block,
+                                  {.intra_fill = fill, .one_matching_per_step = s.opts->one_matching_per_step});
+}
+
+template <bool fill>
+Schedule schedule(int p) {
+  // Without a node map: every rank a node of its own.
+  return clustered_factor_schedule(NodeMap::one_rank_per_node(p), {.intra_fill = fill}).schedule;
+}
+
+// Paper 000, Theorem 1: the steps of ClusteredAllToAll, one inter-node exchange per node
+// per step. Auto considers it only where nodes hold several ranks (on one rank per node it
+// is the 1-factor algorithm).
+double predicted_time(const AlltoallOp::Shape& s, const CostParams& c) {
+  const Layout l = layout_of(s);
+  if (l.ppn == 1 || l.nodes == 1) return std::numeric_limits<double>::infinity();
+  const int steps = clustered_factor_schedule(*s.nodes).steps;
+  const double b = static_cast<double>(s.block);
+  return steps * (c.alpha + cost::off_node(l, c, b * c.beta_at(b), b, b)) + cost::copy(c, b);
+}
+
+}  // namespace
+
+extern const AlltoallAlgorithm clustered_factor_alltoall{
+    .algo = AlltoallAlgo::ClusteredFactor, .name = "clustered_factor",
+    .summary = "1-factor phases over nodes of different sizes, one inter-node exchange per node per step",
+    .paper = "paper 000, Fig. 2", .cost = predicted_time, .program = program<false>, .node_map = true,
+    .extra = {.schedule = schedule<false>}};
+
+extern const AlltoallAlgorithm clustered_factor_fill_alltoall{
+    .algo = AlltoallAlgo::ClusteredFactorFill, .name = "clustered_factor_fill",
+    .summary = "clustered_factor plus extra intra-node work in self-paired rounds", .paper = "paper 000, s. 4",
+    .program = program<true>, .node_map = true, .extra = {.schedule = schedule<true>}};
+
+}  // namespace libcomm::detail

@@ -509,4 +509,9 @@ void run_staged(AlltoallvAlgo algo, const std::byte* send, std::span<const std::
   engine.run(send, sc, sd, recv, rc, rd);
 }
 
+void run_staged_call(AlltoallvAlgo algo, const AlltoallvOp::Args& a, const AlltoallvOp::Shape& s, const Comm& comm) {
+  run_staged(algo, static_cast<const std::byte*>(a.send), s.sc, s.sd, static_cast<std::byte*>(a.recv), s.rc, s.rd,
+             comm, s.opts->mode, s.opts->stats, static_cast<std::int64_t>(s.opts->element_bytes));
+}
+
 }  // namespace libcomm::detail

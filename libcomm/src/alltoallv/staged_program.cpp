@@ -11,6 +11,9 @@
 // scratch regions of its own.
 #include <algorithm>
 
+#include "../core/check.hpp"
+#include "../core/plan_state.hpp"
+
 #include "alltoallv_internal.hpp"
 
 namespace libcomm::detail {
@@ -102,6 +105,61 @@ StepProgram staged_alltoallv_program(AlltoallvAlgo algo, int p, int me, std::spa
     pb.copy(stage, where[k], {Area::Recv, bytes(rdispls[static_cast<std::size_t>(r.src)] + r.first), bytes(r.n)});
   }
   return std::move(pb).program();
+}
+
+// A staged algorithm routes every rank's runs, so its program needs the whole count matrix:
+// a persistent plan gathers it when it is made (collective, like MPI_Alltoallv_init); a
+// request sends its row of counts to every rank at start (point-to-point, as a linear
+// non-blocking allgather does, so that LIBCOMM_TIMEOUT can name a rank that never answers)
+// and builds its program once every row is there.
+std::shared_ptr<PlanState> staged_plan(const PlanCall<AlltoallvOp>& call) {
+  const AlltoallvOp::Shape& s = call.shape;
+  const Comm& comm = call.comm;
+  const AlltoallvAlgo ran = call.choice.algo;
+  const std::string& reason = call.choice.reason();
+  const int p = comm.size(), me = comm.rank();
+  const auto up = static_cast<std::size_t>(p);
+  const auto unit = static_cast<std::int64_t>(s.opts->element_bytes);
+  const AlltoallvMode mode = s.opts->mode;
+  auto matrix = std::make_shared<std::vector<std::int64_t>>(up * up);
+  if (call.form == Form::Persistent) {
+    check_mpi(MPI_Allgather(s.sc.data(), p, MPI_INT64_T, matrix->data(), p, MPI_INT64_T, comm.internal()),
+              "MPI_Allgather");
+    return program_plan(comm, staged_alltoallv_program(ran, p, me, *matrix, s.sd, s.rd, mode, unit), reason, true);
+  }
+  // The request keeps its own copies of what it reads after this call returns, and the
+  // program of its last run: a kept request whose gathered matrix is the same runs it again.
+  auto row = std::make_shared<const std::vector<std::int64_t>>(s.sc.begin(), s.sc.end());
+  auto sd = std::make_shared<const std::vector<std::int64_t>>(s.sd.begin(), s.sd.end());
+  auto rd = std::make_shared<const std::vector<std::int64_t>>(s.rd.begin(), s.rd.end());
+  auto last = std::make_shared<std::pair<std::vector<std::int64_t>, StepProgram>>();
+  const MPI_Comm mc = comm.internal();
+  return deferred_program_plan(
+      comm, std::string(alltoallv_algo_name(ran)), reason,
+      [row, matrix, p, me, mc](int tag, std::vector<MPI_Request>& reqs, std::vector<PreludeMessage>& messages) {
+        std::copy(row->begin(), row->end(), matrix->begin() + static_cast<std::ptrdiff_t>(me) * p);
+        for (int r = 0; r < p; ++r) {
+          if (r == me) continue;
+          reqs.emplace_back(MPI_REQUEST_NULL);
+          messages.push_back({r, false});
+          check_mpi(MPI_Irecv(matrix->data() + static_cast<std::ptrdiff_t>(r) * p, p, MPI_INT64_T, r, tag, mc,
+                              &reqs.back()),
+                    "MPI_Irecv");
+        }
+        for (int r = 0; r < p; ++r) {
+          if (r == me) continue;
+          reqs.emplace_back(MPI_REQUEST_NULL);
+          messages.push_back({r, true});
+          check_mpi(MPI_Isend(row->data(), p, MPI_INT64_T, r, tag, mc, &reqs.back()), "MPI_Isend");
+        }
+      },
+      [=] {
+        if (last->first != *matrix) {
+          last->second = staged_alltoallv_program(ran, p, me, *matrix, *sd, *rd, mode, unit);
+          last->first = *matrix;
+        }
+        return last->second;
+      });
 }
 
 }  // namespace libcomm::detail

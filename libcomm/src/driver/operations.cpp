@@ -4,13 +4,13 @@
 
 #include <string>
 
-#include "allgather/allgather_internal.hpp"
-#include "alltoall/alltoall_internal.hpp"
-#include "alltoallv/alltoallv_internal.hpp"
+#include "../allgather/allgather_internal.hpp"
+#include "../alltoall/alltoall_internal.hpp"
+#include "../alltoallv/alltoallv_internal.hpp"
 #include "libcomm/auto_policy.hpp"
 #include "libcomm/error.hpp"
 #include "libcomm/settings.hpp"
-#include "reduce_scatter/reduce_scatter_internal.hpp"
+#include "../reduce_scatter/reduce_scatter_internal.hpp"
 
 namespace libcomm {
 
@@ -108,14 +108,9 @@ std::vector<Prediction> predict(std::string_view op, const Comm& comm, std::size
     return predictions<detail::ReduceScatterOp>(s);
   }
   static const AlltoallvOptions o;
-  detail::AlltoallvOp::Shape s;
-  s.p = comm.size();
-  s.nodes = &comm.nodes();
-  s.opts = &o;
-  s.stats = {bytes, static_cast<double>(bytes)};
-  s.global = true;
   operation_named(op);  // (an unknown name is an Error)
-  return predictions<detail::AlltoallvOp>(s);
+  return predictions<detail::AlltoallvOp>(
+      detail::AlltoallvOp::shape(comm.size(), comm.nodes(), {bytes, static_cast<double>(bytes)}, o));
 }
 
 // Reads the environment's settings again (libcomm/settings.hpp), so that what a call runs
