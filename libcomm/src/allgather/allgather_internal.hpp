@@ -8,9 +8,11 @@
 #include <cstddef>
 #include <vector>
 
-#include "../choice/cost_terms.hpp"
+#include "../algorithm/cost_terms.hpp"
 #include "../cycles/cycles.hpp"
-#include "../driver/driver.hpp"
+#include "../algorithm/algorithm.hpp"
+#include "../runtime/check.hpp"
+#include "../runtime/plan_state.hpp"
 #include "libcomm/allgather.hpp"
 #include "libcomm/comm.hpp"
 #include "libcomm/program.hpp"

@@ -7,7 +7,7 @@
 #include <limits>
 #include <numeric>
 
-#include "../core/node_channel.hpp"
+#include "../runtime/node_channel.hpp"
 #include "allgather_internal.hpp"
 
 namespace libcomm::detail {

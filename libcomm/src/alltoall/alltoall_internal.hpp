@@ -10,8 +10,10 @@
 #include <memory>
 #include <string>
 
-#include "../choice/cost_terms.hpp"
-#include "../driver/driver.hpp"
+#include "../algorithm/cost_terms.hpp"
+#include "../algorithm/algorithm.hpp"
+#include "../runtime/check.hpp"
+#include "../runtime/plan_state.hpp"
 #include "libcomm/alltoall.hpp"
 #include "libcomm/comm.hpp"
 #include "libcomm/program.hpp"

@@ -57,10 +57,10 @@
 #include <string>
 #include <vector>
 
-#include "../core/mpi_bytes.hpp"
-#include "../core/comm_cache.hpp"
-#include "../core/node_channel.hpp"
-#include "../core/plan_state.hpp"
+#include "../runtime/mpi_bytes.hpp"
+#include "../runtime/comm_cache.hpp"
+#include "../runtime/node_channel.hpp"
+#include "../runtime/plan_state.hpp"
 #include "alltoall_internal.hpp"
 #include "libcomm/alltoall.hpp"
 #include "libcomm/auto_policy.hpp"

@@ -3,8 +3,8 @@
 // MPICH's size rule).
 #include <limits>
 
-#include "../core/mpi_bytes.hpp"
-#include "../core/plan_state.hpp"
+#include "../runtime/mpi_bytes.hpp"
+#include "../runtime/plan_state.hpp"
 #include "alltoall_internal.hpp"
 
 namespace libcomm::detail {

@@ -14,8 +14,10 @@
 #include <utility>
 #include <vector>
 
-#include "../choice/cost_terms.hpp"
-#include "../driver/driver.hpp"
+#include "../algorithm/cost_terms.hpp"
+#include "../algorithm/algorithm.hpp"
+#include "../runtime/check.hpp"
+#include "../runtime/plan_state.hpp"
 #include "libcomm/alltoallv.hpp"
 #include "libcomm/program.hpp"
 

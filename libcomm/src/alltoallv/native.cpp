@@ -5,7 +5,7 @@
 #include <climits>
 #include <vector>
 
-#include "../core/mpi_bytes.hpp"
+#include "../runtime/mpi_bytes.hpp"
 #include "alltoallv_internal.hpp"
 
 namespace libcomm::detail {

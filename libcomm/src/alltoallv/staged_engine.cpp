@@ -21,9 +21,9 @@
 #include <new>
 #include <string>
 
-#include "../core/comm_cache.hpp"
-#include "../core/mpi_bytes.hpp"
-#include "../core/tags.hpp"
+#include "../runtime/comm_cache.hpp"
+#include "../runtime/mpi_bytes.hpp"
+#include "../runtime/tags.hpp"
 #include "libcomm/sim.hpp"
 #include "alltoallv_internal.hpp"
 

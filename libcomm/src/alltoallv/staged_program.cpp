@@ -11,8 +11,9 @@
 // scratch regions of its own.
 #include <algorithm>
 
-#include "../core/check.hpp"
-#include "../core/plan_state.hpp"
+#include "../runtime/check.hpp"
+#include "../runtime/mpi_bytes.hpp"
+#include "../runtime/plan_state.hpp"
 
 #include "alltoallv_internal.hpp"
 

@@ -12,7 +12,7 @@
 #include <mutex>
 #include <sstream>
 
-#include "../core/mpi_bytes.hpp"
+#include "../runtime/mpi_bytes.hpp"
 #include "libcomm/error.hpp"
 #include "libcomm/settings.hpp"
 #include "libcomm/tuning.hpp"

@@ -1,11 +1,11 @@
 // Paper 004's Hamiltonian cycles, shared by the all-to-all broadcast (allgather/) and the
 // all-to-all reduction (reduce_scatter/): where they apply, and the single cycle's order
-// (the binary-cube geometry itself is libcomm/allgather.hpp's cube::, in cube.cpp).
+// (the binary-cube geometry itself is libcomm/cycles.hpp, in cycles.cpp).
 #pragma once
 
 #include <string>
 
-#include "libcomm/allgather.hpp"
+#include "libcomm/cycles.hpp"
 
 namespace libcomm::detail {
 

@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <climits>
 
-#include "../core/mpi_bytes.hpp"
-#include "../core/plan_state.hpp"
+#include "../runtime/mpi_bytes.hpp"
+#include "../runtime/plan_state.hpp"
 #include "reduce_scatter_internal.hpp"
 
 namespace libcomm::detail {

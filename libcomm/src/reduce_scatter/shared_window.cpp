@@ -7,7 +7,7 @@
 #include <limits>
 #include <numeric>
 
-#include "../core/node_channel.hpp"
+#include "../runtime/node_channel.hpp"
 #include "reduce_scatter_internal.hpp"
 
 namespace libcomm::detail {

@@ -10,7 +10,7 @@
 
 #include "libcomm/comm.hpp"
 #include "libcomm/error.hpp"
-#include "../core/comm_cache.hpp"
+#include "../runtime/comm_cache.hpp"
 
 namespace libcomm {
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "cycles.hpp"
+#include "libcomm/error.hpp"
 
 namespace libcomm::cube {
 

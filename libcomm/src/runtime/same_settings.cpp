@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "../core/mpi_bytes.hpp"
+#include "mpi_bytes.hpp"
 #include "libcomm/error.hpp"
 #include "libcomm/settings.hpp"
 

@@ -7,6 +7,7 @@
 #include "../allgather/allgather_internal.hpp"
 #include "../alltoall/alltoall_internal.hpp"
 #include "../alltoallv/alltoallv_internal.hpp"
+#include "driver.hpp"
 #include "libcomm/auto_policy.hpp"
 #include "libcomm/error.hpp"
 #include "libcomm/settings.hpp"

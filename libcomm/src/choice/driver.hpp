@@ -6,23 +6,24 @@
 //   (the descriptors' rules) -> Auto's choice under the policy (model, table or online,
 //   libcomm/auto_policy.hpp), remembered on the Comm -> the kept plan -> the run -> the
 //   Choice (what ran and why).
-// An operation plugs in as the traits of algorithm.hpp; its algorithms as descriptors.
+// An operation plugs in as an Operation (below; algorithm.hpp); its algorithms as descriptors.
 #pragma once
 
 #include <mpi.h>
 
 #include <atomic>
 #include <chrono>
+#include <concepts>
 #include <cmath>
 #include <string>
 #include <thread>
 
-#include "../choice/policy.hpp"
-#include "../core/check.hpp"
-#include "../core/comm_cache.hpp"
-#include "../core/mpi_bytes.hpp"
-#include "../core/plan_state.hpp"
-#include "algorithm.hpp"
+#include "policy.hpp"
+#include "../runtime/check.hpp"
+#include "../runtime/comm_cache.hpp"
+#include "../runtime/mpi_bytes.hpp"
+#include "../runtime/plan_state.hpp"
+#include "../algorithm/algorithm.hpp"
 #include "libcomm/auto_policy.hpp"
 #include "libcomm/check.hpp"
 #include "libcomm/plan.hpp"
@@ -41,7 +42,30 @@ void set_test_slowdown(const std::string& spec);
 // Online sites kept per Comm (then they start over, every rank alike).
 constexpr std::size_t kMaxOnlineSites = 256;
 
+// What an operation must supply (algorithm.hpp describes each member); what only some
+// operations have is in OpHooks, whose members are named, so a misspelt hook is an error too.
 template <class Op>
+concept Operation =
+    std::derived_from<typename Op::Shape, ShapeBase> &&
+    requires(const typename Op::Args& a, typename Op::Shape& s, const Comm& comm, typename Op::Algo algo,
+             const typename Op::Options& o, bool have_buffers, std::uint64_t bytes) {
+      typename Op::Extra;
+      { Op::name } -> std::convertible_to<std::string_view>;
+      { Op::what } -> std::convertible_to<std::string_view>;
+      { Op::setting } -> std::convertible_to<Setting>;
+      { Op::algorithms() } -> std::same_as<std::span<const Algorithm<Op>>>;
+      { Op::shape(a, comm, o) } -> std::same_as<typename Op::Shape>;
+      { Op::options(s) } -> std::same_as<std::uint64_t>;
+      { Op::argument_check(a, s, comm, algo, o, have_buffers) } -> std::same_as<ArgumentCheck>;
+      { Op::sizes_differ(a, bytes, bytes) } -> std::convertible_to<std::string>;
+      { Op::modes_differ(algo, o) } -> std::convertible_to<std::string>;
+      Op::check_agreement(a, comm, o);
+      { a.send } -> std::convertible_to<const void*>;
+      { a.recv } -> std::convertible_to<void*>;
+      { s.opts } -> std::convertible_to<const typename Op::Options*>;
+    };
+
+template <Operation Op>
 class Driver {
  public:
   using Algo = typename Op::Algo;
