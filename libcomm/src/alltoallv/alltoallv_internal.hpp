@@ -98,6 +98,10 @@ double pieces(const AlltoallvOp::Shape& s, double parts);
 // A staged algorithm's blocking run (staged_engine.cpp) and its plan for requests and
 // persistent calls (staged_program.cpp).
 void run_staged_call(AlltoallvAlgo algo, const AlltoallvOp::Args& a, const AlltoallvOp::Shape& s, const Comm& comm);
+template <AlltoallvAlgo algo>
+void run_staged_as(const AlltoallvOp::Args& a, const AlltoallvOp::Shape& s, const Comm& comm) {
+  run_staged_call(algo, a, s, comm);
+}
 std::shared_ptr<PlanState> staged_plan(const PlanCall<AlltoallvOp>& call);
 
 // Integer square roots of a rank count: the mesh (A3) needs P = q^2, the four-stage

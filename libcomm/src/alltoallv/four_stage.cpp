@@ -195,9 +195,7 @@ extern const AlltoallvAlgorithm four_stage_alltoallv{
     .algo = AlltoallvAlgo::FourStage, .name = "four_stage",
     .summary = "A4: four balanced stages on ceil(sqrt P) columns, any P (pseudo-nodes, stalls; s. 3.2)",
     .paper = "paper 001, s. 3.2", .cost = predicted_time, .plan = staged_plan,
-    .run = [](const AlltoallvOp::Args& a, const AlltoallvOp::Shape& s, const Comm& comm) {
-      run_staged_call(AlltoallvAlgo::FourStage, a, s, comm);
-    },
+    .run = run_staged_as<AlltoallvAlgo::FourStage>,
     .extra = {.staged = router}};
 
 }  // namespace detail

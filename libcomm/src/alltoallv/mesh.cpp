@@ -68,9 +68,7 @@ extern const AlltoallvAlgorithm mesh_alltoallv{
     .fallback_why = "A3 runs on a sqrt(P) x sqrt(P) mesh; A4 is the paper's generalisation to any P (paper 001, "
                     "s. 3.2)",
     .cost = predicted_time, .plan = staged_plan,
-    .run = [](const AlltoallvOp::Args& a, const AlltoallvOp::Shape& s, const Comm& comm) {
-      run_staged_call(AlltoallvAlgo::Mesh, a, s, comm);
-    },
+    .run = run_staged_as<AlltoallvAlgo::Mesh>,
     .extra = {.staged = router}};
 
 }  // namespace libcomm::detail

@@ -56,9 +56,7 @@ extern const AlltoallvAlgorithm two_stage_alltoallv{
     .algo = AlltoallvAlgo::TwoStage, .name = "two_stage",
     .summary = "A2: messages sliced evenly over P nodes by a counter scan, two all-to-all stages (s. 3.1.2)",
     .paper = "paper 001, s. 3.1.2", .cost = predicted_time, .plan = staged_plan,
-    .run = [](const AlltoallvOp::Args& a, const AlltoallvOp::Shape& s, const Comm& comm) {
-      run_staged_call(AlltoallvAlgo::TwoStage, a, s, comm);
-    },
+    .run = run_staged_as<AlltoallvAlgo::TwoStage>,
     .extra = {.staged = router}};
 
 }  // namespace libcomm::detail

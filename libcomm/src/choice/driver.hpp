@@ -17,6 +17,7 @@
 #include <cmath>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "policy.hpp"
 #include "../runtime/check.hpp"
@@ -78,11 +79,7 @@ class Driver {
   // ---- the three forms -----------------------------------------------------------------
 
   static OpChoice blocking(const Args& a, const Comm& comm, Algo requested, const Options& o) {
-    if (check_mode()) Op::check_agreement(a, comm, o);
-    Shape s = Op::shape(a, comm, o);
-    const Algo asked = with_environment(requested);
-    if (o.check_args) check(a, s, comm, asked, o, true);
-    validate(s, comm);
+    auto [s, asked] = checked(a, comm, requested, o, true);
     if (asked == Algo::Auto) return auto_blocking(a, s, comm);
     const OpChoice c = resolve_requested(asked, s, o.allow_fallback);
     execute(c, a, s, comm);
@@ -109,11 +106,7 @@ class Driver {
   // Collective like MPI_<op>_init: the argument check (sizes, algorithm) runs here, without
   // buffers; the plan is built once.
   static Plan persistent(const Args& a, const Comm& comm, Algo requested, const Options& o) {
-    if (check_mode()) Op::check_agreement(a, comm, o);
-    Shape s = Op::shape(a, comm, o);
-    const Algo asked = with_environment(requested);
-    if (o.check_args) check(a, s, comm, asked, o, false);
-    validate(s, comm);
+    auto [s, asked] = checked(a, comm, requested, o, false);
     const OpChoice c =
         asked != Algo::Auto ? resolve_requested(asked, s, o.allow_fallback) : auto_without_measuring(s, comm, true);
     return Plan(make_plan(c, s, comm, Form::Persistent));
@@ -217,6 +210,18 @@ class Driver {
   // call without the check fails on the rank alone, as an erroneous MPI call may).
   static void validate(const Shape& s, const Comm& comm) {
     if (!s.problem.empty()) throw Error(std::string(Op::name) + ": rank " + std::to_string(comm.rank()) + ": " + s.problem);
+  }
+
+  // What the blocking and persistent forms do first: check mode, the shape, the
+  // environment's algorithm, the collective argument check (Options::check_args) and the
+  // shape's own verdict.
+  static std::pair<Shape, Algo> checked(const Args& a, const Comm& comm, Algo requested, const Options& o,
+                                        bool have_buffers) {
+    if (check_mode()) Op::check_agreement(a, comm, o);
+    std::pair<Shape, Algo> out{Op::shape(a, comm, o), with_environment(requested)};
+    if (o.check_args) check(a, out.first, comm, out.second, o, have_buffers);
+    validate(out.first, comm);
+    return out;
   }
 
   static void check(const Args& a, Shape& s, const Comm& comm, Algo algo, const Options& o, bool have_buffers) {
