@@ -17,7 +17,7 @@ extern const AllgatherAlgorithm auto_allgather, native_allgather, ring_allgather
 
 const AllgatherAlgorithm auto_allgather{
     .algo = AllgatherAlgo::Auto, .name = "auto",
-    .summary = "the Auto policy (LIBCOMM_AUTO: online, model or table; README 'Tuning: what auto runs')"};
+    .summary = "the Auto policy (LIBCOMM_AUTO: online, model or table; README 'Tuning: what auto runs')", .paper = ""};
 
 std::span<const AllgatherAlgorithm> AllgatherOp::algorithms() {
   static const auto all = registry<AllgatherOp>({&auto_allgather, &native_allgather, &ring_allgather,

@@ -19,7 +19,7 @@ extern const AlltoallAlgorithm auto_alltoall, native_alltoall, linear_alltoall, 
 
 const AlltoallAlgorithm auto_alltoall{
     .algo = AlltoallAlgo::Auto, .name = "auto",
-    .summary = "the Auto policy (LIBCOMM_AUTO: online, model or table; README 'Tuning: what auto runs')"};
+    .summary = "the Auto policy (LIBCOMM_AUTO: online, model or table; README 'Tuning: what auto runs')", .paper = ""};
 
 std::span<const AlltoallAlgorithm> AlltoallOp::algorithms() {
   static const auto all = registry<AlltoallOp>(

@@ -199,7 +199,7 @@ extern const AlltoallvAlgorithm native_alltoallv_entry, direct_alltoallv, two_st
 const AlltoallvAlgorithm auto_alltoallv{
     .algo = AlltoallvAlgo::Auto, .name = "auto",
     .summary = "the Auto policy (LIBCOMM_AUTO: online, model or table), decided per site "
-               "(AlltoallvOptions::site) and agreed size class from the count statistics"};
+               "(AlltoallvOptions::site) and agreed size class from the count statistics", .paper = ""};
 
 std::span<const AlltoallvAlgorithm> AlltoallvOp::algorithms() {
   static const auto all = registry<AlltoallvOp>({&auto_alltoallv, &native_alltoallv_entry, &direct_alltoallv,

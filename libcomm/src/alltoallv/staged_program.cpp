@@ -10,6 +10,7 @@
 // n2), and delivers the runs of the last stage into the receive buffer. Each stage has
 // scratch regions of its own.
 #include <algorithm>
+#include <cstring>
 
 #include "../runtime/check.hpp"
 #include "../runtime/mpi_bytes.hpp"
@@ -108,11 +109,31 @@ StepProgram staged_alltoallv_program(AlltoallvAlgo algo, int p, int me, std::spa
   return std::move(pb).program();
 }
 
+namespace {
+
+// A request's count exchange, as a step program: rank me's row of counts (a constant of
+// the program) to every rank, every row into the gathered matrix (row r from rank r), as a
+// linear non-blocking allgather does, so that LIBCOMM_TIMEOUT can name a rank that never
+// answers.
+StepProgram count_exchange_program(std::span<const std::int64_t> row, int me, int p) {
+  ProgramBuilder pb("alltoallv counts", me, p);
+  const std::size_t bytes = row.size_bytes();
+  const ByteRange mine = pb.constant(row.data(), bytes);
+  pb.copy(0, mine, {Area::Recv, static_cast<std::size_t>(me) * bytes, bytes});
+  for (int r = 0; r < p; ++r)
+    if (r != me) pb.recv(0, r, {Area::Recv, static_cast<std::size_t>(r) * bytes, bytes}, 0);
+  for (int r = 0; r < p; ++r)
+    if (r != me) pb.send(0, r, mine, 0);
+  pb.set_extents(0, static_cast<std::size_t>(p) * bytes);
+  return std::move(pb).program();
+}
+
+}  // namespace
+
 // A staged algorithm routes every rank's runs, so its program needs the whole count matrix:
 // a persistent plan gathers it when it is made (collective, like MPI_Alltoallv_init); a
-// request sends its row of counts to every rank at start (point-to-point, as a linear
-// non-blocking allgather does, so that LIBCOMM_TIMEOUT can name a rank that never answers)
-// and builds its program once every row is there.
+// request gathers it at start with count_exchange_program and builds its program once
+// every row is there.
 std::shared_ptr<PlanState> staged_plan(const PlanCall<AlltoallvOp>& call) {
   const AlltoallvOp::Shape& s = call.shape;
   const Comm& comm = call.comm;
@@ -130,31 +151,13 @@ std::shared_ptr<PlanState> staged_plan(const PlanCall<AlltoallvOp>& call) {
   }
   // The request keeps its own copies of what it reads after this call returns, and the
   // program of its last run: a kept request whose gathered matrix is the same runs it again.
-  auto row = std::make_shared<const std::vector<std::int64_t>>(s.sc.begin(), s.sc.end());
   auto sd = std::make_shared<const std::vector<std::int64_t>>(s.sd.begin(), s.sd.end());
   auto rd = std::make_shared<const std::vector<std::int64_t>>(s.rd.begin(), s.rd.end());
   auto last = std::make_shared<std::pair<std::vector<std::int64_t>, StepProgram>>();
-  const MPI_Comm mc = comm.internal();
   return deferred_program_plan(
-      comm, std::string(alltoallv_algo_name(ran)), reason,
-      [row, matrix, p, me, mc](int tag, std::vector<MPI_Request>& reqs, std::vector<PreludeMessage>& messages) {
-        std::copy(row->begin(), row->end(), matrix->begin() + static_cast<std::ptrdiff_t>(me) * p);
-        for (int r = 0; r < p; ++r) {
-          if (r == me) continue;
-          reqs.emplace_back(MPI_REQUEST_NULL);
-          messages.push_back({r, false});
-          check_mpi(MPI_Irecv(matrix->data() + static_cast<std::ptrdiff_t>(r) * p, p, MPI_INT64_T, r, tag, mc,
-                              &reqs.back()),
-                    "MPI_Irecv");
-        }
-        for (int r = 0; r < p; ++r) {
-          if (r == me) continue;
-          reqs.emplace_back(MPI_REQUEST_NULL);
-          messages.push_back({r, true});
-          check_mpi(MPI_Isend(row->data(), p, MPI_INT64_T, r, tag, mc, &reqs.back()), "MPI_Isend");
-        }
-      },
-      [=] {
+      comm, std::string(alltoallv_algo_name(ran)), reason, count_exchange_program(s.sc, me, p), matrix->size() * 8,
+      [=](std::span<const std::byte> gathered) {
+        std::memcpy(matrix->data(), gathered.data(), gathered.size());
         if (last->first != *matrix) {
           last->second = staged_alltoallv_program(ran, p, me, *matrix, *sd, *rd, mode, unit);
           last->first = *matrix;

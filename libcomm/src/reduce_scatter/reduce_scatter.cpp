@@ -16,7 +16,7 @@ extern const ReduceScatterAlgorithm auto_reduce_scatter, native_reduce_scatter, 
 
 const ReduceScatterAlgorithm auto_reduce_scatter{
     .algo = ReduceScatterAlgo::Auto, .name = "auto",
-    .summary = "the Auto policy (LIBCOMM_AUTO: online, model or table; README 'Tuning: what auto runs')"};
+    .summary = "the Auto policy (LIBCOMM_AUTO: online, model or table; README 'Tuning: what auto runs')", .paper = ""};
 
 std::span<const ReduceScatterAlgorithm> ReduceScatterOp::algorithms() {
   static const auto all =
