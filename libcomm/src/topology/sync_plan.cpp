@@ -347,109 +347,134 @@ class SweepChunk {
     }
   }
 
-  void sweep() {
-    const auto& pm = in_.pm;
-    const auto& tree = in_.tree;
-    const std::size_t max_path = static_cast<std::size_t>(tree.max_path());
-    std::vector<int> path_buffer(max_path);
-    std::vector<Run> runs(max_path + 1);
+  // What one message's visit works in, sized once for the longest path.
+  struct Scratch {
+    std::vector<int> path;
+    std::vector<Run> runs;
     std::vector<Previous> previous;
-    previous.reserve(max_path);
-    int* const path = path_buffer.data();
-    std::int32_t* const last = last_user_.data();
-    const bool labels = in_.labels, record = in_.record_preds;
+    explicit Scratch(std::size_t max_path) : path(max_path), runs(max_path + 1) { previous.reserve(max_path); }
+  };
+
+  void sweep() {
+    Scratch sc(static_cast<std::size_t>(in_.tree.max_path()));
     for (std::int64_t p = first_phase_; p < end_phase_; ++p)
-      for (auto mm = pm.offset[p]; mm < pm.offset[p + 1]; ++mm) {
-        const Id me = static_cast<Id>(mm);
-        const std::int32_t phase = static_cast<std::int32_t>(p);
-        const auto& msg = pm.msg[mm];
-        const int rank = msg.src;
-        const auto &src = in_.machine(rank), &dst = in_.machine(msg.dst);
-        const int length = in_.path_of(msg, path);
-        const std::int32_t slot = new_slot();
-        // Runs of equal previous users along the path (a path uses an edge once).
-        std::int32_t current = last[path[0]];
-        last[path[0]] = slot;
-        int nruns = 0, first = 0;
-        for (int i = 1; i < length; ++i) {
-          const std::int32_t before = last[path[i]];
-          last[path[i]] = slot;
-          if (before != current) {
-            runs[static_cast<std::size_t>(nruns++)] = {current, first, i - 1};
-            current = before;
-            first = i;
-          }
-        }
-        runs[static_cast<std::size_t>(nruns++)] = {current, first, length - 1};
-        previous.clear();
-        for (int k = 0; k < nruns; ++k) {
-          const Run& r = runs[static_cast<std::size_t>(k)];
-          if (r.slot < 0) continue;
-          Live& x = live_[r.slot];
-          x.edges -= r.last - r.first + 1;
-          if (x.phase == phase)
-            throw Error(r.first == 0 ? "plan_synchronisation: rank " + std::to_string(rank) +
-                                           " sends twice in round " + std::to_string(p) +
-                                           " (the schedule must be single-ported)"
-                                     : "plan_synchronisation: round " + std::to_string(p) +
-                                           " is not contention free");
-          if (x.seen_by != me) {
-            x.seen_by = me;
-            previous.push_back({x.id, r.slot, r.first, r.last, r.last - r.first + 1});
-          } else {  // a second run of the same user: merge (a gap between them implies it)
-            auto same = previous.rbegin();
-            while (same->slot != r.slot) ++same;
-            same->last = r.last;
-            same->count += r.last - r.first + 1;
-          }
-        }
-        Id in = -1;
-        if (labels) {
-          // The sender's own link carries its sends only: its last user is the previous send.
-          const Id my_prev_send = runs[0].slot < 0 ? -1 : live_[runs[0].slot].id;
-          const bool on_hub = tree.on_path(in_.hub, src.enter, dst.enter);
-          bool unresolved = false;
-          for (const auto& x : previous) {
-            const Id h = live_[x.slot].hub_in;
-            in = std::max(in, h);
-            unresolved |= h == kUnresolved;
-          }
-          if (on_hub)
-            in = hub_users++;
-          else if (unresolved && in < 0)  // only earlier chunks' labels reach it
-            in = kUnresolved;
-          out_.label[me] = {in, on_hub ? in : kNone, my_prev_send};
-        }
-        for (const auto& [x, x_slot, x_first, x_last, x_count] : previous) {
-          const Live& l = live_[x_slot];
-          if (l.edges == 0) free_slots_.push_back(x_slot);
-          ++consecutive_pairs;
-          if (l.rank == rank) {
-            ++same_sender_pairs;
-            continue;
-          }
-          const bool implied =
-              x_count < x_last - x_first + 1 ||
-              (x_first > 0 && tree.on_path(path[x_first - 1], l.src_enter, l.dst_enter)) ||
-              (x_last + 1 < length && tree.on_path(path[x_last + 1], l.src_enter, l.dst_enter));
-          if (implied) {
-            ++redundant;
-          } else {
-            ++kept;
-            if (record) pred_.push_back(x);
-            search_needed |= phase - l.phase >= 2;
-          }
-        }
-        live_[slot] = {me, phase, rank, src.enter, dst.enter, in, length, -1};
-        if (record) {
-          // The kept predecessors in id order (the order of the synchronisations): one or
-          // two entries, as a rule.
-          const auto begin = pred_.begin() + (me == first_id_ ? 0 : out_.pred_start[me]);
-          for (auto i = begin + 1; i < pred_.end(); ++i)
-            for (auto k = i; k > begin && *k < *(k - 1); --k) std::iter_swap(k, k - 1);
-          out_.pred_start[me + 1] = static_cast<Id>(pred_.size());
-        }
+      for (auto mm = in_.pm.offset[p]; mm < in_.pm.offset[p + 1]; ++mm)
+        visit(static_cast<Id>(mm), static_cast<std::int32_t>(p), sc);
+  }
+
+  // Message `me` of phase `phase` takes the edges of its path: its previous users, their
+  // label, which of them it keeps as predecessors.
+  void visit(Id me, std::int32_t phase, Scratch& sc) {
+    const auto& msg = in_.pm.msg[static_cast<std::size_t>(me)];
+    const auto &src = in_.machine(msg.src), &dst = in_.machine(msg.dst);
+    const int length = in_.path_of(msg, sc.path.data());
+    const std::int32_t slot = new_slot();
+    const int nruns = take_path(sc.path.data(), length, slot, sc.runs);
+    collect_previous(me, phase, msg.src, nruns, sc);
+    const Id in = in_.labels ? label(me, src, dst, sc) : -1;
+    keep_or_drop(phase, msg.src, length, sc);
+    live_[slot] = {me, phase, msg.src, src.enter, dst.enter, in, length, -1};
+    if (in_.record_preds) order_preds(me);
+  }
+
+  // Makes `slot` the last user of every edge of the path; returns the runs of equal
+  // previous users along it (a path uses an edge once).
+  int take_path(const int* path, int length, std::int32_t slot, std::vector<Run>& runs) {
+    std::int32_t* const last = last_user_.data();
+    std::int32_t current = last[path[0]];
+    last[path[0]] = slot;
+    int nruns = 0, first = 0;
+    for (int i = 1; i < length; ++i) {
+      const std::int32_t before = last[path[i]];
+      last[path[i]] = slot;
+      if (before != current) {
+        runs[static_cast<std::size_t>(nruns++)] = {current, first, i - 1};
+        current = before;
+        first = i;
       }
+    }
+    runs[static_cast<std::size_t>(nruns++)] = {current, first, length - 1};
+    return nruns;
+  }
+
+  // One Previous per previous user (its runs merged: a gap between them implies it); a
+  // user of this phase is an error of the schedule.
+  void collect_previous(Id me, std::int32_t phase, int rank, int nruns, Scratch& sc) {
+    sc.previous.clear();
+    for (int k = 0; k < nruns; ++k) {
+      const Run& r = sc.runs[static_cast<std::size_t>(k)];
+      if (r.slot < 0) continue;
+      Live& x = live_[r.slot];
+      x.edges -= r.last - r.first + 1;
+      if (x.phase == phase)
+        throw Error(r.first == 0 ? "plan_synchronisation: rank " + std::to_string(rank) + " sends twice in round " +
+                                       std::to_string(phase) + " (the schedule must be single-ported)"
+                                 : "plan_synchronisation: round " + std::to_string(phase) +
+                                       " is not contention free");
+      if (x.seen_by != me) {
+        x.seen_by = me;
+        sc.previous.push_back({x.id, r.slot, r.first, r.last, r.last - r.first + 1});
+      } else {
+        auto same = sc.previous.rbegin();
+        while (same->slot != r.slot) ++same;
+        same->last = r.last;
+        same->count += r.last - r.first + 1;
+      }
+    }
+  }
+
+  // The hub labels of step 2 (below): a message on the hub edge takes the next hub number.
+  Id label(Id me, const SweepInput::Machine& src, const SweepInput::Machine& dst, const Scratch& sc) {
+    // The sender's own link carries its sends only: its last user is the previous send.
+    const Id my_prev_send = sc.runs[0].slot < 0 ? -1 : live_[sc.runs[0].slot].id;
+    const bool on_hub = in_.tree.on_path(in_.hub, src.enter, dst.enter);
+    Id in = -1;
+    bool unresolved = false;
+    for (const auto& x : sc.previous) {
+      const Id h = live_[x.slot].hub_in;
+      in = std::max(in, h);
+      unresolved |= h == kUnresolved;
+    }
+    if (on_hub)
+      in = hub_users++;
+    else if (unresolved && in < 0)  // only earlier chunks' labels reach it
+      in = kUnresolved;
+    out_.label[me] = {in, on_hub ? in : kNone, my_prev_send};
+    return in;
+  }
+
+  // A previous user is implied (redundant) when a neighbouring edge of its runs lies on
+  // its own path too, or its runs have a gap; the others are kept as predecessors.
+  void keep_or_drop(std::int32_t phase, int rank, int length, const Scratch& sc) {
+    const int* const path = sc.path.data();
+    for (const auto& [x, x_slot, x_first, x_last, x_count] : sc.previous) {
+      const Live& l = live_[x_slot];
+      if (l.edges == 0) free_slots_.push_back(x_slot);
+      ++consecutive_pairs;
+      if (l.rank == rank) {
+        ++same_sender_pairs;
+        continue;
+      }
+      const bool implied = x_count < x_last - x_first + 1 ||
+                           (x_first > 0 && in_.tree.on_path(path[x_first - 1], l.src_enter, l.dst_enter)) ||
+                           (x_last + 1 < length && in_.tree.on_path(path[x_last + 1], l.src_enter, l.dst_enter));
+      if (implied) {
+        ++redundant;
+      } else {
+        ++kept;
+        if (in_.record_preds) pred_.push_back(x);
+        search_needed |= phase - l.phase >= 2;
+      }
+    }
+  }
+
+  // The kept predecessors in id order (the order of the final synchronisations): one or
+  // two entries, as a rule.
+  void order_preds(Id me) {
+    const auto begin = pred_.begin() + (me == first_id_ ? 0 : out_.pred_start[me]);
+    for (auto i = begin + 1; i < pred_.end(); ++i)
+      for (auto k = i; k > begin && *k < *(k - 1); --k) std::iter_swap(k, k - 1);
+    out_.pred_start[me + 1] = static_cast<Id>(pred_.size());
   }
 
   const SweepInput& in_;
