@@ -20,6 +20,36 @@
 
 namespace libcomm::detail {
 
+namespace {
+
+// The send and receive extents of rank me's counts and displacements.
+void set_extents(ProgramBuilder& pb, std::span<const std::int64_t> m, std::span<const std::int64_t> sdispls,
+                 std::span<const std::int64_t> rdispls) {
+  const std::size_t up = sdispls.size(), me = static_cast<std::size_t>(pb.rank());
+  std::size_t send_extent = 0, recv_extent = 0;
+  for (std::size_t k = 0; k < up; ++k) {
+    if (const auto n = m[me * up + k]; n > 0) send_extent = std::max(send_extent, static_cast<std::size_t>(sdispls[k] + n));
+    if (const auto n = m[k * up + me]; n > 0) recv_extent = std::max(recv_extent, static_cast<std::size_t>(rdispls[k] + n));
+  }
+  pb.set_extents(send_extent, recv_extent);
+}
+
+// Every rank's runs before the first stage (one per non-empty message), and where rank
+// me's are in its send buffer.
+void start_runs(std::span<const std::int64_t> m, std::span<const std::int64_t> sdispls, int me,
+                std::vector<std::vector<Run>>& held, std::vector<ByteRange>& where) {
+  const std::size_t up = held.size();
+  for (std::size_t i = 0; i < up; ++i)
+    for (std::size_t j = 0; j < up; ++j)
+      if (const auto n = m[i * up + j]; n > 0) {
+        held[i].push_back({static_cast<std::int32_t>(i), static_cast<std::int32_t>(j), 0, n});
+        if (i == static_cast<std::size_t>(me))
+          where.push_back({Area::Send, static_cast<std::size_t>(sdispls[j]), static_cast<std::size_t>(n)});
+      }
+}
+
+}  // namespace
+
 StepProgram staged_alltoallv_program(AlltoallvAlgo algo, int p, int me, std::span<const std::int64_t> m,
                                      std::span<const std::int64_t> sdispls, std::span<const std::int64_t> rdispls,
                                      AlltoallvMode mode, std::int64_t unit) {
@@ -31,24 +61,11 @@ StepProgram staged_alltoallv_program(AlltoallvAlgo algo, int p, int me, std::spa
   const StagedSchedule& sched = alg->schedule();
   ProgramBuilder pb(std::string(alltoallv_algo_name(algo)), me, p);
   const auto bytes = [&](std::int64_t n) { return static_cast<std::size_t>(n); };
-  std::size_t send_extent = 0, recv_extent = 0;
-  for (std::size_t k = 0; k < up; ++k) {
-    if (const auto n = m[static_cast<std::size_t>(me) * up + k]; n > 0)
-      send_extent = std::max(send_extent, bytes(sdispls[k] + n));
-    if (const auto n = m[k * up + static_cast<std::size_t>(me)]; n > 0)
-      recv_extent = std::max(recv_extent, bytes(rdispls[k] + n));
-  }
-  pb.set_extents(send_extent, recv_extent);
-
+  set_extents(pb, m, sdispls, rdispls);
   // Every rank's held runs; for this rank also where element `first` of each run is.
   std::vector<std::vector<Run>> held(up);
   std::vector<ByteRange> where;  // parallel to held[me]
-  for (std::size_t i = 0; i < up; ++i)
-    for (std::size_t j = 0; j < up; ++j)
-      if (const auto n = m[i * up + j]; n > 0) {
-        held[i].push_back({static_cast<std::int32_t>(i), static_cast<std::int32_t>(j), 0, n});
-        if (i == static_cast<std::size_t>(me)) where.push_back({Area::Send, bytes(sdispls[j]), bytes(n)});
-      }
+  start_runs(m, sdispls, me, held, where);
 
   std::uint32_t stage = 0;
   const bool per_step = mode == AlltoallvMode::Blocking;
