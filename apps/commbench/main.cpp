@@ -110,7 +110,8 @@ struct Options {
   Settings settings;
   SizeOptions sizes;
   std::string op = "alltoall", json_path, calibrate_path, auto_policy, save_learned;
-  bool list = false, fallbacks = false, skip_native = false, progress = false, simulated = false;
+  bool list = false, fallbacks = false, config = false, config_table = false, skip_native = false, progress = false,
+       simulated = false;
   double copy_gbs = 0;
 };
 
@@ -155,6 +156,10 @@ void add_other_options(CLI::App& app, Options& o) {
        "time one algorithm per run; ratios are then to the first algorithm)"},
       {"--fallbacks", &o.fallbacks, "print what every named algorithm of every operation runs at "
        "P = 1 .. 16 (its documented fallback where it does not apply; docs/fallbacks.md), and exit"},
+      {"--config", &o.config, "print every LIBCOMM_* variable, the value in effect and whether it came from the "
+       "environment or is the default, and exit"},
+      {"--config-table", &o.config_table, "print the table of LIBCOMM_* variables (type, default, what it does) "
+       "that the README holds, and exit"},
       {"--simulated-payload", &o.simulated,
        "SimGrid builds only: payload buffers shared by all simulated ranks, so large "
        "runs fit in memory and skip copies; nothing is validated then"},
@@ -282,8 +287,11 @@ int run(int argc, char** argv) {
   add_what_options(app, o);
   add_other_options(app, o);
   apps::parse_command_line(app, argc, argv);
-  if (o.fallbacks || o.list) {
-    if (apps::is_root()) o.fallbacks ? print_fallbacks(std::cout) : list_operations(std::cout);
+  if (o.fallbacks || o.list || o.config || o.config_table) {
+    if (!apps::is_root()) return 0;
+    if (o.fallbacks) print_fallbacks(std::cout);
+    else if (o.list) list_operations(std::cout);
+    else std::cout << libcomm::settings_table(o.config_table);
     return 0;
   }
   libcomm::set_simulated_payload(o.simulated);

@@ -15,6 +15,7 @@
 #include <tuple>
 #include <vector>
 
+#include "libcomm/settings.hpp"
 #include "libcomm/tuning.hpp"
 #include "libcomm_mpi.h"
 
@@ -41,13 +42,6 @@ bool mpi_usable() {
     initialized.store(true, std::memory_order_relaxed);
   }
   return !finalizing.load(std::memory_order_relaxed);
-}
-
-bool env_flag(const char* name, bool fallback) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return fallback;
-  const std::string_view s(v);
-  return !(s == "0" || s == "off" || s == "no" || s == "false");
 }
 
 // The communicators that carry a libcomm::Comm (as an MPI attribute under `keyval`).
@@ -161,9 +155,10 @@ int& InsideWrapper::depth() {
 Settings read_settings() {
   libcomm::reload_environment();  // libcomm's own choices (LIBCOMM_<OP>, LIBCOMM_AUTO), now too
   Settings s;
-  s.verbose = env_flag("LIBCOMM_VERBOSE", false);
-  s.check_args = env_flag("LIBCOMM_CHECK_ARGS", false) || env_flag("LIBCOMM_CHECK", false);
-  if (const char* v = std::getenv("LIBCOMM_ONLINE_SAVE"); v != nullptr) s.online_save = v;
+  using libcomm::Setting;
+  s.verbose = libcomm::setting_flag(Setting::Verbose);
+  s.check_args = libcomm::setting_flag(Setting::CheckArgs) || libcomm::setting_flag(Setting::Check);
+  s.online_save = libcomm::setting_text(Setting::OnlineSave);
   return s;
 }
 
@@ -214,10 +209,10 @@ const libcomm::Comm& Call::comm() const {
   if (found) return *static_cast<const libcomm::Comm*>(value);
   // LIBCOMM_NODES: which ranks share a node, for the hierarchical algorithms (a NodeMap
   // spec: shared, flat, ppn=4, ...). Default: ask MPI which ranks share memory.
-  const char* nodes = std::getenv("LIBCOMM_NODES");
+  const std::string nodes = libcomm::setting_text(libcomm::Setting::Nodes);
   std::unique_ptr<libcomm::Comm> fresh;
   try {
-    fresh = std::make_unique<libcomm::Comm>(comm_, nodes != nullptr && *nodes != '\0' ? nodes : "shared");
+    fresh = std::make_unique<libcomm::Comm>(comm_, nodes);
   } catch (const libcomm::SettingsDiffer& e) {
     // Every rank learnt it in the same collective: every rank marks the communicator, and
     // rank 0 of the first such communicator says so (the settings are the process's: a

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "apps/common.hpp"
-#include "core/driver.hpp"
+#include "choice/driver.hpp"
 #include "libcomm/libcomm.hpp"
 #include "libcomm/topology.hpp"
 #include "mpi_test.hpp"

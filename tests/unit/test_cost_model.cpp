@@ -64,7 +64,7 @@ TEST(CostFormulas, AlltoallMatchesTheProgramSimulatorOnOneRankPerNode) {
         for (int r = 0; r < p; ++r) progs.push_back(alltoall_program(a, p, r, b));
         const double sim = simulate_program_time(progs, flat, c);
         const AlltoallOptions o;
-        const detail::AlltoallOp::Shape s{p, b, &flat, nullptr, &o};
+        const auto s = detail::AlltoallOp::shape(p, b, flat, nullptr, o);
         const double f = formula<detail::AlltoallOp>(alltoall_algo_name(a), s, c);
         EXPECT_LT(within(f, sim), c.network_links > 0 ? 0.75 : 0.10) << alltoall_algo_name(a) << " P = " << p << " b = " << b << ": formula "
                                         << f * 1e6 << " us, simulated " << sim * 1e6 << " us"
@@ -85,7 +85,7 @@ TEST(CostFormulas, AlltoallFollowsTheSimulatorOnNodesOfSeveralRanks) {
           for (int r = 0; r < p; ++r) progs.push_back(alltoall_program(a, p, r, b));
           const double sim = simulate_program_time(progs, nm, c);
           const AlltoallOptions o;
-          const detail::AlltoallOp::Shape s{p, b, &nm, nullptr, &o};
+          const auto s = detail::AlltoallOp::shape(p, b, nm, nullptr, o);
           const double f = formula<detail::AlltoallOp>(alltoall_algo_name(a), s, c);
           // (Looser: the formulas add up rounds in lock step, the simulator lets a rank run
           // ahead once its eager sends have left, so log P rounds on nodes overlap.)
@@ -107,7 +107,7 @@ TEST(CostFormulas, AllgatherMatchesTheProgramSimulatorOnOneRankPerNode) {
         for (int r = 0; r < p; ++r) progs.push_back(allgather_program(a, counts, r));
         const double sim = simulate_program_time(progs, flat, c);
         const AllgatherOptions o;
-        const detail::AllgatherOp::Shape s{p, counts, b, b * p, true, &flat, &o, {}};
+        const auto s = detail::AllgatherOp::shape(counts, flat, o);
         const double f = formula<detail::AllgatherOp>(allgather_algo_name(a), s, c);
         EXPECT_LT(within(f, sim), c.network_links > 0 ? 0.75 : 0.15) << allgather_algo_name(a) << " P = " << p << " b = " << b << ": formula "
                                         << f * 1e6 << " us, simulated " << sim * 1e6 << " us"
@@ -129,8 +129,7 @@ TEST(CostFormulas, ReduceScatterMatchesTheProgramSimulatorOnOneRankPerNode) {
           progs.push_back(reduce_scatter_program(a, counts, ElemType::Double, ReduceOp::Sum, r));
         const double sim = simulate_program_time(progs, flat, c);
         const ReduceScatterOptions o;
-        const detail::ReduceScatterOp::Shape s{p, counts, b, b * p, true, ElemType::Double, ReduceOp::Sum,
-                                               &flat, &o, {}};
+        const auto s = detail::ReduceScatterOp::shape(counts, ElemType::Double, ReduceOp::Sum, flat, o);
         const double f = formula<detail::ReduceScatterOp>(reduce_scatter_algo_name(a), s, c);
         EXPECT_LT(within(f, sim), c.network_links > 0 ? 0.75 : 0.15) << reduce_scatter_algo_name(a) << " P = " << p << " b = " << b
                                         << ": formula " << f * 1e6 << " us, simulated " << sim * 1e6 << " us"
@@ -175,7 +174,7 @@ TEST(CostParamsFile, NetworkLinksRoundTripsAndSlowsRoundsOfManyNodes) {
   EXPECT_DOUBLE_EQ(params().network_share(1000), 1);  // 0: no limit
   const NodeMap flat = NodeMap::one_rank_per_node(40);
   const AlltoallOptions o;
-  const detail::AlltoallOp::Shape s{40, 65536, &flat, nullptr, &o};
+  const auto s = detail::AlltoallOp::shape(40, 65536, flat, nullptr, o);
   const double unlimited = formula<detail::AlltoallOp>("pairwise", s, params());
   const double limited = formula<detail::AlltoallOp>("pairwise", s, back);
   EXPECT_GT(limited, 3 * unlimited);  // bandwidth-bound rounds, 4x the bytes' time

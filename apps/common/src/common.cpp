@@ -11,6 +11,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "libcomm/settings.hpp"
 #include "libcomm/sim.hpp"
 #include "libcomm/error.hpp"
 
@@ -139,11 +140,11 @@ namespace {
 // LIBCOMM_TIMEOUT in seconds as the library reads it; 0 when unset or malformed (the
 // library reports a malformed value itself).
 double timeout_seconds() {
-  const char* v = std::getenv("LIBCOMM_TIMEOUT");
-  if (v == nullptr || *v == '\0') return 0;
-  char* end = nullptr;
-  const double t = std::strtod(v, &end);
-  return *end == '\0' && t > 0 && t <= 1e9 ? t : 0;
+  try {
+    return libcomm::setting_number(libcomm::Setting::Timeout);
+  } catch (const libcomm::Error&) {
+    return 0;
+  }
 }
 
 // After an error, with LIBCOMM_TIMEOUT set: waits that long for every rank to get here

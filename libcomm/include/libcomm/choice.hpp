@@ -15,6 +15,7 @@ struct AlgoInfo {
   Algo algo;
   std::string_view name;     // command-line / environment name
   std::string_view summary;  // one line for --help and docs
+  std::string_view paper = {};  // the paper and section it implements ("" for native and auto)
 };
 
 // The one copy of a reason text, kept for the life of the process (reasons come from a

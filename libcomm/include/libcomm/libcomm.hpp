@@ -19,5 +19,6 @@
 #include "libcomm/operations.hpp"
 #include "libcomm/reduce_scatter.hpp"
 #include "libcomm/schedule.hpp"
+#include "libcomm/settings.hpp"
 #include "libcomm/sim.hpp"
 #include "libcomm/tuning.hpp"

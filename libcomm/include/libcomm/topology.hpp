@@ -128,6 +128,7 @@ class Topology {
   int declared_line(int node) const { return line_.at(node); }
 
  private:
+  friend class TopologyParser;  // parse(), line by line (topology.cpp)
   void finish(const std::string& source, const std::vector<int>& link_lines);
 
   std::vector<std::string> names_;

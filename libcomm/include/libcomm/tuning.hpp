@@ -149,16 +149,6 @@ void set_tuning_table(std::shared_ptr<const TuningTable> table);
 // Changes whenever the active table is replaced: the epoch Auto's remembered decisions
 // (Comm::remembered_decision) are stored under.
 std::uint64_t tuning_table_epoch();
-// Where the default search looks (LIBCOMM_TUNING_DIR, else the source tree's inputs/tuning).
-std::string tuning_directory();
-// A file that steers auto: the one the variable `var` names (LIBCOMM_TUNING, LIBCOMM_MODEL;
-// `named`: one that cannot be read is an Error), else <tuning_directory()>/<LIBCOMM_PLATFORM>
-// + `extension` where that exists, else none (empty path).
-struct SettingsFile {
-  std::string path;
-  bool named = false;
-};
-SettingsFile settings_file(const char* var, std::string_view extension);
 
 // What auto's online policy learned in this process (LIBCOMM_AUTO=online, the default):
 // one row per settled size class of every communicator this process is rank 0 of, as

@@ -7,11 +7,15 @@
 //            binomial tree of every rank rotated to start at that rank): after step k a
 //            rank holds the blocks of ranks me .. me + 2^(k+1) - 1 in a rotated scratch
 //            buffer, which is un-rotated at the end.
+#include <algorithm>
+
 #include "allgather_internal.hpp"
 
 namespace libcomm::detail {
 
-StepProgram butterfly_allgather_program(const Blocks& b, int me) {
+namespace {
+
+StepProgram program(const Blocks& b, int me, const AllgatherOptions&) {
   const int p = static_cast<int>(b.count.size());
   ProgramBuilder pb("butterfly", me, p);
   const auto ume = static_cast<std::size_t>(me);
@@ -57,5 +61,27 @@ StepProgram butterfly_allgather_program(const Blocks& b, int me) {
   pb.copy(stage, {Area::Scratch, buf + upper, b.displ[ume]}, {Area::Recv, 0, b.displ[ume]});
   return std::move(pb).program();
 }
+
+// ceil(log2 P) exchanges of everything gathered so far (2^k blocks in step k); other P
+// un-rotate a scratch copy at the end.
+double predicted_time(const AllgatherOp::Shape& s, const CostParams& c) {
+  const Layout l = layout_of(s);
+  const double n = static_cast<double>(s.largest);
+  double t = 0;
+  const bool cube = cube::log2_exact(s.p) >= 0;  // XOR partners; otherwise shifts by dist
+  for (int dist = 1; dist < s.p; dist <<= 1) {
+    const double bytes = std::min(dist, s.p - dist) * n;
+    t += cube ? cost::xor_round(l, c, bytes, dist) : cost::exchange_round(l, c, bytes, dist);
+  }
+  if (!cube) t += cost::copy(c, s.total);  // the un-rotation
+  return t;
+}
+
+}  // namespace
+
+extern const AllgatherAlgorithm butterfly_allgather{
+    .algo = AllgatherAlgo::Butterfly, .name = "butterfly",
+    .summary = "recursive doubling / rotated binomial trees, log P steps, any P", .paper = "paper 004, s. 5, alternative 4",
+    .cost = predicted_time, .program = blocks_program<program>};
 
 }  // namespace libcomm::detail

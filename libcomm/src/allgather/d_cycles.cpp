@@ -15,6 +15,9 @@
 //                                      step: a step program's addresses are fixed when it
 //                                      is built, so the index places nothing by itself,
 //                                      but a corrupt one fails the run on that rank).
+#include <algorithm>
+#include <limits>
+
 #include "allgather_internal.hpp"
 
 namespace libcomm::detail {
@@ -28,10 +31,7 @@ cube::Part byte_part(std::size_t n, int d, int i, std::size_t unit) {
   return {e.offset * unit, e.size * unit};
 }
 
-}  // namespace
-
-StepProgram dcycles_allgather_program(const Blocks& b, int rank, Reorder reorder, bool index_motion,
-                                      std::size_t unit) {
+StepProgram dcycles_program(const Blocks& b, int rank, Reorder reorder, bool index_motion, std::size_t unit) {
   const int p = static_cast<int>(b.count.size());
   const auto me = static_cast<std::uint32_t>(rank);
   const int d = cube::log2_exact(p);
@@ -106,5 +106,50 @@ StepProgram dcycles_allgather_program(const Blocks& b, int rank, Reorder reorder
     }
   return std::move(pb).program();
 }
+
+StepProgram index_computation(const Blocks& b, int rank, const AllgatherOptions& o) {
+  return dcycles_program(b, rank, o.reorder, false, o.element_bytes);
+}
+StepProgram index_motion(const Blocks& b, int rank, const AllgatherOptions& o) {
+  return dcycles_program(b, rank, Reorder::Staged, true, o.element_bytes);
+}
+
+// s. 4.2: P - 1 steps, in each the d subblocks (n / d bytes) of d cycles at once.
+double index_computation_cost(const AllgatherOp::Shape& s, const CostParams& c) {
+  const int d = cube::log2_exact(s.p);
+  if (d < 0) return std::numeric_limits<double>::infinity();
+  if (d == 0) return 0;  // one rank: nothing moves
+  const double n = static_cast<double>(s.largest);
+  const double reorder = s.opts->reorder == Reorder::Staged ? cost::copy(c, s.p * n) : 0.0;
+  return (s.p - 1) * cost::dcycles_step(layout_of(s), c, n, std::min<double>(d, n / s.opts->element_bytes), d) + reorder;
+}
+
+// s. 6.1: the same steps, each subblock with its 4-byte index, then the reordering pass
+// (which also checks every moved index).
+double index_motion_cost(const AllgatherOp::Shape& s, const CostParams& c) {
+  const int d = cube::log2_exact(s.p);
+  if (d < 0) return std::numeric_limits<double>::infinity();
+  if (d == 0) return 0;
+  const double n = static_cast<double>(s.largest);
+  return (s.p - 1) * cost::dcycles_step(layout_of(s), c, n + 4.0 * d, d, d) + 2 * cost::copy(c, s.p * n);
+}
+
+}  // namespace
+
+constexpr std::string_view kCubeFallbackWhy =
+    "d Hamiltonian cycles of a binary d-cube (paper 004, s. 4.2); the single cycle exists for any P";
+
+extern const AllgatherAlgorithm d_cycles_allgather{
+    .algo = AllgatherAlgo::DCycles, .name = "d_cycles",
+    .summary = "d Hamiltonian cycles of a binary d-cube, d channels per step, index computation; P = 2^d",
+    .paper = "paper 004, s. 4.2", .unfit = needs_cube<AllgatherOp::Shape>, .applies = "P a power of two",
+    .fallback = AllgatherAlgo::Ring, .fallback_why = kCubeFallbackWhy, .cost = index_computation_cost,
+    .program = blocks_program<index_computation>};
+
+extern const AllgatherAlgorithm d_cycles_im_allgather{
+    .algo = AllgatherAlgo::DCyclesIndexMotion, .name = "d_cycles_im",
+    .summary = "d_cycles with the indices moved along with the data, then reordering", .paper = "paper 004, s. 6.1",
+    .unfit = needs_cube<AllgatherOp::Shape>, .applies = "P a power of two", .fallback = AllgatherAlgo::Ring,
+    .fallback_why = kCubeFallbackWhy, .cost = index_motion_cost, .program = blocks_program<index_motion>};
 
 }  // namespace libcomm::detail

@@ -1,8 +1,9 @@
-// The MPI library's MPI_Allgather / MPI_Allgatherv (and their non-blocking forms): the
-// reference.
+// native: the MPI library's MPI_Allgather / MPI_Allgatherv (and their non-blocking forms),
+// the reference.
 #include <climits>
 
-#include "../core/mpi_bytes.hpp"
+#include "../runtime/mpi_bytes.hpp"
+#include "../runtime/plan_state.hpp"
 #include "allgather_internal.hpp"
 
 namespace libcomm::detail {
@@ -26,45 +27,53 @@ struct IntLayout {
   }
 };
 
-}  // namespace
-
-void native_allgather(const std::byte* send, std::byte* recv, std::size_t block_bytes, MPI_Comm comm) {
-  const MpiBytes block(block_bytes);
-  check_mpi(MPI_Allgather(send, block.count(), block.type(), recv, block.count(), block.type(), comm),
-            "MPI_Allgather");
-}
-
-void native_allgatherv(const std::byte* send, std::byte* recv, const Blocks& b, MPI_Comm comm) {
-  if (b.equal) {
-    native_allgather(send, recv, b.count.empty() ? 0 : b.count[0], comm);
+void run(const AllgatherOp::Args& a, const AllgatherOp::Shape& s, const Comm& comm) {
+  if (s.equal) {
+    const MpiBytes block(s.largest);
+    check_mpi(MPI_Allgather(a.send, block.count(), block.type(), a.recv, block.count(), block.type(), comm.mpi()),
+              "MPI_Allgather");
     return;
   }
-  int me = 0;
-  MPI_Comm_rank(comm, &me);
-  const IntLayout l(b, comm);
-  check_mpi(MPI_Allgatherv(send, l.count[static_cast<std::size_t>(me)], MPI_BYTE, recv, l.count.data(),
-                           l.displ.data(), MPI_BYTE, comm),
+  const IntLayout l(Blocks(s.sizes), comm.mpi());
+  check_mpi(MPI_Allgatherv(a.send, l.count[static_cast<std::size_t>(comm.rank())], MPI_BYTE, a.recv, l.count.data(),
+                           l.displ.data(), MPI_BYTE, comm.mpi()),
             "MPI_Allgatherv");
 }
 
-std::function<void(const void*, void*, MPI_Request*)> native_iallgatherv(const Blocks& b, MPI_Comm comm) {
-  if (b.equal) {
-    const std::size_t n = b.count.empty() ? 0 : b.count[0];
-    return [n, comm](const void* s, void* r, MPI_Request* q) {
+std::shared_ptr<PlanState> plan(const PlanCall<AllgatherOp>& call) {
+  const MPI_Comm comm = call.comm.mpi();
+  if (call.shape.equal) {
+    const std::size_t n = call.shape.largest;
+    return native_plan(call.comm, "native", call.choice.reason(), [n, comm](const void* s, void* r, MPI_Request* q) {
       const MpiBytes block(n);  // freeing the type while the operation is pending is allowed
       check_mpi(MPI_Iallgather(s, block.count(), block.type(), r, block.count(), block.type(), comm, q),
                 "MPI_Iallgather");
-    };
+    });
   }
-  int me = 0;
-  MPI_Comm_rank(comm, &me);
   // The layout lives in the plan: MPI reads the arrays until the operation completes.
-  auto l = std::make_shared<const IntLayout>(b, comm);
-  return [l, me, comm](const void* s, void* r, MPI_Request* q) {
-    check_mpi(MPI_Iallgatherv(s, l->count[static_cast<std::size_t>(me)], MPI_BYTE, r, l->count.data(),
-                              l->displ.data(), MPI_BYTE, comm, q),
+  auto l = std::make_shared<const IntLayout>(Blocks(call.shape.sizes), comm);
+  const auto me = static_cast<std::size_t>(call.comm.rank());
+  return native_plan(call.comm, "native", call.choice.reason(), [l, me, comm](const void* s, void* r, MPI_Request* q) {
+    check_mpi(MPI_Iallgatherv(s, l->count[me], MPI_BYTE, r, l->count.data(), l->displ.data(), MPI_BYTE, comm, q),
               "MPI_Iallgatherv");
-  };
+  });
 }
+
+// What the MPI library runs: SMPI's default selector posts every block to every rank at
+// once (its non-blocking linear allgather); Open MPI and MPICH choose among the ring,
+// recursive doubling and Bruck (both log2 P steps, the butterfly's cost), taken here as
+// the cheaper of the two.
+double predicted_time(const AllgatherOp::Shape& s, const CostParams& c) {
+  if (cost::mpi_library() == cost::MpiLibrary::Smpi)
+    return cost::all_at_once(layout_of(s), c, static_cast<double>(s.largest)) + cost::copy(c, s.largest);
+  return std::min(entry_of<AllgatherOp>(AllgatherAlgo::Ring).cost(s, c),
+                  entry_of<AllgatherOp>(AllgatherAlgo::Butterfly).cost(s, c));
+}
+
+}  // namespace
+
+extern const AllgatherAlgorithm native_allgather{.algo = AllgatherAlgo::Native, .name = "native",
+                                                 .summary = "the MPI library's MPI_Allgather(v) (reference)",
+                                                 .paper = "", .cost = predicted_time, .plan = plan, .run = run};
 
 }  // namespace libcomm::detail

@@ -11,7 +11,11 @@
 
 namespace libcomm::detail {
 
-StepProgram ring_allgather_program(const Blocks& b, int me, NodeOrder order, Reorder reorder) {
+namespace {
+
+StepProgram program(const Blocks& b, int me, const AllgatherOptions& opts) {
+  const NodeOrder order = opts.order;
+  const Reorder reorder = opts.reorder;
   const int p = static_cast<int>(b.count.size());
   ProgramBuilder pb(reorder == Reorder::Staged ? "ring (staged)" : "ring", me, p);
   const auto ume = static_cast<std::size_t>(me);
@@ -47,5 +51,17 @@ StepProgram ring_allgather_program(const Blocks& b, int me, NodeOrder order, Reo
   }
   return std::move(pb).program();
 }
+
+// Paper 004, s. 4.1: P - 1 shifts of one block to the next rank of the ring.
+double predicted_time(const AllgatherOp::Shape& s, const CostParams& c) {
+  return (s.p - 1) * cost::exchange_round(layout_of(s), c, static_cast<double>(s.largest), 1);  // (own block meanwhile)
+}
+
+}  // namespace
+
+extern const AllgatherAlgorithm ring_allgather{
+    .algo = AllgatherAlgo::Ring, .name = "ring", .summary = "single Hamiltonian cycle, P - 1 shifts, --order binary|gray",
+    .paper = "paper 004, s. 4.1", .unfit = gray_needs_cube<AllgatherOp::Shape>,
+    .applies = "any P; with order gray, P a power of two", .cost = predicted_time, .program = blocks_program<program>};
 
 }  // namespace libcomm::detail

@@ -18,7 +18,9 @@ std::uint32_t binomial_broadcast(ProgramBuilder& pb, std::uint32_t stage, ByteRa
   return stage;
 }
 
-StepProgram send_spread_allgather_program(const Blocks& b, int me) {
+namespace {
+
+StepProgram program(const Blocks& b, int me, const AllgatherOptions&) {
   const int p = static_cast<int>(b.count.size());
   constexpr int kRoot = 0;
   ProgramBuilder pb("send_spread", me, p);
@@ -33,5 +35,18 @@ StepProgram send_spread_allgather_program(const Blocks& b, int me) {
   binomial_broadcast(pb, 1, {Area::Recv, 0, b.total});
   return std::move(pb).program();
 }
+
+// Every block to rank 0, then a binomial broadcast of the P blocks.
+double predicted_time(const AllgatherOp::Shape& s, const CostParams& c) {
+  const Layout l = layout_of(s);
+  return cost::linear_gather(l, c, static_cast<double>(s.largest)) +
+         cost::binomial_broadcast(l, c, static_cast<double>(s.total));
+}
+
+}  // namespace
+
+extern const AllgatherAlgorithm send_spread_allgather{
+    .algo = AllgatherAlgo::SendSpread, .name = "send_spread", .summary = "gather to rank 0, then broadcast",
+    .paper = "paper 004, s. 5, alternative 3", .cost = predicted_time, .program = blocks_program<program>};
 
 }  // namespace libcomm::detail

@@ -4,8 +4,10 @@
 // empty messages, where every message-based algorithm pays a start-up per step: what the
 // MPI library's shared-memory collectives do, as a step program (issue 33; the same
 // transport as paper 002's schemes, docs/algorithms/hierarchical.md).
+#include <limits>
 #include <numeric>
 
+#include "../runtime/node_channel.hpp"
 #include "allgather_internal.hpp"
 
 namespace libcomm::detail {
@@ -26,5 +28,39 @@ StepProgram shared_window_allgather_program(const Blocks& b, int me) {
   pb.copy_cold(after, {Area::Shared, 0, b.total}, {Area::Recv, 0, b.total});
   return std::move(pb).program();
 }
+
+namespace {
+
+std::string needs_one_node(const AllgatherOp::Shape& s) {
+  if (s.nodes->num_nodes() == 1) return "";
+  return "needs every rank on one node, the node map has " + std::to_string(s.nodes->num_nodes());
+}
+
+StepProgram program(const Blocks& b, int rank, const AllgatherOptions&) {
+  return shared_window_allgather_program(b, rank);
+}
+
+std::shared_ptr<PlanState> plan(const PlanCall<AllgatherOp>& call) {
+  const std::vector<std::size_t> counts = call.shape.block_sizes();
+  return node_program_plan(call.comm, shared_window_allgather_program(Blocks(counts), call.comm.rank()),
+                           call.choice.reason(), call.own_scratch());
+}
+
+// One node: a copy in, a node barrier, a copy of all P blocks out.
+double predicted_time(const AllgatherOp::Shape& s, const CostParams& c) {
+  const Layout l = layout_of(s);
+  if (l.nodes != 1) return std::numeric_limits<double>::infinity();
+  return cost::copy(c, static_cast<double>(s.largest)) + cost::barrier(l, c) + cost::copy(c, static_cast<double>(s.total));
+}
+
+}  // namespace
+
+extern const AllgatherAlgorithm shared_window_allgather{
+    .algo = AllgatherAlgo::SharedWindow, .name = "shared_window",
+    .summary = "one node: every block through the node's shared-memory window (copy in, node barrier, copy out)",
+    .paper = "", .unfit = needs_one_node, .applies = "every rank on one node (shared memory)",
+    .fallback = AllgatherAlgo::Ring,
+    .fallback_why = "the window is one node's memory; across nodes the blocks must travel as messages",
+    .cost = predicted_time, .program = blocks_program<program>, .plan = plan, .node_memory = true, .node_map = true};
 
 }  // namespace libcomm::detail

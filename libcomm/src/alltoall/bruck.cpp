@@ -15,7 +15,11 @@
 
 namespace libcomm::detail {
 
-StepProgram bruck_program(int p, int me, std::size_t b) {
+namespace {
+
+StepProgram program(const AlltoallOp::Shape& s, int me) {
+  const int p = s.p;
+  const std::size_t b = s.block;
   ProgramBuilder out("bruck", me, p);
   const auto n = static_cast<std::size_t>(p), ume = static_cast<std::size_t>(me);
   out.set_extents(n * b, n * b);
@@ -57,5 +61,15 @@ StepProgram bruck_program(int p, int me, std::size_t b) {
   }
   return std::move(out).program();
 }
+
+double predicted_time(const AlltoallOp::Shape& s, const CostParams& c) {
+  return cost::log_rounds_alltoall(layout_of(s), c, static_cast<double>(s.block));
+}
+
+}  // namespace
+
+extern const AlltoallAlgorithm bruck_alltoall{.algo = AlltoallAlgo::Bruck, .name = "bruck",
+                                              .summary = "Bruck's algorithm, ceil(log2 P) rounds, any P",
+                                              .paper = "paper 002, s. 2.4", .cost = predicted_time, .program = program};
 
 }  // namespace libcomm::detail

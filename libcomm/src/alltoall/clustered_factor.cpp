@@ -36,112 +36,137 @@ std::int64_t clustered_factor_theorem_steps(const NodeMap& nodes) {
   return static_cast<std::int64_t>(largest) * nodes.num_ranks();
 }
 
-ClusteredFactorSchedule clustered_factor_schedule(const NodeMap& nodes,
-                                                  const ClusteredFactorOptions& opts) {
-  const int p = nodes.num_ranks();
-  require(p > 0, "clustered_factor: empty node map");
-  ClusteredFactorSchedule out;
-  out.schedule.name = opts.intra_fill ? "clustered_factor_fill" : "clustered_factor";
-  out.schedule.nprocs = p;
-  out.schedule.ports = 1;
+namespace {
 
-  // Node order: size, then id.
-  std::vector<int> active(static_cast<std::size_t>(nodes.num_nodes()));
-  std::iota(active.begin(), active.end(), 0);
-  std::stable_sort(active.begin(), active.end(),
-                   [&](int a, int b) { return nodes.node_size(a) < nodes.node_size(b); });
-
-  // Intra-node messages already sent early by the section 4 improvement.
-  std::set<std::pair<int, int>> sent_early;
-  auto add_transfer = [&](Round& r, int s, int d) { r.transfers.push_back({s, d, aapc_block(s, d, p)}); };
-
-  if (!opts.copies_take_a_step) {
-    out.schedule.rounds.emplace_back();
-    for (int u = 0; u < p; ++u) add_transfer(out.schedule.rounds.back(), u, u);
-    out.phase_of_step.push_back(-1);
-    out.round_of_step.push_back(-1);
+// Paper 000's schedule, built round by round: phases of nodes of equal remaining size,
+// each a 1-factorisation of the active nodes (Fig. 2), with section 4's intra-node fill.
+class ClusteredFactorBuilder {
+ public:
+  ClusteredFactorBuilder(const NodeMap& nodes, const ClusteredFactorOptions& opts)
+      : nodes_(nodes), opts_(opts), p_(nodes.num_ranks()) {
+    require(p_ > 0, "clustered_factor: empty node map");
+    out_.schedule.name = opts.intra_fill ? "clustered_factor_fill" : "clustered_factor";
+    out_.schedule.nprocs = p_;
+    out_.schedule.ports = 1;
   }
 
-  int done = 0, global_round = 0;
-  while (!active.empty()) {
-    const int current = nodes.node_size(active.front());
+  ClusteredFactorSchedule build() && {
+    // Node order: size, then id.
+    std::vector<int> active(static_cast<std::size_t>(nodes_.num_nodes()));
+    std::iota(active.begin(), active.end(), 0);
+    std::stable_sort(active.begin(), active.end(),
+                     [&](int a, int b) { return nodes_.node_size(a) < nodes_.node_size(b); });
+    if (!opts_.copies_take_a_step) {
+      out_.schedule.rounds.emplace_back();
+      for (int u = 0; u < p_; ++u) add_transfer(out_.schedule.rounds.back(), u, u);
+      out_.phase_of_step.push_back(-1);
+      out_.round_of_step.push_back(-1);
+    }
+    int done = 0;
+    while (!active.empty()) {
+      const int current = nodes_.node_size(active.front());
+      int rounds_this_phase = 0;
+      for (int i = 0; i < static_cast<int>(active.size()); ++i)
+        rounds_this_phase += factor_round(active, i, done, current) ? 1 : 0;
+      if (rounds_this_phase > 0) {
+        out_.rounds_per_phase.push_back(rounds_this_phase);
+        ++out_.phases;
+      }
+      done = current;
+      active.erase(std::remove_if(active.begin(), active.end(), [&](int U) { return nodes_.node_size(U) == done; }),
+                   active.end());
+    }
+    out_.steps = static_cast<int>(out_.schedule.rounds.size()) - (opts_.copies_take_a_step ? 0 : 1);
+    return std::move(out_);
+  }
+
+ private:
+  void add_transfer(Round& r, int s, int d) { r.transfers.push_back({s, d, aapc_block(s, d, p_)}); }
+
+  // The steps of node pair (U, V) in this phase: the processes of U at local index
+  // done..current-1 to every process of V (both ways when U != V).
+  std::vector<Move> pair_moves(int U, int V, int done, int current) const {
+    std::vector<Move> steps;
+    const auto& us = nodes_.ranks_of_node(U);
+    for (int lu = done; lu < current; ++lu)
+      for (int v : nodes_.ranks_of_node(V)) {
+        const int u = us[lu];
+        if (U == V && (sent_early_.count({u, v}) || (u == v && !opts_.copies_take_a_step))) continue;
+        steps.push_back({u, v, U != V});
+      }
+    return steps;
+  }
+
+  // Round i of the phase: the pairs of factor i, each pair's steps side by side. False when
+  // everything of the round was sent early.
+  bool factor_round(const std::vector<int>& active, int i, int done, int current) {
     const int m = static_cast<int>(active.size());
-    int rounds_this_phase = 0;
-    for (int i = 0; i < m; ++i) {
-      // The pairs of factor i and the sequence of steps of each pair.
-      std::vector<std::vector<Move>> pair_steps;
-      std::vector<int> self_nodes;  // nodes paired with themselves in this round
-      for (int a = 0; a < m; ++a) {
-        const int b = ((i - a) % m + m) % m;
-        if (a > b) continue;
-        const int U = active[a], V = active[b];
-        std::vector<Move> steps;
-        const auto& us = nodes.ranks_of_node(U);
-        for (int lu = done; lu < current; ++lu)
-          for (int v : nodes.ranks_of_node(V)) {
-            const int u = us[lu];
-            if (U == V && (sent_early.count({u, v}) || (u == v && !opts.copies_take_a_step)))
-              continue;
-            steps.push_back({u, v, U != V});
-          }
-        if (U == V) self_nodes.push_back(U);
-        pair_steps.push_back(std::move(steps));
-      }
-      std::size_t len = 0;
-      for (const auto& s : pair_steps) len = std::max(len, s.size());
-      if (len == 0) continue;  // everything of this round was sent early
-      const std::size_t first = out.schedule.rounds.size();
-      out.schedule.rounds.resize(first + len);
-      for (const auto& steps : pair_steps)
-        for (std::size_t k = 0; k < steps.size(); ++k) {
-          Round& r = out.schedule.rounds[first + k];
-          add_transfer(r, steps[k].u, steps[k].v);
-          if (steps[k].exchange) add_transfer(r, steps[k].v, steps[k].u);
-        }
-      if (opts.intra_fill) {
-        // Section 4: in the steps of this round, idle processes of a self-paired node send
-        // intra-node messages of later phases (l(u) >= current), at most one send and one
-        // receive per process per step.
-        for (int U : self_nodes) {
-          const auto& us = nodes.ranks_of_node(U);
-          for (std::size_t k = 0; k < len; ++k) {
-            Round& r = out.schedule.rounds[first + k];
-            std::set<int> busy_send, busy_recv;
-            for (const auto& t : r.transfers) busy_send.insert(t.src), busy_recv.insert(t.dst);
-            for (int lu = current; lu < static_cast<int>(us.size()); ++lu) {
-              const int u = us[lu];
-              if (busy_send.count(u)) continue;
-              for (int v : us) {
-                if (busy_recv.count(v) || sent_early.count({u, v})) continue;
-                if (u == v && !opts.copies_take_a_step) continue;
-                add_transfer(r, u, v);
-                sent_early.insert({u, v});
-                busy_send.insert(u);
-                busy_recv.insert(v);
-                break;
-              }
-            }
-          }
-        }
-      }
-      for (std::size_t k = 0; k < len; ++k) {
-        out.phase_of_step.push_back(out.phases);
-        out.round_of_step.push_back(global_round);
-      }
-      ++global_round;
-      ++rounds_this_phase;
+    std::vector<std::vector<Move>> pair_steps;
+    std::vector<int> self_nodes;  // nodes paired with themselves in this round
+    for (int a = 0; a < m; ++a) {
+      const int b = ((i - a) % m + m) % m;
+      if (a > b) continue;
+      if (a == b) self_nodes.push_back(active[a]);
+      pair_steps.push_back(pair_moves(active[a], active[b], done, current));
     }
-    if (rounds_this_phase > 0) {
-      out.rounds_per_phase.push_back(rounds_this_phase);
-      ++out.phases;
+    std::size_t len = 0;
+    for (const auto& s : pair_steps) len = std::max(len, s.size());
+    if (len == 0) return false;
+    const std::size_t first = out_.schedule.rounds.size();
+    out_.schedule.rounds.resize(first + len);
+    for (const auto& steps : pair_steps)
+      for (std::size_t k = 0; k < steps.size(); ++k) {
+        Round& r = out_.schedule.rounds[first + k];
+        add_transfer(r, steps[k].u, steps[k].v);
+        if (steps[k].exchange) add_transfer(r, steps[k].v, steps[k].u);
+      }
+    if (opts_.intra_fill)
+      for (int U : self_nodes) fill_idle(U, first, len, current);
+    for (std::size_t k = 0; k < len; ++k) {
+      out_.phase_of_step.push_back(out_.phases);
+      out_.round_of_step.push_back(global_round_);
     }
-    done = current;
-    active.erase(std::remove_if(active.begin(), active.end(),
-                                [&](int U) { return nodes.node_size(U) == done; }),
-                 active.end());
+    ++global_round_;
+    return true;
   }
-  out.steps = static_cast<int>(out.schedule.rounds.size()) - (opts.copies_take_a_step ? 0 : 1);
-  return out;
+
+  // Section 4: in the steps of this round, idle processes of a self-paired node send
+  // intra-node messages of later phases (l(u) >= current), at most one send and one
+  // receive per process per step.
+  void fill_idle(int U, std::size_t first, std::size_t len, int current) {
+    const auto& us = nodes_.ranks_of_node(U);
+    for (std::size_t k = 0; k < len; ++k) {
+      Round& r = out_.schedule.rounds[first + k];
+      std::set<int> busy_send, busy_recv;
+      for (const auto& t : r.transfers) busy_send.insert(t.src), busy_recv.insert(t.dst);
+      for (int lu = current; lu < static_cast<int>(us.size()); ++lu) {
+        const int u = us[lu];
+        if (busy_send.count(u)) continue;
+        for (int v : us) {
+          if (busy_recv.count(v) || sent_early_.count({u, v})) continue;
+          if (u == v && !opts_.copies_take_a_step) continue;
+          add_transfer(r, u, v);
+          sent_early_.insert({u, v});
+          busy_send.insert(u);
+          busy_recv.insert(v);
+          break;
+        }
+      }
+    }
+  }
+
+  const NodeMap& nodes_;
+  const ClusteredFactorOptions& opts_;
+  const int p_;
+  ClusteredFactorSchedule out_;
+  int global_round_ = 0;
+  std::set<std::pair<int, int>> sent_early_;  // intra-node messages sent early (section 4)
+};
+
+}  // namespace
+
+ClusteredFactorSchedule clustered_factor_schedule(const NodeMap& nodes, const ClusteredFactorOptions& opts) {
+  return ClusteredFactorBuilder(nodes, opts).build();
 }
 
 StepProgram clustered_factor_program(const NodeMap& nodes, int rank, std::size_t b,
@@ -241,3 +266,49 @@ VerifyResult verify_node_single_port(const Schedule& s, const NodeMap& nodes) {
 }
 
 }  // namespace libcomm
+
+// ---- The algorithm's descriptors (alltoall.cpp lists them) -------------------------------
+
+#include "alltoall_internal.hpp"
+
+namespace libcomm::detail {
+
+namespace {
+
+template <bool fill>
+StepProgram program(const AlltoallOp::Shape& s, int rank) {
+  return clustered_factor_program(*s.nodes, rank, s.block,
+                                  {.intra_fill = fill, .one_matching_per_step = s.opts->one_matching_per_step});
+}
+
+template <bool fill>
+Schedule schedule(int p) {
+  // Without a node map: every rank a node of its own.
+  return clustered_factor_schedule(NodeMap::one_rank_per_node(p), {.intra_fill = fill}).schedule;
+}
+
+// Paper 000, Theorem 1: the steps of ClusteredAllToAll, one inter-node exchange per node
+// per step. Auto considers it only where nodes hold several ranks (on one rank per node it
+// is the 1-factor algorithm).
+double predicted_time(const AlltoallOp::Shape& s, const CostParams& c) {
+  const Layout l = layout_of(s);
+  if (l.ppn == 1 || l.nodes == 1) return std::numeric_limits<double>::infinity();
+  const int steps = clustered_factor_schedule(*s.nodes).steps;
+  const double b = static_cast<double>(s.block);
+  return steps * (c.alpha + cost::off_node(l, c, b * c.beta_at(b), b, b)) + cost::copy(c, b);
+}
+
+}  // namespace
+
+extern const AlltoallAlgorithm clustered_factor_alltoall{
+    .algo = AlltoallAlgo::ClusteredFactor, .name = "clustered_factor",
+    .summary = "1-factor phases over nodes of different sizes, one inter-node exchange per node per step",
+    .paper = "paper 000, Fig. 2", .cost = predicted_time, .program = program<false>, .node_map = true,
+    .extra = {.schedule = schedule<false>}};
+
+extern const AlltoallAlgorithm clustered_factor_fill_alltoall{
+    .algo = AlltoallAlgo::ClusteredFactorFill, .name = "clustered_factor_fill",
+    .summary = "clustered_factor plus extra intra-node work in self-paired rounds", .paper = "paper 000, s. 4",
+    .program = program<true>, .node_map = true, .extra = {.schedule = schedule<true>}};
+
+}  // namespace libcomm::detail

@@ -51,4 +51,33 @@ Schedule factor_grouped_schedule(int p) {
   return s;
 }
 
+namespace {
+
+std::string needs_even(const AlltoallOp::Shape& s) {
+  return s.p % 2 == 0 ? "" : "needs an even P (self-loops grouped in one round), P = " + std::to_string(s.p);
+}
+
+// Paper 000, Lemma 1: P rounds (the self-loop of round u, (i - u) mod P = i, idles a rank
+// whose partners of the next round wait for it).
+double predicted_time(const AlltoallOp::Shape& s, const CostParams& c) {
+  if (s.p <= 2) return one_exchange_per_round(s, c);
+  return one_exchange_per_round(s, c) * s.p / (s.p - 1);
+}
+
+}  // namespace
+
+extern const AlltoallAlgorithm factor_alltoall{
+    .algo = AlltoallAlgo::Factor, .name = "factor",
+    .summary = "1-factor algorithm, partner (i - u) mod P, self-loops included", .paper = "paper 000, Fig. 1, Lemma 1",
+    .cost = predicted_time, .program = schedule_alltoall_program<factor_alltoall>, .extra = {.schedule = factor_schedule}};
+
+extern const AlltoallAlgorithm factor_grouped_alltoall{
+    .algo = AlltoallAlgo::FactorGrouped, .name = "factor_grouped",
+    .summary = "factor with all self-loops in one local round; even P (else factor)", .paper = "paper 000, s. 2",
+    .unfit = needs_even, .applies = "even P", .fallback = AlltoallAlgo::Factor,
+    .fallback_why = "grouping every self-loop into one local round needs a perfect matching of the other pairs "
+                    "(paper 000)",
+    .cost = one_exchange_per_round, .program = schedule_alltoall_program<factor_grouped_alltoall>,
+    .extra = {.schedule = factor_grouped_schedule}};
+
 }  // namespace libcomm::detail

@@ -52,14 +52,15 @@
 // point-to-point messages carry each request's own tag. The leader's gather and scatter are
 // point-to-point messages on the node channel.
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "../core/mpi_bytes.hpp"
-#include "../core/comm_cache.hpp"
-#include "../core/node_channel.hpp"
-#include "../core/plan_state.hpp"
+#include "../runtime/mpi_bytes.hpp"
+#include "../runtime/comm_cache.hpp"
+#include "../runtime/node_channel.hpp"
+#include "../runtime/plan_state.hpp"
 #include "alltoall_internal.hpp"
 #include "libcomm/alltoall.hpp"
 #include "libcomm/auto_policy.hpp"
@@ -107,10 +108,10 @@ std::shared_ptr<const Hierarchy> hierarchy_of(const Comm& comm) {
 // Builds one rank's program of a scheme: the layout of paper 002, s. 5 on the node map.
 class SchemeBuilder {
  public:
-  SchemeBuilder(AlltoallAlgo scheme, const NodeMap& nm, int rank, std::size_t b, const InnerChoice& inner,
+  SchemeBuilder(std::string_view scheme, const NodeMap& nm, int rank, std::size_t b, const InnerChoice& inner,
                 bool library, bool shared)
       : nm_(nm), me_(rank), b_(b), inner_(inner), library_(library), shared_(shared),
-        pb_(std::string(alltoall_algo_name(scheme)), rank, nm.num_ranks()) {
+        pb_(std::string(scheme), rank, nm.num_ranks()) {
     node_ = nm.node_of(rank);
     local_ = nm.local_index(rank);
     s_ = static_cast<std::size_t>(nm.node_size(node_));
@@ -350,8 +351,10 @@ class SchemeBuilder {
     }
     if (a == AlltoallAlgo::Native) a = AlltoallAlgo::Linear;
     const int index = channel == 0 ? me_ : my_index(channel);
-    return pb_.embed(build_alltoall_program(a, static_cast<int>(members), index, block, nullptr, nullptr), stage,
-                     channel, from, to);
+    const NodeMap flat = NodeMap::one_rank_per_node(static_cast<int>(members));
+    const AlltoallOptions o;
+    const auto column = AlltoallOp::shape(static_cast<int>(members), block, flat, nullptr, o);
+    return pb_.embed(entry_of<AlltoallOp>(a).program(column, index), stage, channel, from, to);
   }
 
   int my_index(std::uint8_t channel) const {
@@ -381,19 +384,21 @@ class SchemeBuilder {
 
 }  // namespace
 
-StepProgram hierarchical_program(AlltoallAlgo scheme, const NodeMap& nodes, int rank, std::size_t block_bytes,
-                                 const InnerChoice& inner, bool library_collectives, bool shared_memory) {
-  SchemeBuilder sb(scheme, nodes, rank, block_bytes, inner, library_collectives, shared_memory);
-  switch (scheme) {
-    case AlltoallAlgo::Leader: return sb.leader();
-    case AlltoallAlgo::SendAggregate: return sb.send_aggregate();
-    case AlltoallAlgo::RecvDistribute: return sb.recv_distribute();
-    default: throw Error("hierarchical_program: '" + std::string(alltoall_algo_name(scheme)) + "' is not a paper 002 scheme");
-  }
+namespace {
+
+template <StepProgram (SchemeBuilder::*build)()>
+StepProgram scheme_program(std::string_view name, const NodeMap& nodes, int rank, std::size_t b,
+                           const InnerChoice& inner, bool library_collectives, bool shared_memory) {
+  SchemeBuilder sb(name, nodes, rank, b, inner, library_collectives, shared_memory);
+  return (sb.*build)();
 }
 
-std::shared_ptr<PlanState> hierarchical_plan(AlltoallAlgo scheme, const Comm& comm, std::size_t b,
-                                             const AlltoallOptions& opts, std::string reason, bool blocking) {
+// The scheme's plan on comm's sub-communicators (made once per Comm).
+template <const AlltoallAlgorithm& e>
+std::shared_ptr<PlanState> plan(const PlanCall<AlltoallOp>& call) {
+  const Comm& comm = call.comm;
+  const AlltoallOptions& opts = *call.shape.opts;
+  const bool blocking = call.form == Form::Blocking;
   const auto h = hierarchy_of(comm);
   AlltoallOptions inner_opts = opts;
   inner_opts.check_args = false;
@@ -405,12 +410,98 @@ std::shared_ptr<PlanState> hierarchical_plan(AlltoallAlgo scheme, const Comm& co
     if (measured) return choose_alltoall(opts.inter_node, bytes, nodes, inner_opts).algo;
     return choose_alltoall(opts.inter_node, bytes, h->column_comms.front(), inner_opts).algo;
   };
-  StepProgram prog = hierarchical_program(scheme, comm.nodes(), comm.rank(), b, inner, blocking,
-                                          h->node->shared_memory && opts.node_shared_memory);
+  StepProgram prog = e.extra.scheme(comm.nodes(), comm.rank(), call.shape.block, inner, blocking,
+                                    h->node->shared_memory && opts.node_shared_memory);
   std::vector<MPI_Comm> channels = {h->node->node.comm};
   for (const auto& c : h->columns) channels.push_back(c->comm);
   if (h->leaders.comm != MPI_COMM_NULL) channels.push_back(h->leaders.comm);
-  return program_plan(comm, std::move(prog), std::move(reason), !blocking, std::move(channels), h);
+  return program_plan(comm, std::move(prog), call.choice.reason(), !blocking, std::move(channels), h);
 }
+
+std::string needs_regular_inter_node(const AlltoallOp::Shape& s) {
+  if (!is_hierarchical(s.opts->inter_node)) return "";
+  return "needs a regular inter-node algorithm, not " + std::string(alltoall_algo_name(s.opts->inter_node));
+}
+
+constexpr double kNever = std::numeric_limits<double>::infinity();
+
+// The inter-node step: the column's algorithm (the model's pick on the column's own shape
+// for auto) among p nodes with `block`-byte bundles, the node's link shared by `link_share`.
+double inter_node(int p, double block, double link_share, const CostParams& c, AlltoallAlgo inter) {
+  if (p <= 1) return cost::copy(c, block);
+  AlltoallOptions o;
+  const NodeMap flat = NodeMap::one_rank_per_node(p);
+  const auto column = AlltoallOp::shape(p, static_cast<std::size_t>(block), flat, nullptr, o);
+  AlltoallAlgo algo = inter;
+  if (algo == AlltoallAlgo::Auto) {
+    double best = kNever;
+    for (const auto& e : AlltoallOp::algorithms()) {
+      if (e.cost == nullptr || (e.unfit != nullptr && !e.unfit(column).empty())) continue;
+      const double t = e.cost(column, c);
+      if (t < best) best = t, algo = e.algo;
+    }
+  }
+  CostParams shared = c;  // the node's columns share its link
+  shared.beta_scale *= c.inter_flows(link_share);
+  const auto& e = entry_of<AlltoallOp>(algo);
+  return e.cost != nullptr ? e.cost(column, shared) : kNever;
+}
+
+// The intra-node exchange of a scheme: through the node's shared window (one copy of the
+// rank's P blocks, then a node barrier), or, without shared memory, the library's
+// all-to-all among the node's ranks of bundles of `nodes` blocks.
+double intra_node(const AlltoallOp::Shape& s, const Layout& l, const CostParams& c) {
+  if (s.opts->node_shared_memory) return cost::copy(c, static_cast<double>(s.p) * s.block) + cost::node_barrier(l, c);
+  const Layout node{l.ppn, 1, l.ppn};
+  return cost::all_at_once(node, c, static_cast<double>(l.nodes) * s.block);
+}
+
+// Paper 002, s. 5: the leader gathers its node's P blocks per process, runs the all-to-all
+// among the N leaders with bundles of ppn^2 blocks alone on the link, and scatters.
+double leader_cost(const AlltoallOp::Shape& s, const CostParams& c) {
+  const Layout l = layout_of(s);
+  if (l.ppn == 1) return kNever;  // one rank per node: nothing to aggregate
+  const double b = static_cast<double>(s.block);
+  return 2 * intra_node(s, l, c) + inter_node(l.nodes, b * l.ppn * l.ppn, 1, c, s.opts->inter_node);
+}
+
+// SA: the intra-node exchange, then ppn column all-to-alls among the N nodes with bundles
+// of ppn blocks, at once on the node's link. RD: the same two steps in the other order (the
+// copy out of the window is cold).
+double columns_cost(const AlltoallOp::Shape& s, const CostParams& c) {
+  const Layout l = layout_of(s);
+  if (l.ppn == 1) return kNever;
+  const double b = static_cast<double>(s.block);
+  return intra_node(s, l, c) + inter_node(l.nodes, b * l.ppn, l.ppn, c, s.opts->inter_node);
+}
+
+}  // namespace
+
+extern const AlltoallAlgorithm leader_alltoall{
+    .algo = AlltoallAlgo::Leader, .name = "leader",
+    .summary = "gather to one leader per node, all-to-all among leaders, scatter", .paper = "paper 002, s. 5",
+    .unfit = needs_regular_inter_node, .applies = "any node map, with a regular inter-node algorithm",
+    .cost = leader_cost, .plan = plan<leader_alltoall>, .node_memory = true, .node_map = true,
+    .extra = {.scheme = [](const NodeMap& n, int r, std::size_t b, const InnerChoice& i, bool l, bool s) {
+      return scheme_program<&SchemeBuilder::leader>("leader", n, r, b, i, l, s);
+    }}};
+
+extern const AlltoallAlgorithm send_aggregate_alltoall{
+    .algo = AlltoallAlgo::SendAggregate, .name = "send_aggregate",
+    .summary = "SA: intra-node exchange, then all-to-all among equal local ranks", .paper = "paper 002, s. 5",
+    .unfit = needs_regular_inter_node, .applies = "any node map, with a regular inter-node algorithm",
+    .cost = columns_cost, .plan = plan<send_aggregate_alltoall>, .node_memory = true, .node_map = true,
+    .extra = {.scheme = [](const NodeMap& n, int r, std::size_t b, const InnerChoice& i, bool l, bool s) {
+      return scheme_program<&SchemeBuilder::send_aggregate>("send_aggregate", n, r, b, i, l, s);
+    }}};
+
+extern const AlltoallAlgorithm recv_distribute_alltoall{
+    .algo = AlltoallAlgo::RecvDistribute, .name = "recv_distribute",
+    .summary = "RD: all-to-all among equal local ranks, then intra-node distribution", .paper = "paper 002, s. 5",
+    .unfit = needs_regular_inter_node, .applies = "any node map, with a regular inter-node algorithm",
+    .cost = columns_cost, .plan = plan<recv_distribute_alltoall>, .node_memory = true, .node_map = true,
+    .extra = {.scheme = [](const NodeMap& n, int r, std::size_t b, const InnerChoice& i, bool l, bool s) {
+      return scheme_program<&SchemeBuilder::recv_distribute>("recv_distribute", n, r, b, i, l, s);
+    }}};
 
 }  // namespace libcomm::detail

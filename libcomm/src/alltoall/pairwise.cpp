@@ -6,11 +6,9 @@
 
 namespace libcomm::detail {
 
-bool is_power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
-
 Schedule pairwise_schedule(int p) {
-  require(is_power_of_two(p), "pairwise: needs a power-of-two number of ranks, P = " +
-                                  std::to_string(p) + " (use ring_sendrecv, or allow fallback)");
+  require(cost::is_power_of_two(p), "pairwise: needs a power-of-two number of ranks, P = " + std::to_string(p) +
+                                        " (use ring_sendrecv, or allow fallback)");
   Schedule s{"pairwise", p, 1, {}};
   s.rounds.resize(static_cast<std::size_t>(p));
   for (int j = 0; j < p; ++j)
@@ -20,5 +18,25 @@ Schedule pairwise_schedule(int p) {
     }
   return s;
 }
+
+namespace {
+
+std::string needs_power_of_two(const AlltoallOp::Shape& s) {
+  return cost::is_power_of_two(s.p) ? "" : "needs a power of two, P = " + std::to_string(s.p);
+}
+
+double predicted_time(const AlltoallOp::Shape& s, const CostParams& c) {
+  return cost::xor_exchange_rounds(layout_of(s), c, static_cast<double>(s.block));
+}
+
+}  // namespace
+
+extern const AlltoallAlgorithm pairwise_alltoall{
+    .algo = AlltoallAlgo::Pairwise, .name = "pairwise",
+    .summary = "XOR exchange i ^ j, blocking; P a power of two (else ring_sendrecv)", .paper = "paper 002, s. 2.4",
+    .unfit = needs_power_of_two, .applies = "P a power of two", .fallback = AlltoallAlgo::RingSendrecv,
+    .fallback_why = "the XOR partner i ^ j exists only then; ring_sendrecv is the same one-exchange-per-step "
+                    "schedule for any P",
+    .cost = predicted_time, .program = schedule_alltoall_program<pairwise_alltoall>, .extra = {.schedule = pairwise_schedule}};
 
 }  // namespace libcomm::detail

@@ -7,8 +7,10 @@
 
 namespace libcomm::detail {
 
-Schedule ring_schedule(int p) {
-  Schedule s{"ring", p, 1, {}};
+namespace {
+
+Schedule ring_schedule(int p, const char* name) {
+  Schedule s{name, p, 1, {}};
   s.rounds.resize(static_cast<std::size_t>(p));
   for (int j = 0; j < p; ++j)
     for (int i = 0; i < p; ++i) {
@@ -17,5 +19,27 @@ Schedule ring_schedule(int p) {
     }
   return s;
 }
+
+double all_at_once(const AlltoallOp::Shape& s, const CostParams& c) {
+  return cost::all_at_once(layout_of(s), c, static_cast<double>(s.block));
+}
+
+}  // namespace
+
+// One blocking exchange per round (also the grouped 1-factor's, factor.cpp).
+double one_exchange_per_round(const AlltoallOp::Shape& s, const CostParams& c) {
+  return cost::one_exchange_per_round(layout_of(s), c, static_cast<double>(s.block));
+}
+
+extern const AlltoallAlgorithm ring_alltoall{
+    .algo = AlltoallAlgo::Ring, .name = "ring", .summary = "MPICH medium: post all, i -> i+1, i+2, ..., non-blocking",
+    .paper = "paper 003, s. 6", .cost = all_at_once, .program = schedule_alltoall_program<ring_alltoall>,
+    .extra = {.schedule = [](int p) { return ring_schedule(p, "ring"); }, .run = ScheduleRun::AllAtOnce}};
+
+extern const AlltoallAlgorithm ring_sendrecv_alltoall{
+    .algo = AlltoallAlgo::RingSendrecv, .name = "ring_sendrecv",
+    .summary = "blocking ring: step j send to i+j, receive from i-j", .paper = "paper 003, s. 6",
+    .cost = one_exchange_per_round, .program = schedule_alltoall_program<ring_sendrecv_alltoall>,
+    .extra = {.schedule = [](int p) { return ring_schedule(p, "ring_sendrecv"); }}};
 
 }  // namespace libcomm::detail

@@ -6,6 +6,8 @@
 // plan_synchronisation (section 5); tree_program turns them into one rank's step program.
 // With fewer than 3 ranks there is nothing to schedule (section 3): one phase holds the
 // (at most one) exchange.
+#include <limits>
+
 #include "alltoall_internal.hpp"
 #include "libcomm/program.hpp"
 #include "libcomm/topology.hpp"
@@ -84,27 +86,54 @@ Schedule trivial_schedule(int p) {
   return s;
 }
 
-}  // namespace
-
-StepProgram tree_scheduled_program(const Topology* topo, int p, int rank, std::size_t b,
-                                   AlltoallAlgo variant) {
-  const TreeSync mode =
-      variant == AlltoallAlgo::TreeScheduledBarrier ? TreeSync::Barrier : TreeSync::Pairwise;
+template <TreeSync mode>
+StepProgram program(const AlltoallOp::Shape& s, int rank) {
+  const Topology* topo = s.tree;
+  const int p = s.p;
   StepProgram out;
   if (!topo && p < 3) {
-    out = tree_program(trivial_schedule(p), SyncPlan{}, rank, b, mode);
+    out = tree_program(trivial_schedule(p), SyncPlan{}, rank, s.block, mode);
   } else {
     const Topology tree = topo ? *topo : Topology::single_switch(p);
     require(tree.num_machines() == p,
             "tree_scheduled: rank " + std::to_string(rank) + ": the topology has " +
                 std::to_string(tree.num_machines()) + " machines, the communicator " +
                 std::to_string(p) + " ranks");
-    const Schedule s = tree_rank_schedule(schedule_tree_aapc(tree), tree);
-    out = tree_program(s, plan_synchronisation(s, tree), rank, b, mode);
+    const Schedule sched = tree_rank_schedule(schedule_tree_aapc(tree), tree);
+    out = tree_program(sched, plan_synchronisation(sched, tree), rank, s.block, mode);
   }
-  out.algorithm = std::string(alltoall_algo_name(variant));
+  out.algorithm = mode == TreeSync::Barrier ? "tree_scheduled_barrier" : "tree_scheduled";
   return out;
 }
+
+std::string fits_topology(const AlltoallOp::Shape& s) {
+  if (s.tree == nullptr || s.tree->num_machines() == s.p) return "";
+  return "needs a switch tree of P machines: the attached one has " + std::to_string(s.tree->num_machines()) +
+         ", P = " + std::to_string(s.p);
+}
+
+// Paper 003: contention-free phases, each one message and one synchronisation latency.
+// Auto considers it only with a switch tree attached (on one switch it is pairwise with
+// synchronisation messages added).
+double predicted_time(const AlltoallOp::Shape& s, const CostParams& c) {
+  if (s.tree == nullptr || s.tree->num_machines() != s.p) return std::numeric_limits<double>::infinity();
+  const auto phases = static_cast<double>(schedule_tree_aapc(*s.tree).num_phases);
+  return phases * (2 * c.alpha + s.block * c.beta_at(static_cast<double>(s.block))) + cost::copy(c, s.block);
+}
+
+}  // namespace
+
+extern const AlltoallAlgorithm tree_scheduled_alltoall{
+    .algo = AlltoallAlgo::TreeScheduled, .name = "tree_scheduled",
+    .summary = "contention-free phases on the attached switch tree, pairwise synchronisation",
+    .paper = "paper 003, s. 4-5", .unfit = fits_topology,
+    .applies = "an attached switch tree of P machines, or none (one switch)", .cost = predicted_time,
+    .program = program<TreeSync::Pairwise>};
+
+extern const AlltoallAlgorithm tree_scheduled_barrier_alltoall{
+    .algo = AlltoallAlgo::TreeScheduledBarrier, .name = "tree_scheduled_barrier",
+    .summary = "tree_scheduled phases separated by a barrier each", .paper = "paper 003, s. 5", .unfit = fits_topology,
+    .applies = "an attached switch tree of P machines, or none (one switch)", .program = program<TreeSync::Barrier>};
 
 }  // namespace detail
 }  // namespace libcomm

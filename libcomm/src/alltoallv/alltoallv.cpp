@@ -1,7 +1,7 @@
-// The irregular all-to-all as an operation of the one driver (core/driver.hpp): its
-// registry, argument check and plans, its modes, the count statistics Auto decides on and
-// the schedules as data; the public entry points are calls of the driver. The algorithms
-// live one per file next to this one, their formulas in costs.cpp.
+// The irregular all-to-all as an operation of the one driver (driver/driver.hpp): its
+// registry, shape, argument check, modes, the count statistics Auto decides on, the terms
+// of its cost formulas and the schedules as data; the public entry points are calls of the
+// driver. The algorithms live one per file next to this one, each with its descriptor.
 #include <algorithm>
 #include <array>
 #include <climits>
@@ -9,10 +9,10 @@
 #include <limits>
 #include <set>
 
-#include "../core/check.hpp"
-#include "../core/mpi_bytes.hpp"
-#include "../core/comm_cache.hpp"
-#include "../core/plan_state.hpp"
+#include "../runtime/check.hpp"
+#include "../runtime/mpi_bytes.hpp"
+#include "../runtime/comm_cache.hpp"
+#include "../runtime/plan_state.hpp"
 #include "alltoallv_internal.hpp"
 #include "libcomm/tuning.hpp"
 
@@ -118,17 +118,9 @@ AlltoallvCountStats alltoallv_count_stats(std::span<const std::int64_t> sendcoun
 
 namespace detail {
 std::unique_ptr<StagedAlgorithm> make_staged(AlltoallvAlgo algo, int p) {
-  switch (algo) {
-    case AlltoallvAlgo::TwoStage:
-      return make_two_stage(p);
-    case AlltoallvAlgo::Mesh:
-      return make_mesh(p);
-    case AlltoallvAlgo::FourStage:
-      return make_four_stage(p);
-    default:
-      throw Error("alltoallv: '" + std::string(alltoallv_algo_name(algo)) +
-                  "' is not a staged algorithm");
-  }
+  const auto& e = entry_of<AlltoallvOp>(algo);
+  require(e.extra.staged != nullptr, [&] { return "alltoallv: '" + std::string(e.name) + "' is not a staged algorithm"; });
+  return e.extra.staged(p);
 }
 }  // namespace detail
 
@@ -201,38 +193,42 @@ StepProgram alltoallv_program(AlltoallvAlgo algo, int nprocs, int rank, std::spa
 
 namespace detail {
 
-namespace {
+extern const AlltoallvAlgorithm native_alltoallv_entry, direct_alltoallv, two_stage_alltoallv, mesh_alltoallv,
+    four_stage_alltoallv;
 
-using Shape = AlltoallvOp::Shape;
+const AlltoallvAlgorithm auto_alltoallv{
+    .algo = AlltoallvAlgo::Auto, .name = "auto",
+    .summary = "the Auto policy (LIBCOMM_AUTO: online, model or table), decided per site "
+               "(AlltoallvOptions::site) and agreed size class from the count statistics", .paper = ""};
 
-std::string needs_square(const Shape& s) {
-  if (exact_sqrt(s.p) != 0) return "";
-  return "needs a perfect-square number of ranks (a sqrt(P) x sqrt(P) mesh), P = " + std::to_string(s.p);
+std::span<const AlltoallvAlgorithm> AlltoallvOp::algorithms() {
+  static const auto all = registry<AlltoallvOp>({&auto_alltoallv, &native_alltoallv_entry, &direct_alltoallv,
+                                                 &two_stage_alltoallv, &mesh_alltoallv, &four_stage_alltoallv});
+  return all;
 }
 
-constexpr AlgorithmEntry<AlltoallvOp> kAlgorithms[] = {
-    {.algo = AlltoallvAlgo::Auto, .name = "auto",
-     .summary = "the Auto policy (LIBCOMM_AUTO: online, model or table), decided once per site "
-                "(AlltoallvOptions::site) from the count statistics"},
-    {.algo = AlltoallvAlgo::Native, .name = "native", .summary = "the MPI library's MPI_Alltoallv (reference)",
-     .cost = alltoallv_cost::native},
-    {.algo = AlltoallvAlgo::Direct, .name = "direct",
-     .summary = "A1: P steps, step k sends to (me + k) % P (paper 001, s. 3.1.1)", .cost = alltoallv_cost::direct},
-    {.algo = AlltoallvAlgo::TwoStage, .name = "two_stage",
-     .summary = "A2: messages sliced evenly over P nodes by a counter scan, two all-to-all stages (s. 3.1.2)",
-     .cost = alltoallv_cost::two_stage},
-    {.algo = AlltoallvAlgo::Mesh, .name = "mesh",
-     .summary = "A3: row combine then column deliver on a sqrt(P) x sqrt(P) mesh; perfect squares only (s. 3.1.3)",
-     .unfit = needs_square, .applies = "P a perfect square", .fallback = AlltoallvAlgo::FourStage,
-     .fallback_why = "A3 runs on a sqrt(P) x sqrt(P) mesh; A4 is the paper's generalisation to any P (paper 001, "
-                     "s. 3.2)",
-     .cost = alltoallv_cost::mesh},
-    {.algo = AlltoallvAlgo::FourStage, .name = "four_stage",
-     .summary = "A4: four balanced stages on ceil(sqrt P) columns, any P (pseudo-nodes, stalls; s. 3.2)",
-     .cost = alltoallv_cost::four_stage},
-};
+namespace alltoallv_cost {
+constexpr double kHeader = 24;  // bytes before every run of a staged message
+double mean(const AlltoallvOp::Shape& s) { return s.stats.mean_bytes; }
+double spike(const AlltoallvOp::Shape& s, const CostParams& c) {
+  const double extra = std::max(0.0, s.stats.max_bytes - mean(s));
+  return extra * c.beta_at(static_cast<double>(s.stats.max_bytes));
+}
+double stage(const Layout& l, const CostParams& c, double steps, double bytes, double runs) {
+  if (steps <= 0) return cost::copy(c, bytes);
+  const double per_step = (bytes + kHeader * runs) / steps;
+  const double exchange = l.nodes == 1 ? cost::exchange_round(l, c, per_step, 1)
+                                       : cost::exchange_round(l, c, per_step, l.ppn);
+  return steps * exchange + 2 * cost::copy(c, bytes);
+}
+double pieces(const AlltoallvOp::Shape& s, double parts) {
+  const double elements =
+      std::max(1.0, mean(s) / static_cast<double>(std::max<std::size_t>(1, s.opts->element_bytes)));
+  return s.p * std::min(parts, elements);
+}
+}  // namespace alltoallv_cost
 
-void fill_stats(const AlltoallvOp::Args& a, const Shape& s, const Comm& comm, AlltoallvAlgo ran) {
+void AlltoallvOp::on_run(const Args& a, const Shape& s, const Comm& comm, AlltoallvAlgo ran) {
   AlltoallvStats* st = s.opts->stats;
   if (st == nullptr) return;
   st->algo = ran;
@@ -241,16 +237,26 @@ void fill_stats(const AlltoallvOp::Args& a, const Shape& s, const Comm& comm, Al
   if (ran == AlltoallvAlgo::Direct) st->stages = {direct_stats(a.sc, a.rc, comm.rank())};
 }
 
-}  // namespace
-
-std::span<const AlgorithmEntry<AlltoallvOp>> AlltoallvOp::algorithms() { return kAlgorithms; }
+AlltoallvOp::Shape AlltoallvOp::shape(int p, const NodeMap& nodes, const AlltoallvCountStats& stats,
+                                      const Options& o) {
+  Shape s;
+  s.p = p;
+  s.nodes = &nodes;
+  s.opts = &o;
+  s.equal = false;
+  s.skip_when_empty = false;  // a rank with nothing of its own may route others' runs
+  s.key_bytes = o.site;
+  s.stats = stats;
+  s.global = true;
+  s.decision_bytes = stats.max_bytes;
+  s.spread = stats.spread();
+  return s;
+}
 
 AlltoallvOp::Shape AlltoallvOp::shape(const Args& a, const Comm& comm, const Options& o) {
-  Shape s;
-  s.p = comm.size();
+  Shape s = shape(comm.size(), comm.nodes(), {}, o);
+  s.global = false;
   s.sc = a.sc, s.sd = a.sd, s.rc = a.rc, s.rd = a.rd;
-  s.nodes = &comm.nodes();
-  s.opts = &o;
   const auto up = static_cast<std::size_t>(s.p);
   if (a.sc.size() != up || a.sd.size() != up || a.rc.size() != up || a.rd.size() != up) {
     s.problem = "sendcounts/sdispls/recvcounts/rdispls hold " + std::to_string(a.sc.size()) + "/" +
@@ -264,19 +270,17 @@ AlltoallvOp::Shape AlltoallvOp::shape(const Args& a, const Comm& comm, const Opt
   key.clear();
   for (auto v : {a.sc, a.sd, a.rc, a.rd})
     for (auto x : v) key.push_back(static_cast<std::size_t>(x));
-  s.key = key;
-  s.large = !native_fits_int(a.sc, a.sd, a.rc, a.rd);  // (the check decides it for every rank alike)
+  s.sizes = key;
+  s.plan_variant = !native_fits_int(a.sc, a.sd, a.rc, a.rd);  // (the check decides it for every rank alike)
   return s;
-}
-
-void AlltoallvOp::validate(const Shape& s, const Comm& comm) {
-  if (!s.problem.empty()) throw Error("alltoallv: rank " + std::to_string(comm.rank()) + ": " + s.problem);
 }
 
 void AlltoallvOp::agree(Shape& s, const Comm& comm) {
   if (s.global) return;
   s.stats = alltoallv_count_stats(s.sc, comm);
   s.global = true;
+  s.decision_bytes = s.stats.max_bytes;
+  s.spread = s.stats.spread();
 }
 
 std::optional<Choice<AlltoallvAlgo>> AlltoallvOp::unmeasured_default(const Shape& s) {
@@ -293,7 +297,7 @@ std::optional<Choice<AlltoallvAlgo>> AlltoallvOp::nothing_to_exchange(const Shap
   return Choice<AlltoallvAlgo>(AlltoallvAlgo::Direct, why);
 }
 
-std::uint64_t AlltoallvOp::key_options(const Shape& s) {
+std::uint64_t AlltoallvOp::options(const Shape& s) {
   return (static_cast<std::uint64_t>(s.opts->element_bytes) * 4 + static_cast<std::uint64_t>(s.opts->mode)) * 2 +
          s.opts->allow_fallback;
 }
@@ -370,169 +374,6 @@ void AlltoallvOp::check_agreement(const Args& a, const Comm& comm, const Options
   check_counts_match(comm, "alltoallv", "bytes", a.sc, {"sendcounts"}, a.rc, {"recvcounts"});
 }
 
-PlanKey AlltoallvOp::plan_key(Algo ran, const Shape& s) {
-  const std::uint64_t options =
-      ((static_cast<std::uint64_t>(s.opts->element_bytes) * 4 + static_cast<std::uint64_t>(s.opts->mode)) * 2) +
-      (s.large ? 1 : 0);
-  return PlanKey{"alltoallv", static_cast<int>(ran), hash_sizes(s.key), options};
-}
-
-std::shared_ptr<PlanState> AlltoallvOp::state(const Choice<Algo>& c, const Args&, const Shape& s, const Comm& comm,
-                                              Form form) {
-  const AlltoallvAlgo ran = c.algo;
-  const std::string& reason = c.reason();
-  const bool own = form != Form::Blocking;
-  if (ran == AlltoallvAlgo::Native)
-    return native_plan(comm, "native", reason, native_ialltoallv(s.sc, s.sd, s.rc, s.rd, comm.mpi(), s.large));
-  if (ran == AlltoallvAlgo::Direct)
-    return program_plan(comm, direct_alltoallv_program(s.sc, s.sd, s.rc, s.rd, comm.rank(), s.opts->mode), reason,
-                        own);
-  // A staged algorithm routes every rank's runs, so it needs the whole count matrix: a
-  // persistent plan gathers it when it is made (collective, like MPI_Alltoallv_init); a
-  // request sends its row of counts to every rank at start (point-to-point, as a linear
-  // non-blocking allgather does, so that LIBCOMM_TIMEOUT can name a rank that never
-  // answers) and builds its program once every row is there.
-  const int p = comm.size(), me = comm.rank();
-  const auto up = static_cast<std::size_t>(p);
-  const auto unit = static_cast<std::int64_t>(s.opts->element_bytes);
-  const AlltoallvMode mode = s.opts->mode;
-  auto matrix = std::make_shared<std::vector<std::int64_t>>(up * up);
-  if (form == Form::Persistent) {
-    check_mpi(MPI_Allgather(s.sc.data(), p, MPI_INT64_T, matrix->data(), p, MPI_INT64_T, comm.internal()),
-              "MPI_Allgather");
-    return program_plan(comm, staged_alltoallv_program(ran, p, me, *matrix, s.sd, s.rd, mode, unit), reason, true);
-  }
-  // The request keeps its own copies of what it reads after this call returns, and the
-  // program of its last run: a kept request whose gathered matrix is the same runs it again.
-  auto row = std::make_shared<const std::vector<std::int64_t>>(s.sc.begin(), s.sc.end());
-  auto sd = std::make_shared<const std::vector<std::int64_t>>(s.sd.begin(), s.sd.end());
-  auto rd = std::make_shared<const std::vector<std::int64_t>>(s.rd.begin(), s.rd.end());
-  auto last = std::make_shared<std::pair<std::vector<std::int64_t>, StepProgram>>();
-  const MPI_Comm mc = comm.internal();
-  return deferred_program_plan(
-      comm, std::string(alltoallv_algo_name(ran)), reason,
-      [row, matrix, p, me, mc](int tag, std::vector<MPI_Request>& reqs, std::vector<PreludeMessage>& messages) {
-        std::copy(row->begin(), row->end(), matrix->begin() + static_cast<std::ptrdiff_t>(me) * p);
-        for (int r = 0; r < p; ++r) {
-          if (r == me) continue;
-          reqs.emplace_back(MPI_REQUEST_NULL);
-          messages.push_back({r, false});
-          check_mpi(MPI_Irecv(matrix->data() + static_cast<std::ptrdiff_t>(r) * p, p, MPI_INT64_T, r, tag, mc,
-                              &reqs.back()),
-                    "MPI_Irecv");
-        }
-        for (int r = 0; r < p; ++r) {
-          if (r == me) continue;
-          reqs.emplace_back(MPI_REQUEST_NULL);
-          messages.push_back({r, true});
-          check_mpi(MPI_Isend(row->data(), p, MPI_INT64_T, r, tag, mc, &reqs.back()), "MPI_Isend");
-        }
-      },
-      [=] {
-        if (last->first != *matrix) {
-          last->second = staged_alltoallv_program(ran, p, me, *matrix, *sd, *rd, mode, unit);
-          last->first = *matrix;
-        }
-        return last->second;
-      });
-}
-
-void AlltoallvOp::native(const Args& a, const Shape& s, const Comm& comm) {
-  fill_stats(a, s, comm, AlltoallvAlgo::Native);
-  native_alltoallv(static_cast<const std::byte*>(a.send), s.sc, s.sd, static_cast<std::byte*>(a.recv), s.rc, s.rd,
-                   comm.mpi(), s.large);
-}
-
-// The staged algorithms' blocking form is the paper's engine (staged_engine.cpp): it
-// routes each run as it arrives, with its header, so no rank needs the count matrix; a
-// step program is built from known message lengths (README, "The staged alltoallv engine").
-bool AlltoallvOp::run_outside(const Choice<Algo>& c, const Args& a, const Shape& s, const Comm& comm) {
-  fill_stats(a, s, comm, c.algo);
-  if (c.algo == AlltoallvAlgo::Direct) return false;
-  run_staged(c.algo, static_cast<const std::byte*>(a.send), s.sc, s.sd, static_cast<std::byte*>(a.recv), s.rc, s.rd,
-             comm, s.opts->mode, s.opts->stats, static_cast<std::int64_t>(s.opts->element_bytes));
-  return true;
-}
-
 }  // namespace detail
-
-using Driver = detail::Driver<detail::AlltoallvOp>;
-
-const std::vector<AlltoallvAlgoInfo>& alltoallv_algorithms() { return detail::algorithm_infos<detail::AlltoallvOp>(); }
-std::string_view alltoallv_algo_name(AlltoallvAlgo a) { return detail::name_of<detail::AlltoallvOp>(a); }
-AlltoallvAlgo alltoallv_algo_from_name(std::string_view name) {
-  return detail::algorithm_named<detail::AlltoallvOp>(name);
-}
-AlltoallvAlgo alltoallv_algo_from_env(AlltoallvAlgo fallback) {
-  return detail::algorithm_from_env<detail::AlltoallvOp>(fallback);
-}
-
-namespace {
-
-// A shape for P ranks without a Comm (one rank per node) with given count statistics.
-struct FlatShape {
-  NodeMap nodes;
-  detail::AlltoallvOp::Shape shape;
-  FlatShape(int p, const AlltoallvCountStats& stats, const AlltoallvOptions& o) : nodes(NodeMap::one_rank_per_node(p)) {
-    shape.p = p;
-    shape.nodes = &nodes;
-    shape.opts = &o;
-    shape.stats = stats;
-    shape.global = true;
-  }
-};
-
-AlltoallvChoice model_choice(const detail::AlltoallvOp::Shape& s) {
-  const detail::AutoAnswer m = detail::model_answer(Driver::question(s, nullptr));
-  return AlltoallvChoice(static_cast<AlltoallvAlgo>(m.algo), m.reason);
-}
-
-}  // namespace
-
-AlltoallvAlgo choose_alltoallv(AlltoallvAlgo requested, int p) {
-  if (requested != AlltoallvAlgo::Auto) return requested;
-  const AlltoallvOptions o;
-  const FlatShape flat(p, {1, 1.0}, o);
-  return Driver::program_choice(flat.shape).algo;
-}
-
-// Without counts the model prices start-ups alone (1-byte messages): four_stage where its
-// 4 ceil(sqrt P) + 2 start-ups beat the P - 1 of direct (paper 001, Table 3).
-AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, int p, const AlltoallvOptions& opts) {
-  require(p > 0, "choose_alltoallv: P must be positive, got " + std::to_string(p));
-  const FlatShape flat(p, {1, 1.0}, opts);
-  if (requested != AlltoallvAlgo::Auto) return Driver::resolve_requested(requested, flat.shape, opts.allow_fallback);
-  return model_choice(flat.shape);
-}
-
-AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, const AlltoallvCountStats& counts, const Comm& comm) {
-  static const AlltoallvOptions defaults;
-  detail::AlltoallvOp::Shape s;
-  s.p = comm.size();
-  s.nodes = &comm.nodes();
-  s.opts = &defaults;
-  s.stats = counts;
-  s.global = true;
-  return Driver::choose(requested, s, comm);
-}
-
-AlltoallvChoice alltoallv(const void* send, std::span<const std::int64_t> sendcounts,
-                          std::span<const std::int64_t> sdispls, void* recv, std::span<const std::int64_t> recvcounts,
-                          std::span<const std::int64_t> rdispls, const Comm& comm, AlltoallvAlgo algo,
-                          const AlltoallvOptions& opts) {
-  return Driver::blocking({send, sendcounts, sdispls, recv, recvcounts, rdispls}, comm, algo, opts);
-}
-
-Plan plan_alltoallv(const Comm& comm, std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
-                    std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
-                    AlltoallvAlgo algo, const AlltoallvOptions& opts) {
-  return Driver::persistent({nullptr, sendcounts, sdispls, nullptr, recvcounts, rdispls}, comm, algo, opts);
-}
-
-Request ialltoallv(const void* send, std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
-                   void* recv, std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
-                   const Comm& comm, AlltoallvAlgo algo, const AlltoallvOptions& opts) {
-  return Driver::nonblocking({send, sendcounts, sdispls, recv, recvcounts, rdispls}, comm, algo, opts);
-}
 
 }  // namespace libcomm

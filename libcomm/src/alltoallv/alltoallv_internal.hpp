@@ -14,74 +14,95 @@
 #include <utility>
 #include <vector>
 
-#include "../core/driver.hpp"
+#include "../algorithm/cost_terms.hpp"
+#include "../algorithm/algorithm.hpp"
+#include "../runtime/check.hpp"
+#include "../runtime/plan_state.hpp"
 #include "libcomm/alltoallv.hpp"
 #include "libcomm/program.hpp"
 
 namespace libcomm::detail {
 
-// The irregular all-to-all as an operation of the one driver (core/driver.hpp); members
-// in alltoallv.cpp, cost formulas in costs.cpp.
+// The irregular all-to-all as an operation of the one driver (driver/algorithm.hpp): its
+// traits, defined in alltoallv.cpp; its algorithms one per file, each exporting its
+// descriptor (A1 direct.cpp, A2 two_stage.cpp, A3 mesh.cpp, A4 four_stage.cpp).
+class StagedAlgorithm;
 struct AlltoallvOp {
   using Algo = AlltoallvAlgo;
   using Options = AlltoallvOptions;
   static constexpr std::string_view name = "alltoallv";
   static constexpr std::string_view what = "alltoallv";
-  static constexpr const char* env = "LIBCOMM_ALLTOALLV";
-  // The decision is per site (AlltoallvOptions::site) and the size class its ranks agreed
-  // on (Driver::site_class), not per call's size: no rank knows the sizes of the others
-  // without a collective.
-  static constexpr bool kSizeClasses = false;
+  static constexpr Setting setting = Setting::Alltoallv;
   struct Args {
     const void* send = nullptr;
     std::span<const std::int64_t> sc, sd;
     void* recv = nullptr;
     std::span<const std::int64_t> rc, rd;
   };
-  struct Shape {
-    int p = 1;
+  // Decided per site (AlltoallvOptions::site, ShapeBase::key_bytes) and the size class its
+  // ranks agreed on: no rank knows the others' sizes without a collective. agree() sets
+  // the decision figures (decision_bytes: the longest message; spread).
+  struct Shape : ShapeBase {
     std::span<const std::int64_t> sc, sd, rc, rd;
-    const NodeMap* nodes = nullptr;
     const Options* opts = nullptr;
     AlltoallvCountStats stats;  // agreed over the ranks once global
     bool global = false;
-    bool large = false;                 // native's path for counts beyond int
-    std::span<const std::size_t> key;  // sc, sd, rc, rd in one list (a plan's shape)
-    std::string problem;
   };
-  static std::span<const AlgorithmEntry<AlltoallvOp>> algorithms();
+  // A staged algorithm's router (A2-A4): the blocking engine, the request programs and the
+  // MPI-free simulation all route with it.
+  struct Extra {
+    std::unique_ptr<StagedAlgorithm> (*staged)(int p) = nullptr;
+  };
+  static std::span<const Algorithm<AlltoallvOp>> algorithms();
   static Shape shape(const Args& a, const Comm& comm, const Options& o);
-  static void validate(const Shape& s, const Comm& comm);
-  static void agree(Shape& s, const Comm& comm);
-  static std::optional<Choice<Algo>> unmeasured_default(const Shape& s);
-  static std::optional<Choice<Algo>> nothing_to_exchange(const Shape& s);
-  static std::uint64_t key_bytes(const Shape& s) { return s.opts->site; }
-  static std::uint64_t key_options(const Shape& s);
-  static std::uint64_t decision_bytes(const Shape& s) { return s.stats.max_bytes; }
-  static double decision_spread(const Shape& s) { return s.stats.spread(); }
-  static bool one_node_shared(const Shape& s) { return s.p > 1 && s.nodes->num_nodes() == 1; }
+  // A shape for P ranks on `nodes` whose statistics are agreed already (no Comm).
+  static Shape shape(int p, const NodeMap& nodes, const AlltoallvCountStats& stats, const Options& o);
+  static std::uint64_t options(const Shape& s);
   static ArgumentCheck argument_check(const Args& a, const Shape& s, const Comm& comm, Algo algo, const Options& o,
                                       bool have_buffers);
   static std::string sizes_differ(const Args&, std::uint64_t, std::uint64_t) { return "counts differ"; }
   static std::string modes_differ(Algo algo, const Options& o);
-  static void after_check(Shape& s, std::uint64_t extra) { s.large = extra != 0; }
   static void check_agreement(const Args& a, const Comm& comm, const Options& o);
-  static PlanKey plan_key(Algo ran, const Shape& s);
-  static std::span<const std::size_t> plan_shape(const Shape& s) { return s.key; }
-  static std::shared_ptr<PlanState> state(const Choice<Algo>& c, const Args& a, const Shape& s, const Comm& comm,
-                                          Form form);
-  static void native(const Args& a, const Shape& s, const Comm& comm);
-  static bool run_outside(const Choice<Algo>& c, const Args& a, const Shape& s, const Comm& comm);
-  static bool empty(const Shape&) { return false; }
+  // Hooks (OpHooks below).
+  static void agree(Shape& s, const Comm& comm);
+  static std::optional<Choice<Algo>> unmeasured_default(const Shape& s);
+  static std::optional<Choice<Algo>> nothing_to_exchange(const Shape& s);
+  static void after_check(Shape& s, std::uint64_t extra) { s.plan_variant = extra != 0; }
+  static void on_run(const Args& a, const Shape& s, const Comm& comm, Algo ran);
 };
+using AlltoallvAlgorithm = Algorithm<AlltoallvOp>;
 
+template <>
+inline constexpr OpHooks<AlltoallvOp> hooks_of<AlltoallvOp>{
+    .per_site = true, .agree = AlltoallvOp::agree, .unmeasured_default = AlltoallvOp::unmeasured_default,
+    .nothing_to_exchange = AlltoallvOp::nothing_to_exchange, .after_check = AlltoallvOp::after_check,
+    .on_run = AlltoallvOp::on_run};
+
+// native's path for counts beyond int (ShapeBase::plan_variant, decided by the check).
+inline bool beyond_int(const AlltoallvOp::Shape& s) { return s.plan_variant != 0; }
+
+// The terms of the cost formulas (alltoallv.cpp; docs/algorithms.md, "Cost formulas"), from
+// the agreed count statistics: paper 001, s. 2 (a message costs Ts + bytes (tc + td), a copy
+// tm per byte).
 namespace alltoallv_cost {
-double direct(const AlltoallvOp::Shape& s, const CostParams& c);
-double two_stage(const AlltoallvOp::Shape& s, const CostParams& c);
-double mesh(const AlltoallvOp::Shape& s, const CostParams& c);
-double four_stage(const AlltoallvOp::Shape& s, const CostParams& c);
-double native(const AlltoallvOp::Shape& s, const CostParams& c);
+double mean(const AlltoallvOp::Shape& s);
+// What the longest message costs beyond a mean one, once (a spike delays its own step).
+double spike(const AlltoallvOp::Shape& s, const CostParams& c);
+// One stage of a staged algorithm: `steps` exchanges moving the rank's `bytes`, every run
+// with its header, composed into buckets and taken apart again (two copies per byte).
+double stage(const Layout& l, const CostParams& c, double steps, double bytes, double runs);
+// Runs per stage: a message of m bytes cut into at most `parts` pieces (whole elements).
+double pieces(const AlltoallvOp::Shape& s, double parts);
 }  // namespace alltoallv_cost
+
+// A staged algorithm's blocking run (staged_engine.cpp) and its plan for requests and
+// persistent calls (staged_program.cpp).
+void run_staged_call(AlltoallvAlgo algo, const AlltoallvOp::Args& a, const AlltoallvOp::Shape& s, const Comm& comm);
+template <AlltoallvAlgo algo>
+void run_staged_as(const AlltoallvOp::Args& a, const AlltoallvOp::Shape& s, const Comm& comm) {
+  run_staged_call(algo, a, s, comm);
+}
+std::shared_ptr<PlanState> staged_plan(const PlanCall<AlltoallvOp>& call);
 
 // Integer square roots of a rank count: the mesh (A3) needs P = q^2, the four-stage
 // algorithm (A4) lays P out on ceil(sqrt P) or floor(sqrt P) columns, and Auto compares
@@ -150,9 +171,7 @@ class StagedAlgorithm {
   std::int64_t unit_ = 1;
 };
 
-std::unique_ptr<StagedAlgorithm> make_two_stage(int nprocs);   // two_stage.cpp
-std::unique_ptr<StagedAlgorithm> make_mesh(int nprocs);        // mesh.cpp
-std::unique_ptr<StagedAlgorithm> make_four_stage(int nprocs);  // four_stage.cpp
+// The router of a staged algorithm (its descriptor's Extra::staged); an Error for others.
 std::unique_ptr<StagedAlgorithm> make_staged(AlltoallvAlgo algo, int nprocs);
 
 StagedSchedule direct_schedule(int nprocs);  // direct.cpp

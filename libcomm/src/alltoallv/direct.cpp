@@ -107,4 +107,26 @@ AlltoallvStageStats direct_stats(std::span<const std::int64_t> sendcounts, std::
   return st;
 }
 
+namespace {
+
+// P - 1 steps of one exchange (blocking), or every message posted at once (n1, n2).
+double predicted_time(const AlltoallvOp::Shape& s, const CostParams& c) {
+  const Layout l = layout_of(s);
+  const double m = alltoallv_cost::mean(s);
+  const double exchange = s.opts->mode == AlltoallvMode::Blocking ? cost::one_exchange_per_round(l, c, m)
+                                                                  : cost::all_at_once(l, c, m);
+  return exchange + alltoallv_cost::spike(s, c) + cost::copy(c, m);
+}
+
+StepProgram program(const AlltoallvOp::Shape& s, int rank) {
+  return direct_alltoallv_program(s.sc, s.sd, s.rc, s.rd, rank, s.opts->mode);
+}
+
+}  // namespace
+
+extern const AlltoallvAlgorithm direct_alltoallv{
+    .algo = AlltoallvAlgo::Direct, .name = "direct",
+    .summary = "A1: P steps, step k sends to (me + k) % P (paper 001, s. 3.1.1)", .paper = "paper 001, s. 3.1.1",
+    .cost = predicted_time, .program = program};
+
 }  // namespace libcomm::detail

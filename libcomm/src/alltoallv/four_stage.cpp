@@ -179,11 +179,24 @@ class FourStage final : public StagedAlgorithm {
   std::vector<std::int64_t> counter_;
 };
 
+// Theorem 2: 4 ceil(sqrt P) + 2 start-ups over four stages, each moving the rank's data
+// (balanced by the load-balancing of s. 3.2).
+double predicted_time(const AlltoallvOp::Shape& s, const CostParams& c) {
+  const int q = ceil_sqrt(s.p);
+  const double data = s.p * alltoallv_cost::mean(s), runs = alltoallv_cost::pieces(s, 1);
+  return 4 * alltoallv_cost::stage(layout_of(s), c, (4.0 * q + 2) / 4, data, runs);
+}
+
+std::unique_ptr<StagedAlgorithm> router(int p) { return std::make_unique<FourStage>(p); }
+
 }  // namespace
 
-std::unique_ptr<StagedAlgorithm> make_four_stage(int nprocs) {
-  return std::make_unique<FourStage>(nprocs);
-}
+extern const AlltoallvAlgorithm four_stage_alltoallv{
+    .algo = AlltoallvAlgo::FourStage, .name = "four_stage",
+    .summary = "A4: four balanced stages on ceil(sqrt P) columns, any P (pseudo-nodes, stalls; s. 3.2)",
+    .paper = "paper 001, s. 3.2", .cost = predicted_time, .plan = staged_plan,
+    .run = run_staged_as<AlltoallvAlgo::FourStage>,
+    .extra = {.staged = router}};
 
 }  // namespace detail
 }  // namespace libcomm

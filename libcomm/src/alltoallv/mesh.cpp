@@ -4,6 +4,7 @@
 // and then along the column to (i2, j2). 2 sqrt(P) messages per node, no load balancing.
 // P must be a perfect square: otherwise some intermediate nodes do not exist and the
 // algorithm refuses (the paper's "straightforward extensions" add hot spots).
+#include <limits>
 #include <string>
 
 #include "alltoallv_internal.hpp"
@@ -41,10 +42,33 @@ class Mesh final : public StagedAlgorithm {
   int q_;
 };
 
+std::string needs_square(const AlltoallvOp::Shape& s) {
+  if (exact_sqrt(s.p) != 0) return "";
+  return "needs a perfect-square number of ranks (a sqrt(P) x sqrt(P) mesh), P = " + std::to_string(s.p);
+}
+
+// Row combine then column deliver, 2 (sqrt P - 1) steps; the longest message travels whole
+// in both stages.
+double predicted_time(const AlltoallvOp::Shape& s, const CostParams& c) {
+  const int q = exact_sqrt(s.p);
+  if (q == 0) return std::numeric_limits<double>::infinity();
+  const double data = s.p * alltoallv_cost::mean(s), runs = alltoallv_cost::pieces(s, 1);
+  return 2 * (alltoallv_cost::stage(layout_of(s), c, q - 1, data, runs) + alltoallv_cost::spike(s, c));
+}
+
+std::unique_ptr<StagedAlgorithm> router(int p) { return std::make_unique<Mesh>(p); }
+
 }  // namespace
 
-std::unique_ptr<StagedAlgorithm> make_mesh(int nprocs) {
-  return std::make_unique<Mesh>(nprocs);
-}
+extern const AlltoallvAlgorithm mesh_alltoallv{
+    .algo = AlltoallvAlgo::Mesh, .name = "mesh",
+    .summary = "A3: row combine then column deliver on a sqrt(P) x sqrt(P) mesh; perfect squares only (s. 3.1.3)",
+    .paper = "paper 001, s. 3.1.3", .unfit = needs_square, .applies = "P a perfect square",
+    .fallback = AlltoallvAlgo::FourStage,
+    .fallback_why = "A3 runs on a sqrt(P) x sqrt(P) mesh; A4 is the paper's generalisation to any P (paper 001, "
+                    "s. 3.2)",
+    .cost = predicted_time, .plan = staged_plan,
+    .run = run_staged_as<AlltoallvAlgo::Mesh>,
+    .extra = {.staged = router}};
 
 }  // namespace libcomm::detail

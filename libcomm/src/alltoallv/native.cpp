@@ -5,7 +5,7 @@
 #include <climits>
 #include <vector>
 
-#include "../core/mpi_bytes.hpp"
+#include "../runtime/mpi_bytes.hpp"
 #include "alltoallv_internal.hpp"
 
 namespace libcomm::detail {
@@ -99,5 +99,45 @@ std::function<void(const void*, void*, MPI_Request*)> native_ialltoallv(
   auto args = std::make_shared<NativeAlltoallvArgs>(sc, sd, rc, rd, large);
   return [args, comm](const void* s, void* r, MPI_Request* q) { args->run(s, r, comm, q); };
 }
+
+namespace {
+
+// What the MPI library runs: SMPI's default selector posts every message at once; Open MPI
+// chooses by P alone between that and pairwise exchange (below 4 ranks, 64-127 and
+// 256-1023: pairwise); MPICH posts at once; otherwise the cheaper of the two.
+double predicted_time(const AlltoallvOp::Shape& s, const CostParams& c) {
+  const Layout l = layout_of(s);
+  const double m = alltoallv_cost::mean(s), tail = alltoallv_cost::spike(s, c) + cost::copy(c, m);
+  const double linear = cost::all_at_once(l, c, m) + tail;
+  const double pairwise = cost::one_exchange_per_round(l, c, m) + tail;
+  switch (cost::mpi_library()) {
+    case cost::MpiLibrary::Smpi:
+    case cost::MpiLibrary::Mpich: return linear;
+    case cost::MpiLibrary::OpenMpi: {
+      const int p = s.p;
+      const bool pair = p < 4 || (p >= 64 && p < 128) || (p >= 256 && p < 1024);
+      return pair ? pairwise : linear;
+    }
+    case cost::MpiLibrary::Other: break;
+  }
+  return std::min(linear, pairwise);
+}
+
+void run(const AlltoallvOp::Args& a, const AlltoallvOp::Shape& s, const Comm& comm) {
+  native_alltoallv(static_cast<const std::byte*>(a.send), s.sc, s.sd, static_cast<std::byte*>(a.recv), s.rc, s.rd,
+                   comm.mpi(), beyond_int(s));
+}
+
+std::shared_ptr<PlanState> plan(const PlanCall<AlltoallvOp>& call) {
+  const AlltoallvOp::Shape& s = call.shape;
+  return native_plan(call.comm, "native", call.choice.reason(),
+                     native_ialltoallv(s.sc, s.sd, s.rc, s.rd, call.comm.mpi(), beyond_int(s)));
+}
+
+}  // namespace
+
+extern const AlltoallvAlgorithm native_alltoallv_entry{
+    .algo = AlltoallvAlgo::Native, .name = "native", .summary = "the MPI library's MPI_Alltoallv (reference)",
+    .paper = "", .cost = predicted_time, .plan = plan, .run = run};
 
 }  // namespace libcomm::detail

@@ -23,6 +23,59 @@ AlltoallvStats direct_stats(int p, int me, std::span<const std::int64_t> m, std:
   return s;
 }
 
+// Every element arrived exactly once, at the right rank.
+void check_delivered(std::vector<std::vector<detail::Run>>& held, std::span<const std::int64_t> m, int p) {
+  using detail::Run;
+  const auto up = static_cast<std::size_t>(p);
+  for (int me = 0; me < p; ++me) {
+    auto& runs = held[static_cast<std::size_t>(me)];
+    std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) {
+      return a.src != b.src ? a.src < b.src : a.first < b.first;
+    });
+    std::vector<std::int64_t> covered(up, 0);
+    for (const Run& r : runs) {
+      if (!(r.dst == me))
+        throw Error("simulate_alltoallv: rank " + std::to_string(me) +
+                    " ended with elements for rank " + std::to_string(r.dst));
+      if (!(r.first == covered[static_cast<std::size_t>(r.src)]))
+        throw Error("simulate_alltoallv: elements from rank " + std::to_string(r.src) +
+                    " to rank " + std::to_string(me) + " missing or duplicated at element " +
+                    std::to_string(r.first));
+      covered[static_cast<std::size_t>(r.src)] += r.n;
+    }
+    for (int src = 0; src < p; ++src)
+      if (!(covered[static_cast<std::size_t>(src)] ==
+            m[static_cast<std::size_t>(src) * up + static_cast<std::size_t>(me)]))
+        throw Error("simulate_alltoallv: rank " + std::to_string(me) + " got " +
+                    std::to_string(covered[static_cast<std::size_t>(src)]) +
+                    " of the elements from rank " + std::to_string(src));
+  }
+}
+
+// Routing callbacks that count a stage's buffers and messages into stage_of(rank).
+template <class StageOf>
+detail::StageRouting counting_routing(StageOf stage_of, std::size_t esize) {
+  using detail::Run;
+  detail::StageRouting cb;
+  cb.on_piece = [=](int r, std::size_t, std::size_t, const Run& piece) {
+    stage_of(r).send_buffer_bytes += static_cast<std::uint64_t>(piece.n) * esize;
+  };
+  cb.on_message = [=](std::size_t, int src, int dst, std::size_t, const std::vector<Run>& runs) {
+    auto& rs = stage_of(dst);
+    std::uint64_t payload = 0;
+    for (const Run& r : runs) payload += static_cast<std::uint64_t>(r.n) * esize;
+    ++rs.messages_received;
+    rs.received_bytes += payload;
+    rs.header_bytes += runs.size() * detail::kRunHeaderBytes;
+    rs.longest_message = std::max(rs.longest_message, payload);
+    if (src != dst) {
+      ++stage_of(src).messages_sent;
+      stage_of(src).sent_bytes += payload;
+    }
+  };
+  return cb;
+}
+
 }  // namespace
 
 std::vector<AlltoallvStats> simulate_alltoallv(AlltoallvAlgo algo, int p,
@@ -70,23 +123,7 @@ std::vector<AlltoallvStats> simulate_alltoallv(AlltoallvAlgo algo, int p,
       stage_of(me).name = sched.stage_names[us];
       stage_of(me).steps = static_cast<int>(sched.stages[us].rounds.size());
     }
-    detail::StageRouting cb;
-    cb.on_piece = [&](int r, std::size_t, std::size_t, const Run& piece) {
-      stage_of(r).send_buffer_bytes += static_cast<std::uint64_t>(piece.n) * esize;
-    };
-    cb.on_message = [&](std::size_t, int src, int dst, std::size_t, const std::vector<Run>& runs) {
-      auto& rs = stage_of(dst);
-      std::uint64_t payload = 0;
-      for (const Run& r : runs) payload += static_cast<std::uint64_t>(r.n) * esize;
-      ++rs.messages_received;
-      rs.received_bytes += payload;
-      rs.header_bytes += runs.size() * detail::kRunHeaderBytes;
-      rs.longest_message = std::max(rs.longest_message, payload);
-      if (src != dst) {
-        ++stage_of(src).messages_sent;
-        stage_of(src).sent_bytes += payload;
-      }
-    };
+    const detail::StageRouting cb = counting_routing(stage_of, esize);
     detail::route_stage(*alg, s, held, cb, who);
     for (int me = 0; me < p; ++me) {
       auto& st = stage_of(me);
@@ -96,30 +133,7 @@ std::vector<AlltoallvStats> simulate_alltoallv(AlltoallvAlgo algo, int p,
       prev_rbuf[static_cast<std::size_t>(me)] = st.received_bytes;
     }
   }
-  // Exactly once, at the right rank.
-  for (int me = 0; me < p; ++me) {
-    auto& runs = held[static_cast<std::size_t>(me)];
-    std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) {
-      return a.src != b.src ? a.src < b.src : a.first < b.first;
-    });
-    std::vector<std::int64_t> covered(up, 0);
-    for (const Run& r : runs) {
-      if (!(r.dst == me))
-        throw Error("simulate_alltoallv: rank " + std::to_string(me) +
-                    " ended with elements for rank " + std::to_string(r.dst));
-      if (!(r.first == covered[static_cast<std::size_t>(r.src)]))
-        throw Error("simulate_alltoallv: elements from rank " + std::to_string(r.src) +
-                    " to rank " + std::to_string(me) + " missing or duplicated at element " +
-                    std::to_string(r.first));
-      covered[static_cast<std::size_t>(r.src)] += r.n;
-    }
-    for (int src = 0; src < p; ++src)
-      if (!(covered[static_cast<std::size_t>(src)] ==
-            m[static_cast<std::size_t>(src) * up + static_cast<std::size_t>(me)]))
-        throw Error("simulate_alltoallv: rank " + std::to_string(me) + " got " +
-                    std::to_string(covered[static_cast<std::size_t>(src)]) +
-                    " of the elements from rank " + std::to_string(src));
-  }
+  check_delivered(held, m, p);
   return stats;
 }
 

@@ -21,9 +21,9 @@
 #include <new>
 #include <string>
 
-#include "../core/comm_cache.hpp"
-#include "../core/mpi_bytes.hpp"
-#include "../core/tags.hpp"
+#include "../runtime/comm_cache.hpp"
+#include "../runtime/mpi_bytes.hpp"
+#include "../runtime/tags.hpp"
 #include "libcomm/sim.hpp"
 #include "alltoallv_internal.hpp"
 
@@ -507,6 +507,11 @@ void run_staged(AlltoallvAlgo algo, const std::byte* send, std::span<const std::
   prep.alg->set_unit(unit);
   Engine engine(prep, staged_state(comm).workspace, comm, mode, stats);
   engine.run(send, sc, sd, recv, rc, rd);
+}
+
+void run_staged_call(AlltoallvAlgo algo, const AlltoallvOp::Args& a, const AlltoallvOp::Shape& s, const Comm& comm) {
+  run_staged(algo, static_cast<const std::byte*>(a.send), s.sc, s.sd, static_cast<std::byte*>(a.recv), s.rc, s.rd,
+             comm, s.opts->mode, s.opts->stats, static_cast<std::int64_t>(s.opts->element_bytes));
 }
 
 }  // namespace libcomm::detail

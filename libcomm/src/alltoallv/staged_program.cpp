@@ -10,10 +10,45 @@
 // n2), and delivers the runs of the last stage into the receive buffer. Each stage has
 // scratch regions of its own.
 #include <algorithm>
+#include <cstring>
+
+#include "../runtime/check.hpp"
+#include "../runtime/mpi_bytes.hpp"
+#include "../runtime/plan_state.hpp"
 
 #include "alltoallv_internal.hpp"
 
 namespace libcomm::detail {
+
+namespace {
+
+// The send and receive extents of rank me's counts and displacements.
+void set_extents(ProgramBuilder& pb, std::span<const std::int64_t> m, std::span<const std::int64_t> sdispls,
+                 std::span<const std::int64_t> rdispls) {
+  const std::size_t up = sdispls.size(), me = static_cast<std::size_t>(pb.rank());
+  std::size_t send_extent = 0, recv_extent = 0;
+  for (std::size_t k = 0; k < up; ++k) {
+    if (const auto n = m[me * up + k]; n > 0) send_extent = std::max(send_extent, static_cast<std::size_t>(sdispls[k] + n));
+    if (const auto n = m[k * up + me]; n > 0) recv_extent = std::max(recv_extent, static_cast<std::size_t>(rdispls[k] + n));
+  }
+  pb.set_extents(send_extent, recv_extent);
+}
+
+// Every rank's runs before the first stage (one per non-empty message), and where rank
+// me's are in its send buffer.
+void start_runs(std::span<const std::int64_t> m, std::span<const std::int64_t> sdispls, int me,
+                std::vector<std::vector<Run>>& held, std::vector<ByteRange>& where) {
+  const std::size_t up = held.size();
+  for (std::size_t i = 0; i < up; ++i)
+    for (std::size_t j = 0; j < up; ++j)
+      if (const auto n = m[i * up + j]; n > 0) {
+        held[i].push_back({static_cast<std::int32_t>(i), static_cast<std::int32_t>(j), 0, n});
+        if (i == static_cast<std::size_t>(me))
+          where.push_back({Area::Send, static_cast<std::size_t>(sdispls[j]), static_cast<std::size_t>(n)});
+      }
+}
+
+}  // namespace
 
 StepProgram staged_alltoallv_program(AlltoallvAlgo algo, int p, int me, std::span<const std::int64_t> m,
                                      std::span<const std::int64_t> sdispls, std::span<const std::int64_t> rdispls,
@@ -26,24 +61,11 @@ StepProgram staged_alltoallv_program(AlltoallvAlgo algo, int p, int me, std::spa
   const StagedSchedule& sched = alg->schedule();
   ProgramBuilder pb(std::string(alltoallv_algo_name(algo)), me, p);
   const auto bytes = [&](std::int64_t n) { return static_cast<std::size_t>(n); };
-  std::size_t send_extent = 0, recv_extent = 0;
-  for (std::size_t k = 0; k < up; ++k) {
-    if (const auto n = m[static_cast<std::size_t>(me) * up + k]; n > 0)
-      send_extent = std::max(send_extent, bytes(sdispls[k] + n));
-    if (const auto n = m[k * up + static_cast<std::size_t>(me)]; n > 0)
-      recv_extent = std::max(recv_extent, bytes(rdispls[k] + n));
-  }
-  pb.set_extents(send_extent, recv_extent);
-
+  set_extents(pb, m, sdispls, rdispls);
   // Every rank's held runs; for this rank also where element `first` of each run is.
   std::vector<std::vector<Run>> held(up);
   std::vector<ByteRange> where;  // parallel to held[me]
-  for (std::size_t i = 0; i < up; ++i)
-    for (std::size_t j = 0; j < up; ++j)
-      if (const auto n = m[i * up + j]; n > 0) {
-        held[i].push_back({static_cast<std::int32_t>(i), static_cast<std::int32_t>(j), 0, n});
-        if (i == static_cast<std::size_t>(me)) where.push_back({Area::Send, bytes(sdispls[j]), bytes(n)});
-      }
+  start_runs(m, sdispls, me, held, where);
 
   std::uint32_t stage = 0;
   const bool per_step = mode == AlltoallvMode::Blocking;
@@ -102,6 +124,63 @@ StepProgram staged_alltoallv_program(AlltoallvAlgo algo, int p, int me, std::spa
     pb.copy(stage, where[k], {Area::Recv, bytes(rdispls[static_cast<std::size_t>(r.src)] + r.first), bytes(r.n)});
   }
   return std::move(pb).program();
+}
+
+namespace {
+
+// A request's count exchange, as a step program: rank me's row of counts (a constant of
+// the program) to every rank, every row into the gathered matrix (row r from rank r), as a
+// linear non-blocking allgather does, so that LIBCOMM_TIMEOUT can name a rank that never
+// answers.
+StepProgram count_exchange_program(std::span<const std::int64_t> row, int me, int p) {
+  ProgramBuilder pb("alltoallv counts", me, p);
+  const std::size_t bytes = row.size_bytes();
+  const ByteRange mine = pb.constant(row.data(), bytes);
+  pb.copy(0, mine, {Area::Recv, static_cast<std::size_t>(me) * bytes, bytes});
+  for (int r = 0; r < p; ++r)
+    if (r != me) pb.recv(0, r, {Area::Recv, static_cast<std::size_t>(r) * bytes, bytes}, 0);
+  for (int r = 0; r < p; ++r)
+    if (r != me) pb.send(0, r, mine, 0);
+  pb.set_extents(0, static_cast<std::size_t>(p) * bytes);
+  return std::move(pb).program();
+}
+
+}  // namespace
+
+// A staged algorithm routes every rank's runs, so its program needs the whole count matrix:
+// a persistent plan gathers it when it is made (collective, like MPI_Alltoallv_init); a
+// request gathers it at start with count_exchange_program and builds its program once
+// every row is there.
+std::shared_ptr<PlanState> staged_plan(const PlanCall<AlltoallvOp>& call) {
+  const AlltoallvOp::Shape& s = call.shape;
+  const Comm& comm = call.comm;
+  const AlltoallvAlgo ran = call.choice.algo;
+  const std::string& reason = call.choice.reason();
+  const int p = comm.size(), me = comm.rank();
+  const auto up = static_cast<std::size_t>(p);
+  const auto unit = static_cast<std::int64_t>(s.opts->element_bytes);
+  const AlltoallvMode mode = s.opts->mode;
+  auto matrix = std::make_shared<std::vector<std::int64_t>>(up * up);
+  if (call.form == Form::Persistent) {
+    check_mpi(MPI_Allgather(s.sc.data(), p, MPI_INT64_T, matrix->data(), p, MPI_INT64_T, comm.internal()),
+              "MPI_Allgather");
+    return program_plan(comm, staged_alltoallv_program(ran, p, me, *matrix, s.sd, s.rd, mode, unit), reason, true);
+  }
+  // The request keeps its own copies of what it reads after this call returns, and the
+  // program of its last run: a kept request whose gathered matrix is the same runs it again.
+  auto sd = std::make_shared<const std::vector<std::int64_t>>(s.sd.begin(), s.sd.end());
+  auto rd = std::make_shared<const std::vector<std::int64_t>>(s.rd.begin(), s.rd.end());
+  auto last = std::make_shared<std::pair<std::vector<std::int64_t>, StepProgram>>();
+  return deferred_program_plan(
+      comm, std::string(alltoallv_algo_name(ran)), reason, count_exchange_program(s.sc, me, p), matrix->size() * 8,
+      [=](std::span<const std::byte> gathered) {
+        std::memcpy(matrix->data(), gathered.data(), gathered.size());
+        if (last->first != *matrix) {
+          last->second = staged_alltoallv_program(ran, p, me, *matrix, *sd, *rd, mode, unit);
+          last->first = *matrix;
+        }
+        return last->second;
+      });
 }
 
 }  // namespace libcomm::detail

@@ -41,10 +41,22 @@ class TwoStage final : public StagedAlgorithm {
   std::vector<std::int64_t> counter_;
 };
 
+
+// Every message sliced evenly over the P nodes, then two all-to-all stages.
+double predicted_time(const AlltoallvOp::Shape& s, const CostParams& c) {
+  const double data = s.p * alltoallv_cost::mean(s), runs = alltoallv_cost::pieces(s, s.p);
+  return 2 * alltoallv_cost::stage(layout_of(s), c, s.p - 1, data, runs);
+}
+
+std::unique_ptr<StagedAlgorithm> router(int p) { return std::make_unique<TwoStage>(p); }
+
 }  // namespace
 
-std::unique_ptr<StagedAlgorithm> make_two_stage(int nprocs) {
-  return std::make_unique<TwoStage>(nprocs);
-}
+extern const AlltoallvAlgorithm two_stage_alltoallv{
+    .algo = AlltoallvAlgo::TwoStage, .name = "two_stage",
+    .summary = "A2: messages sliced evenly over P nodes by a counter scan, two all-to-all stages (s. 3.1.2)",
+    .paper = "paper 001, s. 3.1.2", .cost = predicted_time, .plan = staged_plan,
+    .run = run_staged_as<AlltoallvAlgo::TwoStage>,
+    .extra = {.staged = router}};
 
 }  // namespace libcomm::detail

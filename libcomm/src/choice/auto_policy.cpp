@@ -2,22 +2,16 @@
 #include "libcomm/auto_policy.hpp"
 
 #include <atomic>
-#include <cstdlib>
-#include <mutex>
 #include <string>
 
 #include "libcomm/error.hpp"
+#include "libcomm/settings.hpp"
 
 namespace libcomm {
 
 namespace {
-constexpr AutoPolicy kDefaultPolicy = AutoPolicy::Online;
 constexpr int kUnset = -1;
-std::atomic<int> g_policy{kUnset};
-std::mutex g_env_mutex;
-std::atomic<bool> g_env_read{false};
-int g_env_policy = static_cast<int>(kDefaultPolicy);
-std::string g_env_error;
+std::atomic<int> g_policy{kUnset};  // set_auto_policy's, else kUnset
 }  // namespace
 
 std::string_view auto_policy_name(AutoPolicy p) {
@@ -35,36 +29,24 @@ AutoPolicy auto_policy_from_name(std::string_view name) {
   throw Error("unknown auto policy '" + std::string(name) + "' (valid: online, model, table)");
 }
 
+// LIBCOMM_AUTO unless the program set one; a bad name fails every call that asks, naming it.
 AutoPolicy auto_policy() {
   const int set = g_policy.load(std::memory_order_relaxed);
   if (set != kUnset) return static_cast<AutoPolicy>(set);
-  // LIBCOMM_AUTO, read once (and again after reload_environment); a bad value fails every
-  // call that asks, naming it.
-  if (!g_env_read.load(std::memory_order_acquire)) {
-    std::lock_guard lock(g_env_mutex);
-    if (!g_env_read.load(std::memory_order_relaxed)) {
-      g_env_error.clear();
-      g_env_policy = static_cast<int>(kDefaultPolicy);
-      const char* env = std::getenv("LIBCOMM_AUTO");
-      if (env != nullptr && *env != '\0') {
-        try {
-          g_env_policy = static_cast<int>(auto_policy_from_name(env));
-        } catch (const Error& e) {
-          g_env_error = std::string("LIBCOMM_AUTO: ") + e.what();
-        }
-      }
-      g_env_read.store(true, std::memory_order_release);
+  // (Parsed at each reload of the settings, not at each call.)
+  static std::atomic<unsigned long> parsed_generation{0};
+  static std::atomic<int> parsed{static_cast<int>(AutoPolicy::Online)};
+  if (parsed_generation.load(std::memory_order_acquire) != settings_generation()) {
+    const std::string name = setting_text(Setting::Auto);
+    try {
+      parsed.store(static_cast<int>(auto_policy_from_name(name)), std::memory_order_relaxed);
+    } catch (const Error& e) {
+      throw Error(std::string("LIBCOMM_AUTO: ") + e.what());
     }
+    parsed_generation.store(settings_generation(), std::memory_order_release);
   }
-  if (!g_env_error.empty()) throw Error(g_env_error);
-  return static_cast<AutoPolicy>(g_env_policy);
+  return static_cast<AutoPolicy>(parsed.load(std::memory_order_relaxed));
 }
-
-void forget_environment_policy() {
-  std::lock_guard lock(g_env_mutex);
-  g_env_read.store(false, std::memory_order_release);
-}
-
 
 void set_auto_policy(AutoPolicy p) { g_policy.store(static_cast<int>(p), std::memory_order_relaxed); }
 void reset_auto_policy() { g_policy.store(kUnset, std::memory_order_relaxed); }

@@ -12,8 +12,9 @@
 #include <mutex>
 #include <sstream>
 
-#include "../core/mpi_bytes.hpp"
+#include "../runtime/mpi_bytes.hpp"
 #include "libcomm/error.hpp"
+#include "libcomm/settings.hpp"
 #include "libcomm/tuning.hpp"
 
 namespace libcomm::detail {
@@ -45,21 +46,6 @@ bool cheaper(const Candidate& a, const Candidate& b, int native) {
   if (a.predicted != b.predicted) return a.predicted < b.predicted;
   if ((a.algo == native) != (b.algo == native)) return a.algo == native;
   return a.algo < b.algo;
-}
-
-int env_int(const char* var, int fallback, int min, int max, bool allow_all) {
-  const char* v = std::getenv(var);
-  if (v == nullptr || *v == '\0') return fallback;
-  const std::string s(v);
-  if (allow_all && s == "all") return 0;
-  try {
-    std::size_t used = 0;
-    const int n = std::stoi(s, &used);
-    if (used == s.size() && n >= min && n <= max) return n;
-  } catch (const std::exception&) {
-  }
-  throw Error(std::string(var) + "='" + s + "': expected a whole number from " + std::to_string(min) + " to " +
-              std::to_string(max) + (allow_all ? " or 'all'" : ""));
 }
 
 }  // namespace
@@ -178,43 +164,15 @@ void OnlineSite::settle(int algo, std::string reason) {
   reason_ = std::move(reason);
 }
 
-int online_reps() {
-  static const int reps = env_int("LIBCOMM_ONLINE_REPS", 3, 1, 100, false);
-  return reps;
-}
+int online_reps() { return static_cast<int>(setting_count(Setting::OnlineReps)); }
 
 int online_reps_for(std::uint64_t bytes) {
-  static const bool set = [] {
-    const char* v = std::getenv("LIBCOMM_ONLINE_REPS");
-    return v != nullptr && *v != '\0';
-  }();
-  return set || bytes > kSmallDecisionBytes ? online_reps() : 4 * online_reps();
+  return setting_is_set(Setting::OnlineReps) || bytes > kSmallDecisionBytes ? online_reps() : 4 * online_reps();
 }
 
-int online_after() {
-  static const int after = env_int("LIBCOMM_ONLINE_AFTER", 16, 0, 1000000, false);
-  return after;
-}
-
-double online_margin() {
-  static const double margin = [] {
-    const char* v = std::getenv("LIBCOMM_ONLINE_MARGIN");
-    if (v == nullptr || *v == '\0') return 0.03;
-    try {
-      std::size_t used = 0;
-      const double m = std::stod(v, &used);
-      if (used == std::string(v).size() && m >= 0 && m < 1) return m;
-    } catch (const std::exception&) {
-    }
-    throw Error(std::string("LIBCOMM_ONLINE_MARGIN='") + v + "': expected a fraction from 0 to below 1");
-  }();
-  return margin;
-}
-
-int online_candidate_limit() {
-  static const int limit = env_int("LIBCOMM_ONLINE_CANDIDATES", 6, 1, 1000, true);
-  return limit;
-}
+int online_after() { return static_cast<int>(setting_count(Setting::OnlineAfter)); }
+double online_margin() { return setting_number(Setting::OnlineMargin); }
+int online_candidate_limit() { return static_cast<int>(setting_count(Setting::OnlineCandidates)); }
 
 std::vector<Candidate> online_candidates(const AutoQuestion& q, bool one_node) {
   std::vector<Candidate> sorted = q.candidates;

@@ -11,11 +11,16 @@
 // together. The departure lounge is the send buffer (step 0) or the partial combined in
 // the previous step; the arrival lounge (two per location, alternating) is combined with
 // the node's own data; the last step arrives in the receive buffer.
+#include <algorithm>
+#include <limits>
+
 #include "reduce_scatter_internal.hpp"
 
 namespace libcomm::detail {
 
-StepProgram dcycles_reduce_scatter_program(const ReduceBlocks& b, int rank) {
+namespace {
+
+StepProgram program(const ReduceBlocks& b, int rank, const ReduceScatterOptions&) {
   const int p = static_cast<int>(b.count.size());
   const auto me = static_cast<std::uint32_t>(rank);
   const int d = cube::log2_exact(p);
@@ -56,5 +61,25 @@ StepProgram dcycles_reduce_scatter_program(const ReduceBlocks& b, int rank) {
   }
   return std::move(pb).program();
 }
+
+// s. 4.2.2: P - 1 steps, d subblocks at once, each combined.
+double predicted_time(const ReduceScatterOp::Shape& s, const CostParams& c) {
+  const int d = cube::log2_exact(s.p);
+  if (d < 0) return std::numeric_limits<double>::infinity();
+  if (d == 0) return 0;  // one rank: nothing moves
+  const double n = static_cast<double>(s.largest);
+  const double elements = n / static_cast<double>(elem_size(s.type));
+  return (s.p - 1) * (cost::dcycles_step(layout_of(s), c, n, std::min<double>(d, elements), d) + cost::combine(c, n));
+}
+
+}  // namespace
+
+extern const ReduceScatterAlgorithm d_cycles_reduce_scatter{
+    .algo = ReduceScatterAlgo::DCycles, .name = "d_cycles",
+    .summary = "d Hamiltonian cycles, reversed broadcast motion, xor translation per block; P = 2^d",
+    .paper = "paper 004, s. 4.2.2, Figs. 12-19", .unfit = needs_cube<ReduceScatterOp::Shape>,
+    .applies = "P a power of two", .fallback = ReduceScatterAlgo::Ring,
+    .fallback_why = "the d cycles of the broadcast, reversed (paper 004, s. 4.2.2); the single cycle exists for any P",
+    .cost = predicted_time, .program = blocks_program<program>};
 
 }  // namespace libcomm::detail

@@ -1,7 +1,9 @@
-// The MPI library's MPI_Reduce_scatter (and MPI_Ireduce_scatter): the reference.
+// native: the MPI library's MPI_Reduce_scatter (and MPI_Ireduce_scatter), the reference.
+#include <algorithm>
 #include <climits>
 
-#include "../core/mpi_bytes.hpp"
+#include "../runtime/mpi_bytes.hpp"
+#include "../runtime/plan_state.hpp"
 #include "reduce_scatter_internal.hpp"
 
 namespace libcomm::detail {
@@ -29,20 +31,56 @@ struct NativeArgs {
   }
 };
 
+void run(const ReduceScatterOp::Args& args, const ReduceScatterOp::Shape& s, const Comm& comm) {
+  NativeArgs a(ReduceBlocks(s), comm.mpi());
+  check_mpi(MPI_Reduce_scatter(args.send, args.recv, a.counts.data(), a.type, a.op, comm.mpi()), "MPI_Reduce_scatter");
+}
+
+std::shared_ptr<PlanState> plan(const PlanCall<ReduceScatterOp>& call) {
+  // The counts live in the plan: MPI reads them until the operation completes.
+  const MPI_Comm comm = call.comm.mpi();
+  auto a = std::make_shared<NativeArgs>(ReduceBlocks(call.shape), comm);
+  return native_plan(call.comm, "native", call.choice.reason(), [a, comm](const void* s, void* r, MPI_Request* q) {
+    check_mpi(MPI_Ireduce_scatter(s, r, a->counts.data(), a->type, a->op, comm, q), "MPI_Ireduce_scatter");
+  });
+}
+
+// Recursive halving (what MPI libraries run for commutative sums): ceil(log2 P) exchanges
+// of half the remaining vector, each combined; other P fold into the largest power of two
+// first.
+double recursive_halving(const ReduceScatterOp::Shape& s, const CostParams& c) {
+  const Layout l = layout_of(s);
+  int p2 = 1;
+  while (p2 * 2 <= s.p) p2 *= 2;
+  double t = 0, part = static_cast<double>(s.total);
+  const double fold = cost::nodes_of_first(l, s.p - p2), cube = cost::nodes_of_first(l, p2);  // who sends
+  if (p2 != s.p) t += cost::exchange_round(l, c, part, p2, fold) + cost::combine(c, part);
+  for (int dist = p2 / 2; dist >= 1; dist /= 2) {
+    part /= 2;
+    t += cost::xor_round(l, c, part, dist, cube) + cost::combine(c, part);
+  }
+  if (p2 != s.p) t += cost::exchange_round(l, c, static_cast<double>(s.largest), p2, fold);
+  return t;
+}
+
+// What the MPI library runs: SMPI's default selector reduces the whole vector to rank 0
+// (every rank's vector to it at once, combined there) and scatters the blocks from it;
+// Open MPI and MPICH choose between the ring and recursive halving, taken here as the
+// cheaper.
+double predicted_time(const ReduceScatterOp::Shape& s, const CostParams& c) {
+  if (cost::mpi_library() == cost::MpiLibrary::Smpi) {
+    const Layout l = layout_of(s);
+    // (SMPI does not charge its own reductions' arithmetic: no combine term.)
+    return cost::linear_gather(l, c, static_cast<double>(s.total)) +
+           cost::linear_gather(l, c, static_cast<double>(s.largest));
+  }
+  return std::min(entry_of<ReduceScatterOp>(ReduceScatterAlgo::Ring).cost(s, c), recursive_halving(s, c));
+}
+
 }  // namespace
 
-void native_reduce_scatter(const std::byte* send, std::byte* recv, const ReduceBlocks& b, MPI_Comm comm) {
-  NativeArgs a(b, comm);
-  check_mpi(MPI_Reduce_scatter(send, recv, a.counts.data(), a.type, a.op, comm), "MPI_Reduce_scatter");
-}
-
-std::function<void(const void*, void*, MPI_Request*)> native_ireduce_scatter(const ReduceBlocks& b,
-                                                                             MPI_Comm comm) {
-  // The counts live in the plan: MPI reads them until the operation completes.
-  auto a = std::make_shared<NativeArgs>(b, comm);
-  return [a, comm](const void* s, void* r, MPI_Request* q) {
-    check_mpi(MPI_Ireduce_scatter(s, r, a->counts.data(), a->type, a->op, comm, q), "MPI_Ireduce_scatter");
-  };
-}
+extern const ReduceScatterAlgorithm native_reduce_scatter{
+    .algo = ReduceScatterAlgo::Native, .name = "native", .summary = "the MPI library's MPI_Reduce_scatter (reference)",
+    .paper = "", .cost = predicted_time, .plan = plan, .run = run};
 
 }  // namespace libcomm::detail

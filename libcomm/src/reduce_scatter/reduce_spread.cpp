@@ -8,11 +8,16 @@
 // P not a power of two: the ranks beyond the largest power of two P' first fold their
 // vector into rank - P', the P' ranks run the butterfly, and the folded ranks receive
 // their block back.
+#include <algorithm>
+#include <limits>
+
 #include "reduce_scatter_internal.hpp"
 
 namespace libcomm::detail {
 
-StepProgram reduce_spread_reduce_scatter_program(const ReduceBlocks& b, int me) {
+namespace {
+
+StepProgram program(const ReduceBlocks& b, int me, const ReduceScatterOptions&) {
   const int p = static_cast<int>(b.count.size());
   const auto ume = static_cast<std::size_t>(me);
   ProgramBuilder pb("reduce_spread", me, p);
@@ -56,5 +61,29 @@ StepProgram reduce_spread_reduce_scatter_program(const ReduceBlocks& b, int me) 
   }
   return std::move(pb).program();
 }
+
+// s. 5, Fig. 21: floor(log2 P) butterfly steps over the whole vector (d variables of
+// total / d, one per dimension), each combined; other P fold into the power of two first
+// and get their block back at the end; then the subselection.
+double predicted_time(const ReduceScatterOp::Shape& s, const CostParams& c) {
+  const Layout l = layout_of(s);
+  int p2 = 1, d = 0;
+  while (p2 * 2 <= s.p) p2 *= 2, ++d;
+  const double all = static_cast<double>(s.total), n = static_cast<double>(s.largest);
+  double t = cost::copy(c, n);
+  const double elements = all / static_cast<double>(elem_size(s.type));
+  const double fold = cost::nodes_of_first(l, s.p - p2), cube = cost::nodes_of_first(l, p2);  // who sends
+  if (d > 0) t += d * (cost::dcycles_step(l, c, all, std::min<double>(d, elements), d, cube) + cost::combine(c, all));
+  if (p2 != s.p)
+    t += cost::exchange_round(l, c, all, p2, fold) + cost::combine(c, all) + cost::exchange_round(l, c, n, p2, fold);
+  return t;
+}
+
+}  // namespace
+
+extern const ReduceScatterAlgorithm reduce_spread_reduce_scatter{
+    .algo = ReduceScatterAlgo::ReduceSpread, .name = "reduce_spread",
+    .summary = "butterfly reduce-and-spread of the whole vector, then subselection, any P",
+    .paper = "paper 004, s. 5, Fig. 21", .cost = predicted_time, .program = blocks_program<program>};
 
 }  // namespace libcomm::detail

@@ -11,7 +11,10 @@
 
 namespace libcomm::detail {
 
-StepProgram ring_reduce_scatter_program(const ReduceBlocks& b, int me, NodeOrder order) {
+namespace {
+
+StepProgram program(const ReduceBlocks& b, int me, const ReduceScatterOptions& opts) {
+  const NodeOrder order = opts.order;
   const int p = static_cast<int>(b.count.size());
   ProgramBuilder pb("ring", me, p);
   pb.set_reduction(b.type, b.op, b.es);
@@ -41,5 +44,19 @@ StepProgram ring_reduce_scatter_program(const ReduceBlocks& b, int me, NodeOrder
   }
   return std::move(pb).program();
 }
+
+// Paper 004, s. 4.1, Fig. 6: P - 1 shifts of a partial block, each combined on arrival.
+double predicted_time(const ReduceScatterOp::Shape& s, const CostParams& c) {
+  const double n = static_cast<double>(s.largest);
+  return (s.p - 1) * (cost::exchange_round(layout_of(s), c, n, 1) + cost::combine(c, n));
+}
+
+}  // namespace
+
+extern const ReduceScatterAlgorithm ring_reduce_scatter{
+    .algo = ReduceScatterAlgo::Ring, .name = "ring",
+    .summary = "single Hamiltonian cycle, P - 1 shift-and-combine steps, --order binary|gray",
+    .paper = "paper 004, s. 4.1, Fig. 6", .unfit = gray_needs_cube<ReduceScatterOp::Shape>,
+    .applies = "any P; with order gray, P a power of two", .cost = predicted_time, .program = blocks_program<program>};
 
 }  // namespace libcomm::detail

@@ -347,109 +347,134 @@ class SweepChunk {
     }
   }
 
-  void sweep() {
-    const auto& pm = in_.pm;
-    const auto& tree = in_.tree;
-    const std::size_t max_path = static_cast<std::size_t>(tree.max_path());
-    std::vector<int> path_buffer(max_path);
-    std::vector<Run> runs(max_path + 1);
+  // What one message's visit works in, sized once for the longest path.
+  struct Scratch {
+    std::vector<int> path;
+    std::vector<Run> runs;
     std::vector<Previous> previous;
-    previous.reserve(max_path);
-    int* const path = path_buffer.data();
-    std::int32_t* const last = last_user_.data();
-    const bool labels = in_.labels, record = in_.record_preds;
+    explicit Scratch(std::size_t max_path) : path(max_path), runs(max_path + 1) { previous.reserve(max_path); }
+  };
+
+  void sweep() {
+    Scratch sc(static_cast<std::size_t>(in_.tree.max_path()));
     for (std::int64_t p = first_phase_; p < end_phase_; ++p)
-      for (auto mm = pm.offset[p]; mm < pm.offset[p + 1]; ++mm) {
-        const Id me = static_cast<Id>(mm);
-        const std::int32_t phase = static_cast<std::int32_t>(p);
-        const auto& msg = pm.msg[mm];
-        const int rank = msg.src;
-        const auto &src = in_.machine(rank), &dst = in_.machine(msg.dst);
-        const int length = in_.path_of(msg, path);
-        const std::int32_t slot = new_slot();
-        // Runs of equal previous users along the path (a path uses an edge once).
-        std::int32_t current = last[path[0]];
-        last[path[0]] = slot;
-        int nruns = 0, first = 0;
-        for (int i = 1; i < length; ++i) {
-          const std::int32_t before = last[path[i]];
-          last[path[i]] = slot;
-          if (before != current) {
-            runs[static_cast<std::size_t>(nruns++)] = {current, first, i - 1};
-            current = before;
-            first = i;
-          }
-        }
-        runs[static_cast<std::size_t>(nruns++)] = {current, first, length - 1};
-        previous.clear();
-        for (int k = 0; k < nruns; ++k) {
-          const Run& r = runs[static_cast<std::size_t>(k)];
-          if (r.slot < 0) continue;
-          Live& x = live_[r.slot];
-          x.edges -= r.last - r.first + 1;
-          if (x.phase == phase)
-            throw Error(r.first == 0 ? "plan_synchronisation: rank " + std::to_string(rank) +
-                                           " sends twice in round " + std::to_string(p) +
-                                           " (the schedule must be single-ported)"
-                                     : "plan_synchronisation: round " + std::to_string(p) +
-                                           " is not contention free");
-          if (x.seen_by != me) {
-            x.seen_by = me;
-            previous.push_back({x.id, r.slot, r.first, r.last, r.last - r.first + 1});
-          } else {  // a second run of the same user: merge (a gap between them implies it)
-            auto same = previous.rbegin();
-            while (same->slot != r.slot) ++same;
-            same->last = r.last;
-            same->count += r.last - r.first + 1;
-          }
-        }
-        Id in = -1;
-        if (labels) {
-          // The sender's own link carries its sends only: its last user is the previous send.
-          const Id my_prev_send = runs[0].slot < 0 ? -1 : live_[runs[0].slot].id;
-          const bool on_hub = tree.on_path(in_.hub, src.enter, dst.enter);
-          bool unresolved = false;
-          for (const auto& x : previous) {
-            const Id h = live_[x.slot].hub_in;
-            in = std::max(in, h);
-            unresolved |= h == kUnresolved;
-          }
-          if (on_hub)
-            in = hub_users++;
-          else if (unresolved && in < 0)  // only earlier chunks' labels reach it
-            in = kUnresolved;
-          out_.label[me] = {in, on_hub ? in : kNone, my_prev_send};
-        }
-        for (const auto& [x, x_slot, x_first, x_last, x_count] : previous) {
-          const Live& l = live_[x_slot];
-          if (l.edges == 0) free_slots_.push_back(x_slot);
-          ++consecutive_pairs;
-          if (l.rank == rank) {
-            ++same_sender_pairs;
-            continue;
-          }
-          const bool implied =
-              x_count < x_last - x_first + 1 ||
-              (x_first > 0 && tree.on_path(path[x_first - 1], l.src_enter, l.dst_enter)) ||
-              (x_last + 1 < length && tree.on_path(path[x_last + 1], l.src_enter, l.dst_enter));
-          if (implied) {
-            ++redundant;
-          } else {
-            ++kept;
-            if (record) pred_.push_back(x);
-            search_needed |= phase - l.phase >= 2;
-          }
-        }
-        live_[slot] = {me, phase, rank, src.enter, dst.enter, in, length, -1};
-        if (record) {
-          // The kept predecessors in id order (the order of the synchronisations): one or
-          // two entries, as a rule.
-          const auto begin = pred_.begin() + (me == first_id_ ? 0 : out_.pred_start[me]);
-          for (auto i = begin + 1; i < pred_.end(); ++i)
-            for (auto k = i; k > begin && *k < *(k - 1); --k) std::iter_swap(k, k - 1);
-          out_.pred_start[me + 1] = static_cast<Id>(pred_.size());
-        }
+      for (auto mm = in_.pm.offset[p]; mm < in_.pm.offset[p + 1]; ++mm)
+        visit(static_cast<Id>(mm), static_cast<std::int32_t>(p), sc);
+  }
+
+  // Message `me` of phase `phase` takes the edges of its path: its previous users, their
+  // label, which of them it keeps as predecessors.
+  void visit(Id me, std::int32_t phase, Scratch& sc) {
+    const auto& msg = in_.pm.msg[static_cast<std::size_t>(me)];
+    const auto &src = in_.machine(msg.src), &dst = in_.machine(msg.dst);
+    const int length = in_.path_of(msg, sc.path.data());
+    const std::int32_t slot = new_slot();
+    const int nruns = take_path(sc.path.data(), length, slot, sc.runs);
+    collect_previous(me, phase, msg.src, nruns, sc);
+    const Id in = in_.labels ? label(me, src, dst, sc) : -1;
+    keep_or_drop(phase, msg.src, length, sc);
+    live_[slot] = {me, phase, msg.src, src.enter, dst.enter, in, length, -1};
+    if (in_.record_preds) order_preds(me);
+  }
+
+  // Makes `slot` the last user of every edge of the path; returns the runs of equal
+  // previous users along it (a path uses an edge once).
+  int take_path(const int* path, int length, std::int32_t slot, std::vector<Run>& runs) {
+    std::int32_t* const last = last_user_.data();
+    std::int32_t current = last[path[0]];
+    last[path[0]] = slot;
+    int nruns = 0, first = 0;
+    for (int i = 1; i < length; ++i) {
+      const std::int32_t before = last[path[i]];
+      last[path[i]] = slot;
+      if (before != current) {
+        runs[static_cast<std::size_t>(nruns++)] = {current, first, i - 1};
+        current = before;
+        first = i;
       }
+    }
+    runs[static_cast<std::size_t>(nruns++)] = {current, first, length - 1};
+    return nruns;
+  }
+
+  // One Previous per previous user (its runs merged: a gap between them implies it); a
+  // user of this phase is an error of the schedule.
+  void collect_previous(Id me, std::int32_t phase, int rank, int nruns, Scratch& sc) {
+    sc.previous.clear();
+    for (int k = 0; k < nruns; ++k) {
+      const Run& r = sc.runs[static_cast<std::size_t>(k)];
+      if (r.slot < 0) continue;
+      Live& x = live_[r.slot];
+      x.edges -= r.last - r.first + 1;
+      if (x.phase == phase)
+        throw Error(r.first == 0 ? "plan_synchronisation: rank " + std::to_string(rank) + " sends twice in round " +
+                                       std::to_string(phase) + " (the schedule must be single-ported)"
+                                 : "plan_synchronisation: round " + std::to_string(phase) +
+                                       " is not contention free");
+      if (x.seen_by != me) {
+        x.seen_by = me;
+        sc.previous.push_back({x.id, r.slot, r.first, r.last, r.last - r.first + 1});
+      } else {
+        auto same = sc.previous.rbegin();
+        while (same->slot != r.slot) ++same;
+        same->last = r.last;
+        same->count += r.last - r.first + 1;
+      }
+    }
+  }
+
+  // The hub labels of step 2 (below): a message on the hub edge takes the next hub number.
+  Id label(Id me, const SweepInput::Machine& src, const SweepInput::Machine& dst, const Scratch& sc) {
+    // The sender's own link carries its sends only: its last user is the previous send.
+    const Id my_prev_send = sc.runs[0].slot < 0 ? -1 : live_[sc.runs[0].slot].id;
+    const bool on_hub = in_.tree.on_path(in_.hub, src.enter, dst.enter);
+    Id in = -1;
+    bool unresolved = false;
+    for (const auto& x : sc.previous) {
+      const Id h = live_[x.slot].hub_in;
+      in = std::max(in, h);
+      unresolved |= h == kUnresolved;
+    }
+    if (on_hub)
+      in = hub_users++;
+    else if (unresolved && in < 0)  // only earlier chunks' labels reach it
+      in = kUnresolved;
+    out_.label[me] = {in, on_hub ? in : kNone, my_prev_send};
+    return in;
+  }
+
+  // A previous user is implied (redundant) when a neighbouring edge of its runs lies on
+  // its own path too, or its runs have a gap; the others are kept as predecessors.
+  void keep_or_drop(std::int32_t phase, int rank, int length, const Scratch& sc) {
+    const int* const path = sc.path.data();
+    for (const auto& [x, x_slot, x_first, x_last, x_count] : sc.previous) {
+      const Live& l = live_[x_slot];
+      if (l.edges == 0) free_slots_.push_back(x_slot);
+      ++consecutive_pairs;
+      if (l.rank == rank) {
+        ++same_sender_pairs;
+        continue;
+      }
+      const bool implied = x_count < x_last - x_first + 1 ||
+                           (x_first > 0 && in_.tree.on_path(path[x_first - 1], l.src_enter, l.dst_enter)) ||
+                           (x_last + 1 < length && in_.tree.on_path(path[x_last + 1], l.src_enter, l.dst_enter));
+      if (implied) {
+        ++redundant;
+      } else {
+        ++kept;
+        if (in_.record_preds) pred_.push_back(x);
+        search_needed |= phase - l.phase >= 2;
+      }
+    }
+  }
+
+  // The kept predecessors in id order (the order of the final synchronisations): one or
+  // two entries, as a rule.
+  void order_preds(Id me) {
+    const auto begin = pred_.begin() + (me == first_id_ ? 0 : out_.pred_start[me]);
+    for (auto i = begin + 1; i < pred_.end(); ++i)
+      for (auto k = i; k > begin && *k < *(k - 1); --k) std::iter_swap(k, k - 1);
+    out_.pred_start[me + 1] = static_cast<Id>(pred_.size());
   }
 
   const SweepInput& in_;
@@ -577,99 +602,110 @@ struct OpenQuestion {
   std::size_t entry;  // index of u in pred
 };
 
+// Edge-major bit sets of `words` words; an open question holds one bit from its u to its v.
+// Bits given back wait in `retired` until a bulk clear makes them free again.
+class EdgeBits {
+ public:
+  explicit EdgeBits(std::size_t edges) : E_(edges) {}
+
+  std::uint32_t take() {
+    if (free_.empty() && !retired_.empty()) clear_retired();
+    if (free_.empty()) widen();
+    const std::uint32_t b = free_.back();
+    free_.pop_back();
+    return b;
+  }
+  void give_back(std::uint32_t b) { retired_.push_back(b); }
+  bool has(int edge, std::uint32_t b) const {
+    return (bits_[static_cast<std::size_t>(edge) * words_ + b / 64] & (std::uint64_t{1} << (b % 64))) != 0;
+  }
+  // mask = the union of the path's edges' bits.
+  void gather(const int* path, int length) {
+    std::uint64_t* const m = mask_.data();
+    if (words_ == 1) {  // the usual case: at most 64 questions open at a time
+      std::uint64_t any = 0;
+      for (int i = 0; i < length; ++i) any |= bits_[static_cast<std::size_t>(path[i])];
+      m[0] = any;
+      return;
+    }
+    for (std::size_t w = 0; w < words_; ++w) m[w] = 0;
+    for (int i = 0; i < length; ++i) {
+      const std::uint64_t* edge = bits_.data() + static_cast<std::size_t>(path[i]) * words_;
+      for (std::size_t w = 0; w < words_; ++w) m[w] |= edge[w];
+    }
+  }
+  void add_to_mask(std::uint32_t b) { mask_[b / 64] |= std::uint64_t{1} << (b % 64); }
+  // Every edge of the path gets the mask (a path without bits has nothing to pass on).
+  void pass_on(const int* path, int length) {
+    if (words_ == 1) {
+      if (mask_[0] != 0)
+        for (int i = 0; i < length; ++i) bits_[static_cast<std::size_t>(path[i])] = mask_[0];
+      return;
+    }
+    for (int i = 0; i < length; ++i)
+      std::copy(mask_.begin(), mask_.end(), bits_.begin() + static_cast<std::ptrdiff_t>(path[i] * words_));
+  }
+
+ private:
+  void clear_retired() {  // clear the retired bits on every edge
+    std::vector<std::uint64_t> clear(words_, 0);
+    for (std::uint32_t b : retired_) clear[b / 64] |= std::uint64_t{1} << (b % 64);
+    for (std::size_t e = 0; e < E_; ++e)
+      for (std::size_t w = 0; w < words_; ++w) bits_[e * words_ + w] &= ~clear[w];
+    free_.swap(retired_);
+  }
+  void widen() {  // 64 more bits for every edge
+    std::vector<std::uint64_t> wider(E_ * (words_ + 1), 0);
+    for (std::size_t e = 0; e < E_; ++e)
+      std::copy(bits_.begin() + static_cast<std::ptrdiff_t>(e * words_),
+                bits_.begin() + static_cast<std::ptrdiff_t>((e + 1) * words_),
+                wider.begin() + static_cast<std::ptrdiff_t>(e * (words_ + 1)));
+    bits_.swap(wider);
+    for (std::uint32_t b = 64; b > 0; --b) free_.push_back(static_cast<std::uint32_t>(64 * words_ + b - 1));
+    ++words_;
+    mask_.assign(words_, 0);
+  }
+
+  const std::size_t E_;
+  std::size_t words_ = 0;
+  std::vector<std::uint64_t> bits_, mask_;
+  std::vector<std::uint32_t> free_, retired_;
+};
+
 // The sweep described above, over the questions (in v order); sets redundant[entry].
 void answer_by_spread(const SweepInput& in, const std::vector<OpenQuestion>& questions,
                       std::vector<std::uint8_t>& redundant) {
   if (questions.empty()) return;
   const auto& pm = in.pm;
-  const auto& tree = in.tree;
-  const std::size_t E = static_cast<std::size_t>(in.num_edges);
-  std::vector<std::uint32_t> by_source(questions.size());
+  std::vector<std::uint32_t> by_source(questions.size()), bit_of(questions.size());
   for (std::uint32_t q = 0; q < by_source.size(); ++q) by_source[q] = q;
-  std::stable_sort(by_source.begin(), by_source.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return questions[a].u < questions[b].u;
-  });
-  // Edge-major bit sets of `words` words; a question holds one bit from its u to its v.
-  // Bits given back wait in `retired` until a bulk clear makes them free again.
-  std::size_t words = 0;
-  std::vector<std::uint64_t> bits, mask, clear;
-  std::vector<std::uint32_t> free_bits, retired, bit_of(questions.size());
-  auto take_bit = [&] {
-    if (free_bits.empty() && !retired.empty()) {  // clear the retired bits on every edge
-      clear.assign(words, 0);
-      for (std::uint32_t b : retired) clear[b / 64] |= std::uint64_t{1} << (b % 64);
-      for (std::size_t e = 0; e < E; ++e)
-        for (std::size_t w = 0; w < words; ++w) bits[e * words + w] &= ~clear[w];
-      free_bits.swap(retired);
-    }
-    if (free_bits.empty()) {  // 64 more bits for every edge
-      std::vector<std::uint64_t> wider(E * (words + 1), 0);
-      for (std::size_t e = 0; e < E; ++e)
-        std::copy(bits.begin() + static_cast<std::ptrdiff_t>(e * words),
-                  bits.begin() + static_cast<std::ptrdiff_t>((e + 1) * words),
-                  wider.begin() + static_cast<std::ptrdiff_t>(e * (words + 1)));
-      bits.swap(wider);
-      for (std::uint32_t b = 64; b > 0; --b)
-        free_bits.push_back(static_cast<std::uint32_t>(64 * words + b - 1));
-      ++words;
-      mask.assign(words, 0);
-    }
-    const std::uint32_t b = free_bits.back();
-    free_bits.pop_back();
-    return b;
-  };
-  std::vector<int> path(static_cast<std::size_t>(tree.max_path()));
+  std::stable_sort(by_source.begin(), by_source.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return questions[a].u < questions[b].u; });
+  EdgeBits bits(static_cast<std::size_t>(in.num_edges));
+  std::vector<int> path(static_cast<std::size_t>(in.tree.max_path()));
   std::size_t next_source = 0, next_target = 0, open = 0;
   for (Id x = questions[by_source[0]].u; next_target < questions.size(); ++x) {
     const bool source = next_source < by_source.size() && questions[by_source[next_source]].u == x;
     if (open == 0 && !source) continue;  // no question open: nothing spreads that matters
     const int length = in.path_of(pm.msg[static_cast<std::size_t>(x)], path.data());
-    for (; next_source < by_source.size() && questions[by_source[next_source]].u == x;
-         ++next_source, ++open)
-      bit_of[by_source[next_source]] = take_bit();
-    std::uint64_t* const m = mask.data();
-    if (words == 1) {  // the usual case: at most 64 questions open at a time
-      std::uint64_t any = 0;
-      for (int i = 0; i < length; ++i) any |= bits[static_cast<std::size_t>(path[i])];
-      m[0] = any;
-    } else {
-      for (std::size_t w = 0; w < words; ++w) m[w] = 0;
-      for (int i = 0; i < length; ++i) {
-        const std::uint64_t* edge = bits.data() + static_cast<std::size_t>(path[i]) * words;
-        for (std::size_t w = 0; w < words; ++w) m[w] |= edge[w];
-      }
-    }
+    for (; next_source < by_source.size() && questions[by_source[next_source]].u == x; ++next_source, ++open)
+      bit_of[by_source[next_source]] = bits.take();
+    bits.gather(path.data(), length);
     // Questions answered at x (their v): before x marks its own path.
     for (; next_target < questions.size() && questions[next_target].v == x; ++next_target, --open) {
       const OpenQuestion& q = questions[next_target];
-      const std::uint32_t b = bit_of[next_target];
-      const std::size_t word = b / 64;
-      const std::uint64_t bit = std::uint64_t{1} << (b % 64);
       const auto& u = pm.msg[static_cast<std::size_t>(q.u)];
       const std::uint32_t u_src = in.machine(u.src).enter, u_dst = in.machine(u.dst).enter;
       for (int i = 0; i < length; ++i)
-        if ((bits[static_cast<std::size_t>(path[i]) * words + word] & bit) != 0 &&
-            !tree.on_path(path[i], u_src, u_dst)) {
+        if (bits.has(path[i], bit_of[next_target]) && !in.tree.on_path(path[i], u_src, u_dst)) {
           redundant[q.entry] = 1;
           break;
         }
-      retired.push_back(b);
+      bits.give_back(bit_of[next_target]);
     }
-    for (std::size_t k = next_source; k-- > 0 && questions[by_source[k]].u == x;) {
-      const std::uint32_t b = bit_of[by_source[k]];
-      mask[b / 64] |= std::uint64_t{1} << (b % 64);
-    }
-    // x is reached for every bit in the mask and passes them to all of its edges (a path
-    // without bits and no question starting at x has nothing to pass on).
-    if (words == 1) {
-      if (m[0] != 0)
-        for (int i = 0; i < length; ++i) bits[static_cast<std::size_t>(path[i])] = m[0];
-    } else {
-      for (int i = 0; i < length; ++i) {
-        std::uint64_t* edge = bits.data() + static_cast<std::size_t>(path[i]) * words;
-        for (std::size_t w = 0; w < words; ++w) edge[w] = m[w];
-      }
-    }
+    for (std::size_t k = next_source; k-- > 0 && questions[by_source[k]].u == x;) bits.add_to_mask(bit_of[by_source[k]]);
+    // x is reached for every bit in the mask and passes them to all of its edges.
+    bits.pass_on(path.data(), length);
   }
 }
 
@@ -704,6 +740,180 @@ int plan_threads(const SyncPlanOptions& options, std::int64_t phases) {
       std::clamp<std::int64_t>(options.threads, 1, std::max<std::int64_t>(1, phases)));
 }
 
+// Where each rank's machine is in the tree, for the sweep.
+void add_machines(SweepInput& in, const Topology& t, const detail::TreeIndex& tree) {
+  in.machine_of_rank.resize(static_cast<std::size_t>(t.num_machines()));
+  for (int r = 0; r < t.num_machines(); ++r) {
+    const int m = t.machine_of_rank()[r], node = t.machine_node(m);
+    in.machine_of_rank[r] = {node, tree.position(m), tree.enter(node)};
+  }
+}
+
+// Step 1 in chunks of about equal numbers of messages, each for a thread: chunk k ends at
+// the first phase boundary past (k + 1) n / threads messages, leaving every later chunk at
+// least one phase.
+std::vector<std::unique_ptr<SweepChunk>> sweep_chunks(const SweepInput& in, SweepOutput& out, int threads,
+                                                      std::int64_t phases) {
+  const auto& pm = in.pm;
+  const std::size_t n = pm.count;
+  std::vector<std::unique_ptr<SweepChunk>> chunks;
+  for (std::int64_t k = 0, first = 0; k < threads; ++k) {
+    const auto target = static_cast<std::int64_t>(n) * (k + 1) / threads;
+    std::int64_t end = std::lower_bound(pm.offset.begin() + first + 1, pm.offset.end(), target) -
+                       pm.offset.begin();
+    end = k + 1 == threads ? phases : std::clamp(end, first + 1, phases - (threads - k - 1));
+    chunks.push_back(std::make_unique<SweepChunk>(in, out, first, end, k == 0 ? 2 * n : 0));
+    first = end;
+  }
+  return chunks;
+}
+
+// The chunks joined: their counters, their predecessor lists as one CSR.
+struct Joined {
+  PredLists g;
+  std::int64_t kept = 0;
+  bool search_needed = false;
+};
+Joined join_chunks(const std::vector<std::unique_ptr<SweepChunk>>& chunks, SweepOutput& out, bool record_preds,
+                   SyncPlan& plan) {
+  Joined j;
+  for (const auto& c : chunks) {
+    plan.consecutive_pairs += c->consecutive_pairs;
+    plan.same_sender_pairs += c->same_sender_pairs;
+    plan.redundant += c->redundant;
+    j.kept += c->kept;
+    j.search_needed |= c->search_needed;
+  }
+  require(j.kept < static_cast<std::int64_t>(kNone),
+          "plan_synchronisation: too many dependences (" + std::to_string(j.kept) + ")");
+  if (!record_preds) return j;
+  j.g.start = std::move(out.pred_start);
+  j.g.pred = chunks[0]->take_preds();  // reserved for all of them
+  j.g.start[0] = 0;
+  for (std::size_t k = 1; k < chunks.size(); ++k) {
+    const auto& c = *chunks[k];
+    const Id base = static_cast<Id>(j.g.pred.size());
+    j.g.pred.insert(j.g.pred.end(), c.preds().begin(), c.preds().end());
+    for (Id m = c.first_id(); m < c.end_id(); ++m) j.g.start[m + 1] += base;
+  }
+  return j;
+}
+
+// The hub labels of later chunks: their own hub users counted on from the earlier
+// chunks', their labels that came from earlier chunks taken from their predecessors, in
+// id order.
+void join_labels(const std::vector<std::unique_ptr<SweepChunk>>& chunks, SweepOutput& out, const PredLists& g) {
+  Id base = chunks[0]->hub_users;
+  for (std::size_t k = 1; k < chunks.size(); ++k) {
+    const auto& c = *chunks[k];
+    for (Id m = c.first_id(); m < c.end_id(); ++m) {
+      Labels& l = out.label[m];
+      if (l.hub_in >= 0) {
+        l.hub_in += base;
+      } else if (l.hub_in == kUnresolved) {
+        l.hub_in = l.prev_send >= 0 ? out.label[l.prev_send].hub_in : -1;
+        for (Id j = g.start[m]; j < g.start[m + 1]; ++j) l.hub_in = std::max(l.hub_in, out.label[g.pred[j]].hub_in);
+      }
+      if (l.hub_out != kNone) l.hub_out += base;
+    }
+    base += c.hub_users;
+  }
+}
+
+// hub_out: the earliest user of the hub edge that a message reaches (kNone: none). From
+// the latest message backwards, every message's label is final when it is reached (its
+// successors come later) and is passed on to its predecessors and previous send.
+void spread_hub_out(SweepOutput& out, const PredLists& g, std::size_t n) {
+  for (auto m = static_cast<std::int64_t>(n) - 1; m >= 0; --m) {
+    const Id h = out.label[m].hub_out, prev_send = out.label[m].prev_send;
+    if (prev_send >= 0) {
+      Id& x = out.label[prev_send].hub_out;
+      x = std::min(x, h);
+    }
+    for (Id j = g.start[m]; j < g.start[m + 1]; ++j) {
+      Id& x = out.label[g.pred[j]].hub_out;
+      x = std::min(x, h);
+    }
+  }
+}
+
+// Step 2's first pass, on the threads in blocks of messages: the dependences that span two
+// phases or more, decided by the labels or a bounded search; returns those left open, in
+// v order.
+std::vector<OpenQuestion> decide_by_labels_and_search(const PhaseMessages& pm, const SweepOutput& out,
+                                                      const PredLists& g, int R, int threads,
+                                                      const SyncPlanOptions& options,
+                                                      std::vector<std::uint8_t>& redundant) {
+  const std::size_t n = pm.count;
+  constexpr std::size_t kBlock = 1 << 14;
+  const std::size_t blocks = (n + kBlock - 1) / kBlock;
+  std::vector<std::vector<OpenQuestion>> open(blocks);
+  std::atomic<std::size_t> next_block{0};
+  run_threads(threads, [&](int) {
+    BoundedSearch search(pm, out, g, R);
+    for (std::size_t block; (block = next_block.fetch_add(1)) < blocks;) {
+      const std::size_t end = std::min(n, (block + 1) * kBlock);
+      std::size_t phase = static_cast<std::size_t>(pm.phase_of(static_cast<std::int64_t>(block * kBlock)));
+      for (std::size_t m = block * kBlock; m < end; ++m) {
+        while (pm.offset[phase + 1] <= static_cast<std::int64_t>(m)) ++phase;
+        // u -> v spans two phases or more iff u comes before the phase before v's.
+        const std::int64_t adjacent = phase > 0 ? pm.offset[phase - 1] : 0;
+        for (Id j = g.start[m]; j < g.start[m + 1]; ++j) {
+          const Id u = g.pred[j], v = static_cast<Id>(m);
+          if (u >= adjacent) continue;
+          int verdict = decided_by_labels(u, v, out, g);
+          if (verdict < 0) verdict = search.run(u, v, options.search_budget);
+          if (verdict > 0)
+            redundant[j] = 1;
+          else if (verdict < 0)
+            open[block].push_back({u, v, static_cast<std::size_t>(j)});
+        }
+      }
+    }
+  });
+  std::vector<OpenQuestion> questions;
+  for (auto& o : open) questions.insert(questions.end(), o.begin(), o.end());
+  return questions;
+}
+
+// Step 2, the rest of the transitive reduction (only needed when some kept dependence spans
+// two or more phases): which kept predecessor entries are redundant after all.
+std::vector<std::uint8_t> second_step(const SweepInput& in, SweepOutput& out, const PredLists& g, int threads,
+                                      const SyncPlanOptions& options, StageClock& stage) {
+  if (!in.labels)  // every edge busy in every phase leaves no gap of two phases
+    throw Error("plan_synchronisation: internal error: a dependence spans two phases on a tree whose edges are "
+                "all busy in every phase");
+  spread_hub_out(out, g, in.pm.count);
+  stage("hub_out");
+  std::vector<std::uint8_t> redundant(g.pred.size(), 0);
+  const std::vector<OpenQuestion> questions = decide_by_labels_and_search(
+      in.pm, out, g, static_cast<int>(in.machine_of_rank.size()), threads, options, redundant);
+  stage("labels");
+  // The open questions in groups, one per thread (a group's sweep carries only its bits).
+  const int groups = static_cast<int>(
+      std::min<std::size_t>(static_cast<std::size_t>(threads), (questions.size() + 63) / 64));
+  std::vector<std::vector<OpenQuestion>> group(static_cast<std::size_t>(std::max(groups, 1)));
+  for (std::size_t q = 0; q < questions.size(); ++q) group[q % group.size()].push_back(questions[q]);
+  run_threads(groups, [&](int k) { answer_by_spread(in, group[static_cast<std::size_t>(k)], redundant); });
+  stage("open questions (" + std::to_string(questions.size()) + ")");
+  return redundant;
+}
+
+// The kept synchronisations, message by message (SyncPlanOptions::keep_syncs).
+void list_syncs(SyncPlan& plan, const PhaseMessages& pm, const PredLists& g,
+                const std::vector<std::uint8_t>& redundant, std::int64_t kept) {
+  reserve_large(plan.syncs, static_cast<std::size_t>(kept));
+  std::size_t phase = 0;
+  for (std::size_t m = 0; m < pm.count; ++m) {
+    while (pm.offset[phase + 1] <= static_cast<std::int64_t>(m)) ++phase;
+    for (Id j = g.start[m]; j < g.start[m + 1]; ++j)
+      if (redundant.empty() || !redundant[j]) {
+        const auto& u = pm.msg[static_cast<std::size_t>(g.pred[j])];
+        plan.syncs.push_back({u.src, pm.msg[m].src, pm.phase_of(g.pred[j]), static_cast<std::int32_t>(phase)});
+      }
+  }
+}
+
 // Takes pm by reference: indexes its phases (index_phases) for the phase of a message.
 SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlanOptions& options) {
   const std::size_t n = pm.count;
@@ -711,8 +921,7 @@ SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlan
   require(n < static_cast<std::size_t>(kNone), "plan_synchronisation: " + std::to_string(n) +
                                                    " messages; at most 2^31 - 2 are supported");
   const int R = t.num_machines();
-  require(R <= 65536,
-          "plan_synchronisation: " + std::to_string(R) + " ranks; at most 65536 are supported");
+  require(R <= 65536, "plan_synchronisation: " + std::to_string(R) + " ranks; at most 65536 are supported");
   const std::int64_t phases = static_cast<std::int64_t>(pm.offset.size()) - 1;
   SyncPlan plan;
   StageClock stage(plan);
@@ -721,167 +930,35 @@ SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlan
 
   const detail::TreeIndex tree(t);
   SweepInput in{pm, tree, {}, t.num_edge_ids(), count.busiest_edge};
-  in.machine_of_rank.resize(static_cast<std::size_t>(R));
-  for (int r = 0; r < R; ++r) {
-    const int m = t.machine_of_rank()[r], node = t.machine_node(m);
-    in.machine_of_rank[r] = {node, tree.position(m), tree.enter(node)};
-  }
+  add_machines(in, t, tree);
   // When every directed edge is used in every phase (one switch), every dependence joins
   // adjacent phases and step 2 has nothing to do: no labels are kept for it then.
   in.labels = count.fewest_users < phases;
   in.record_preds = in.labels || options.keep_syncs;
 
-  // Step 1 in chunks of about equal numbers of messages, each on a thread.
   const int threads = plan_threads(options, phases);
   SweepOutput out;
   if (in.labels) out.label = MessageArray<Labels>(n);
   if (in.record_preds) out.pred_start = MessageArray<Id>(n + 1);
-  std::vector<std::unique_ptr<SweepChunk>> chunks;
-  for (std::int64_t k = 0, first = 0; k < threads; ++k) {
-    // Chunk k ends at the first phase boundary past (k + 1) n / threads messages, leaving
-    // every later chunk at least one phase.
-    const auto target = static_cast<std::int64_t>(n) * (k + 1) / threads;
-    std::int64_t end = std::lower_bound(pm.offset.begin() + first + 1, pm.offset.end(), target) -
-                       pm.offset.begin();
-    end = k + 1 == threads ? phases : std::clamp(end, first + 1, phases - (threads - k - 1));
-    chunks.push_back(std::make_unique<SweepChunk>(in, out, first, end, k == 0 ? 2 * n : 0));
-    first = end;
-  }
+  auto chunks = sweep_chunks(in, out, threads, phases);
   stage("set-up");
   run_threads(threads, [&](int k) { chunks[static_cast<std::size_t>(k)]->run(); });
   stage("sweep (step 1)");
   for (const auto& c : chunks)
     if (c->error) std::rethrow_exception(c->error);  // the earliest phase's problem
-
-  // Join the chunks: counters, the predecessor lists into one CSR, and the hub labels of
-  // later chunks (their own hub users counted on from the earlier chunks', their labels
-  // that came from earlier chunks taken from their predecessors, in id order).
-  bool search_needed = false;
-  std::int64_t kept = 0;
-  for (const auto& c : chunks) {
-    plan.consecutive_pairs += c->consecutive_pairs;
-    plan.same_sender_pairs += c->same_sender_pairs;
-    plan.redundant += c->redundant;
-    kept += c->kept;
-    search_needed |= c->search_needed;
-  }
-  require(kept < static_cast<std::int64_t>(kNone),
-          "plan_synchronisation: too many dependences (" + std::to_string(kept) + ")");
-  PredLists g;
-  if (in.record_preds) {
-    g.start = std::move(out.pred_start);
-    g.pred = chunks[0]->take_preds();  // reserved for all of them
-    g.start[0] = 0;
-    for (std::size_t k = 1; k < chunks.size(); ++k) {
-      const auto& c = *chunks[k];
-      const Id base = static_cast<Id>(g.pred.size());
-      g.pred.insert(g.pred.end(), c.preds().begin(), c.preds().end());
-      for (Id m = c.first_id(); m < c.end_id(); ++m) g.start[m + 1] += base;
-    }
-  }
-  if (in.labels) {
-    Id base = chunks[0]->hub_users;
-    for (std::size_t k = 1; k < chunks.size(); ++k) {
-      const auto& c = *chunks[k];
-      for (Id m = c.first_id(); m < c.end_id(); ++m) {
-        Labels& l = out.label[m];
-        if (l.hub_in >= 0) {
-          l.hub_in += base;
-        } else if (l.hub_in == kUnresolved) {
-          l.hub_in = l.prev_send >= 0 ? out.label[l.prev_send].hub_in : -1;
-          for (Id j = g.start[m]; j < g.start[m + 1]; ++j)
-            l.hub_in = std::max(l.hub_in, out.label[g.pred[j]].hub_in);
-        }
-        if (l.hub_out != kNone) l.hub_out += base;
-      }
-      base += c.hub_users;
-    }
-  }
+  Joined joined = join_chunks(chunks, out, in.record_preds, plan);
+  if (in.labels) join_labels(chunks, out, joined.g);
   chunks.clear();
   stage("join chunks");
 
-  // Step 2 (only needed when some kept dependence spans two or more phases).
   std::vector<std::uint8_t> redundant;  // by predecessor entry: found redundant in step 2
-  if (search_needed) {
-    if (!in.labels)  // every edge busy in every phase leaves no gap of two phases
-      throw Error(
-          "plan_synchronisation: internal error: a dependence spans two phases on a tree whose "
-          "edges are "
-          "all busy in every phase");
-    // hub_out: the earliest user of the hub edge that a message reaches (kNone: none). From
-    // the latest message backwards, every message's label is final when it is reached (its
-    // successors come later) and is passed on to its predecessors and previous send.
-    for (auto m = static_cast<std::int64_t>(n) - 1; m >= 0; --m) {
-      const Id h = out.label[m].hub_out, prev_send = out.label[m].prev_send;
-      if (prev_send >= 0) {
-        Id& x = out.label[prev_send].hub_out;
-        x = std::min(x, h);
-      }
-      for (Id j = g.start[m]; j < g.start[m + 1]; ++j) {
-        Id& x = out.label[g.pred[j]].hub_out;
-        x = std::min(x, h);
-      }
-    }
-    stage("hub_out");
-    // The labels, on the threads in blocks of messages; the open questions of each block in
-    // v order.
-    redundant.assign(g.pred.size(), 0);
-    constexpr std::size_t kBlock = 1 << 14;
-    const std::size_t blocks = (n + kBlock - 1) / kBlock;
-    std::vector<std::vector<OpenQuestion>> open(blocks);
-    std::atomic<std::size_t> next_block{0};
-    run_threads(threads, [&](int) {
-      BoundedSearch search(pm, out, g, R);
-      for (std::size_t block; (block = next_block.fetch_add(1)) < blocks;) {
-        const std::size_t end = std::min(n, (block + 1) * kBlock);
-        std::size_t phase =
-            static_cast<std::size_t>(pm.phase_of(static_cast<std::int64_t>(block * kBlock)));
-        for (std::size_t m = block * kBlock; m < end; ++m) {
-          while (pm.offset[phase + 1] <= static_cast<std::int64_t>(m)) ++phase;
-          // u -> v spans two phases or more iff u comes before the phase before v's.
-          const std::int64_t adjacent = phase > 0 ? pm.offset[phase - 1] : 0;
-          for (Id j = g.start[m]; j < g.start[m + 1]; ++j) {
-            const Id u = g.pred[j], v = static_cast<Id>(m);
-            if (u >= adjacent) continue;
-            int verdict = decided_by_labels(u, v, out, g);
-            if (verdict < 0) verdict = search.run(u, v, options.search_budget);
-            if (verdict > 0)
-              redundant[j] = 1;
-            else if (verdict < 0)
-              open[block].push_back({u, v, static_cast<std::size_t>(j)});
-          }
-        }
-      }
-    });
-    std::vector<OpenQuestion> questions;
-    for (auto& o : open) questions.insert(questions.end(), o.begin(), o.end());
-    open.clear();
-    stage("labels");
-    // The open questions in groups, one per thread (a group's sweep carries only its bits).
-    const int groups = static_cast<int>(
-        std::min<std::size_t>(static_cast<std::size_t>(threads), (questions.size() + 63) / 64));
-    std::vector<std::vector<OpenQuestion>> group(static_cast<std::size_t>(std::max(groups, 1)));
-    for (std::size_t q = 0; q < questions.size(); ++q)
-      group[q % group.size()].push_back(questions[q]);
-    run_threads(groups, [&](int k) {
-      answer_by_spread(in, group[static_cast<std::size_t>(k)], redundant);
-    });
-    stage("open questions (" + std::to_string(questions.size()) + ")");
-    for (std::uint8_t r : redundant) plan.redundant += r, kept -= r;
+  if (joined.search_needed) {
+    redundant = second_step(in, out, joined.g, threads, options, stage);
+    for (std::uint8_t r : redundant) plan.redundant += r, joined.kept -= r;
   }
-  plan.synchronisations = kept;
+  plan.synchronisations = joined.kept;
   if (options.keep_syncs) {
-    reserve_large(plan.syncs, static_cast<std::size_t>(kept));
-    std::size_t phase = 0;
-    for (std::size_t m = 0; m < n; ++m) {
-      while (pm.offset[phase + 1] <= static_cast<std::int64_t>(m)) ++phase;
-      for (Id j = g.start[m]; j < g.start[m + 1]; ++j)
-        if (redundant.empty() || !redundant[j]) {
-          const auto& u = pm.msg[static_cast<std::size_t>(g.pred[j])];
-          plan.syncs.push_back(
-              {u.src, pm.msg[m].src, pm.phase_of(g.pred[j]), static_cast<std::int32_t>(phase)});
-        }
-    }
+    list_syncs(plan, pm, joined.g, redundant, joined.kept);
     stage("synchronisations");
   }
   // Synchronisations between one pair of ranks are consumed in the order they are sent

@@ -10,7 +10,7 @@
 
 #include "libcomm/comm.hpp"
 #include "libcomm/error.hpp"
-#include "../core/comm_cache.hpp"
+#include "../runtime/comm_cache.hpp"
 
 namespace libcomm {
 
@@ -76,110 +76,134 @@ int Topology::find(std::string_view name) const {
   return -1;
 }
 
-Topology Topology::parse(std::string_view text, const std::string& source) {
-  Topology t;
-  std::unordered_map<std::string, int> id;
-  std::vector<std::pair<int, int>> links;
-  std::vector<int> link_lines;
-  std::vector<int> first_link_line;  // per node: line of its first link (machines)
-  std::vector<int> ranks;
-  int ranks_line = 0;
-  Components comp(0);
+// The text format, read line by line (docs/topology.md): switch, machine, link, ranks.
+class TopologyParser {
+ public:
+  explicit TopologyParser(const std::string& source) : source_(source) {}
 
-  std::istringstream in{std::string(text)};
-  std::string line;
-  int lineno = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
-    const std::string where = source + ":" + std::to_string(lineno);
-    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
-    std::istringstream words(line);
+  void line(int lineno, std::string text) {
+    where_ = source_ + ":" + std::to_string(lineno);
+    lineno_ = lineno;
+    if (const auto hash = text.find('#'); hash != std::string::npos) text.erase(hash);
+    std::istringstream words(text);
     std::string directive, token;
-    if (!(words >> directive)) continue;
+    if (!(words >> directive)) return;
     std::vector<std::string> args;
     while (words >> token) {
-      for (auto& n : expand_name(token, where)) args.push_back(std::move(n));
-      require(args.size() <= kMaxNodes,
-              where + ": more than " + std::to_string(kMaxNodes) + " names on one line");
+      for (auto& n : expand_name(token, where_)) args.push_back(std::move(n));
+      require(args.size() <= kMaxNodes, where_ + ": more than " + std::to_string(kMaxNodes) + " names on one line");
     }
-    auto node_of = [&](const std::string& name) {
-      const auto it = id.find(name);
-      require(it != id.end(), where + ": unknown node '" + name +
-                                  "' (declare it first with 'switch' or 'machine')");
-      return it->second;
-    };
-    if (directive == "switch" || directive == "machine") {
-      require(!args.empty(), where + ": '" + directive + "' needs at least one name");
-      require(t.names_.size() + args.size() <= kMaxNodes,
-              where + ": more than " + std::to_string(kMaxNodes) + " nodes in the tree");
-      for (const auto& name : args) {
-        if (const auto it = id.find(name); it != id.end())
-          throw Error(where + ": node '" + name + "' is already declared at line " +
-                      std::to_string(t.line_[it->second]));
-        id.emplace(name, t.num_nodes());
-        t.names_.push_back(name);
-        t.is_machine_.push_back(directive == "machine");
-        t.line_.push_back(lineno);
-        first_link_line.push_back(0);
-      }
-    } else if (directive == "link") {
-      require(args.size() >= 2, where + ": 'link A B [C ...]' needs at least two nodes");
-      if (static_cast<int>(comp.up.size()) < t.num_nodes()) {
-        // Nodes declared since the last link join the union-find as singletons.
-        for (int i = static_cast<int>(comp.up.size()); i < t.num_nodes(); ++i) comp.up.push_back(i);
-      }
-      const int a = node_of(args[0]);
-      for (std::size_t k = 1; k < args.size(); ++k) {
-        const int b = node_of(args[k]);
-        require(a != b, where + ": node '" + args[0] + "' linked to itself");
-        for (int end : {a, b}) {
-          if (!t.is_machine_[end]) continue;
-          require(first_link_line[end] == 0,
-                  where + ": machine '" + t.names_[end] + "' is not a leaf (it already has a link at line " +
-                      std::to_string(first_link_line[end]) + "); machines connect to exactly one switch");
-          first_link_line[end] = lineno;
-        }
-        require(comp.join(a, b), where + ": link " + args[0] + " -- " + args[k] +
-                                     " closes a cycle (the network must be a tree)");
-        links.emplace_back(a, b);
-        link_lines.push_back(lineno);
-      }
-    } else if (directive == "ranks") {
-      require(ranks_line == 0, where + ": second 'ranks' line (first at line " +
-                                   std::to_string(ranks_line) + ")");
-      ranks_line = lineno;
-      for (const auto& name : args) {
-        const int n = node_of(name);
-        require(t.is_machine_[n], where + ": 'ranks' lists '" + name + "', which is a switch");
-        ranks.push_back(n);
-      }
-    } else {
-      throw Error(where + ": unknown directive '" + directive +
-                  "' (expected switch, machine, link or ranks)");
+    if (directive == "switch" || directive == "machine") return declare(directive, args);
+    if (directive == "link") return link(args);
+    if (directive == "ranks") return rank_order(args);
+    throw Error(where_ + ": unknown directive '" + directive + "' (expected switch, machine, link or ranks)");
+  }
+
+  Topology finish() && {
+    require(t_.num_nodes() > 0, source_ + ": no nodes declared");
+    t_.adjacency_.assign(static_cast<std::size_t>(t_.num_nodes()), {});
+    for (const auto& [a, b] : links_) {
+      t_.adjacency_[a].push_back(b);
+      t_.adjacency_[b].push_back(a);
+    }
+    t_.finish(source_, link_lines_);
+    if (ranks_line_ != 0) set_rank_order();
+    return std::move(t_);
+  }
+
+ private:
+  int node_of(const std::string& name) const {
+    const auto it = id_.find(name);
+    require(it != id_.end(), where_ + ": unknown node '" + name + "' (declare it first with 'switch' or 'machine')");
+    return it->second;
+  }
+
+  void declare(const std::string& directive, const std::vector<std::string>& args) {
+    require(!args.empty(), where_ + ": '" + directive + "' needs at least one name");
+    require(t_.names_.size() + args.size() <= kMaxNodes,
+            where_ + ": more than " + std::to_string(kMaxNodes) + " nodes in the tree");
+    for (const auto& name : args) {
+      if (const auto it = id_.find(name); it != id_.end())
+        throw Error(where_ + ": node '" + name + "' is already declared at line " + std::to_string(t_.line_[it->second]));
+      id_.emplace(name, t_.num_nodes());
+      t_.names_.push_back(name);
+      t_.is_machine_.push_back(directive == "machine");
+      t_.line_.push_back(lineno_);
+      first_link_line_.push_back(0);
     }
   }
-  require(t.num_nodes() > 0, source + ": no nodes declared");
-  t.adjacency_.assign(static_cast<std::size_t>(t.num_nodes()), {});
-  for (const auto& [a, b] : links) {
-    t.adjacency_[a].push_back(b);
-    t.adjacency_[b].push_back(a);
+
+  // A machine is a leaf: its one link is to a switch.
+  void check_leaf(int end) {
+    if (!t_.is_machine_[end]) return;
+    require(first_link_line_[end] == 0, where_ + ": machine '" + t_.names_[end] +
+                                            "' is not a leaf (it already has a link at line " +
+                                            std::to_string(first_link_line_[end]) +
+                                            "); machines connect to exactly one switch");
+    first_link_line_[end] = lineno_;
   }
-  t.finish(source, link_lines);
-  if (ranks_line != 0) {
-    const std::string where = source + ":" + std::to_string(ranks_line);
-    require(static_cast<int>(ranks.size()) == t.num_machines(),
-            where + ": 'ranks' lists " + std::to_string(ranks.size()) + " machines, the tree has " +
-                std::to_string(t.num_machines()));
+
+  void link(const std::vector<std::string>& args) {
+    require(args.size() >= 2, where_ + ": 'link A B [C ...]' needs at least two nodes");
+    // Nodes declared since the last link join the union-find as singletons.
+    for (int i = static_cast<int>(comp_.up.size()); i < t_.num_nodes(); ++i) comp_.up.push_back(i);
+    const int a = node_of(args[0]);
+    for (std::size_t k = 1; k < args.size(); ++k) {
+      const int b = node_of(args[k]);
+      require(a != b, where_ + ": node '" + args[0] + "' linked to itself");
+      check_leaf(a);
+      check_leaf(b);
+      require(comp_.join(a, b),
+              where_ + ": link " + args[0] + " -- " + args[k] + " closes a cycle (the network must be a tree)");
+      links_.emplace_back(a, b);
+      link_lines_.push_back(lineno_);
+    }
+  }
+
+  void rank_order(const std::vector<std::string>& args) {
+    require(ranks_line_ == 0, where_ + ": second 'ranks' line (first at line " + std::to_string(ranks_line_) + ")");
+    ranks_line_ = lineno_;
+    for (const auto& name : args) {
+      const int n = node_of(name);
+      require(t_.is_machine_[n], where_ + ": 'ranks' lists '" + name + "', which is a switch");
+      ranks_.push_back(n);
+    }
+  }
+
+  void set_rank_order() {
+    const std::string where = source_ + ":" + std::to_string(ranks_line_);
+    require(static_cast<int>(ranks_.size()) == t_.num_machines(),
+            where + ": 'ranks' lists " + std::to_string(ranks_.size()) + " machines, the tree has " +
+                std::to_string(t_.num_machines()));
     std::vector<int> m;
-    for (int n : ranks) m.push_back(t.machine_index_[n]);
+    for (int n : ranks_) m.push_back(t_.machine_index_[n]);
     std::vector<bool> seen(m.size(), false);
     for (std::size_t r = 0; r < m.size(); ++r) {
-      require(!seen[m[r]], where + ": 'ranks' lists machine '" + t.names_[ranks[r]] + "' twice");
+      require(!seen[m[r]], where + ": 'ranks' lists machine '" + t_.names_[ranks_[r]] + "' twice");
       seen[m[r]] = true;
     }
-    t.set_machine_of_rank(std::move(m));
+    t_.set_machine_of_rank(std::move(m));
   }
-  return t;
+
+  const std::string& source_;
+  std::string where_;
+  int lineno_ = 0;
+  Topology t_;
+  std::unordered_map<std::string, int> id_;
+  std::vector<std::pair<int, int>> links_;
+  std::vector<int> link_lines_;
+  std::vector<int> first_link_line_;  // per node: line of its first link (machines)
+  std::vector<int> ranks_;
+  int ranks_line_ = 0;
+  Components comp_{0};
+};
+
+Topology Topology::parse(std::string_view text, const std::string& source) {
+  TopologyParser parser(source);
+  std::istringstream in{std::string(text)};
+  std::string line;
+  for (int lineno = 1; std::getline(in, line); ++lineno) parser.line(lineno, line);
+  return std::move(parser).finish();
 }
 
 Topology Topology::load(const std::string& path) {

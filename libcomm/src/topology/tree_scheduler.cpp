@@ -58,168 +58,210 @@ std::int64_t mod(std::int64_t a, std::int64_t m) { return ((a % m) + m) % m; }
 
 }  // namespace
 
-TreeAapcSchedule schedule_tree_aapc(const Topology& t) {
-  TreeAapcSchedule s;
-  const int M = t.num_machines();
-  require(M >= 3, "schedule_tree_aapc: needs at least 3 machines, got " + std::to_string(M));
-  s.num_machines = M;
+namespace {
 
-  // 4.1: the root and its subtrees t0, t1, ... in decreasing size (ties: the subtree
-  // holding the lower-numbered machine first). Machines of a subtree in listing order.
-  s.root = find_root(t);
-  struct Sub {
-    int node;
+// The schedule of paper 003, s. 4, built step by step (each member one step of the paper).
+class TreeAapcBuilder {
+ public:
+  explicit TreeAapcBuilder(const Topology& t) : t_(t), M_(t.num_machines()) {
+    require(M_ >= 3, "schedule_tree_aapc: needs at least 3 machines, got " + std::to_string(M_));
+    s_.num_machines = M_;
+  }
+
+  TreeAapcSchedule build() && {
+    split_at_root();
+    ring_groups();
+    s_.phase_of.assign(static_cast<std::size_t>(M_) * M_, -1);
+    t0_sender_.assign(static_cast<std::size_t>(T_), 0);
+    t0_receiver_.assign(static_cast<std::size_t>(T_), 0);
+    from_t0();            // step 1
+    into_t0();            // step 2
+    local_in_t0();        // step 3
+    for (std::size_t i = 2; i < k_; ++i)  // step 4: t_i -> t_j, i > j >= 1
+      for (std::size_t j = 1; j < i; ++j) broadcast(i, j);
+    local_in_others();    // step 5
+    for (std::size_t i = 1; i < k_; ++i)  // step 6: t_i -> t_j, 1 <= i < j
+      for (std::size_t j = i + 1; j < k_; ++j) broadcast(i, j);
+    check_complete();
+    return std::move(s_);
+  }
+
+ private:
+  // The machines of the subtree behind root neighbour w, in listing order.
+  std::vector<int> machines_behind(int w) const {
     std::vector<int> machines;
-  };
-  std::vector<Sub> subs;
-  for (int w : t.neighbours(s.root)) {
-    if (machines_beyond(t, s.root, w) == 0) continue;
-    Sub sub{w, {}};
-    std::vector<std::pair<int, int>> stack = {{w, s.root}};
+    std::vector<std::pair<int, int>> stack = {{w, s_.root}};
     while (!stack.empty()) {
       const auto [x, from] = stack.back();
       stack.pop_back();
-      if (t.is_machine(x)) sub.machines.push_back(t.machine_index(x));
-      for (int y : t.neighbours(x))
+      if (t_.is_machine(x)) machines.push_back(t_.machine_index(x));
+      for (int y : t_.neighbours(x))
         if (y != from) stack.emplace_back(y, x);
     }
-    std::sort(sub.machines.begin(), sub.machines.end());
-    subs.push_back(std::move(sub));
+    std::sort(machines.begin(), machines.end());
+    return machines;
   }
-  std::stable_sort(subs.begin(), subs.end(), [](const Sub& a, const Sub& b) {
-    if (a.machines.size() != b.machines.size()) return a.machines.size() > b.machines.size();
-    return a.machines.front() < b.machines.front();
-  });
-  const std::size_t k = subs.size();
-  std::vector<std::int64_t> size(k);
-  s.subtree_of.assign(static_cast<std::size_t>(M), -1);
-  s.index_in_subtree.assign(static_cast<std::size_t>(M), -1);
-  for (std::size_t i = 0; i < k; ++i) {
-    s.subtree_node.push_back(subs[i].node);
-    s.subtrees.push_back(subs[i].machines);
-    size[i] = static_cast<std::int64_t>(subs[i].machines.size());
-    for (std::size_t x = 0; x < subs[i].machines.size(); ++x) {
-      s.subtree_of[subs[i].machines[x]] = static_cast<int>(i);
-      s.index_in_subtree[subs[i].machines[x]] = static_cast<int>(x);
+
+  // 4.1: the root and its subtrees t0, t1, ... in decreasing size (ties: the subtree
+  // holding the lower-numbered machine first). Lemma 1: none holds more than half.
+  void split_at_root() {
+    s_.root = find_root(t_);
+    std::vector<std::pair<int, std::vector<int>>> subs;
+    for (int w : t_.neighbours(s_.root))
+      if (machines_beyond(t_, s_.root, w) != 0) subs.emplace_back(w, machines_behind(w));
+    std::stable_sort(subs.begin(), subs.end(), [](const auto& a, const auto& b) {
+      if (a.second.size() != b.second.size()) return a.second.size() > b.second.size();
+      return a.second.front() < b.second.front();
+    });
+    k_ = subs.size();
+    s_.subtree_of.assign(static_cast<std::size_t>(M_), -1);
+    s_.index_in_subtree.assign(static_cast<std::size_t>(M_), -1);
+    for (std::size_t i = 0; i < k_; ++i) {
+      s_.subtree_node.push_back(subs[i].first);
+      s_.subtrees.push_back(subs[i].second);
+      size_.push_back(static_cast<std::int64_t>(subs[i].second.size()));
+      for (std::size_t x = 0; x < subs[i].second.size(); ++x) {
+        s_.subtree_of[subs[i].second[x]] = static_cast<int>(i);
+        s_.index_in_subtree[subs[i].second[x]] = static_cast<int>(x);
+      }
     }
+    require(k_ >= 2 && 2 * size_[0] <= M_,
+            "schedule_tree_aapc: internal error: root '" + t_.name(s_.root) + "' has a subtree of " +
+                std::to_string(size_[0]) + " of " + std::to_string(M_) + " machines");
   }
-  // Lemma 1: no subtree holds more than half of the machines.
-  require(k >= 2 && 2 * size[0] <= M,
-          "schedule_tree_aapc: internal error: root '" + t.name(s.root) + "' has a subtree of " +
-              std::to_string(size[0]) + " of " + std::to_string(M) + " machines");
 
   // 4.2: extended ring scheduling. t_i -> t_j occupies |Mi| |Mj| consecutive phases from
   //   j > i: |Mi| * sum_{l=i+1}^{j-1} |Ml|
   //   i > j: T - |Mj| * sum_{l=j+1}^{i} |Ml|
-  const std::int64_t T = size[0] * (M - size[0]);
-  s.num_phases = T;
-  s.subtree_prefix.assign(k + 1, 0);
-  for (std::size_t i = 0; i < k; ++i) s.subtree_prefix[i + 1] = s.subtree_prefix[i] + size[i];
+  void ring_groups() {
+    M0_ = size_[0];
+    T_ = M0_ * (M_ - M0_);
+    s_.num_phases = T_;
+    s_.subtree_prefix.assign(k_ + 1, 0);
+    for (std::size_t i = 0; i < k_; ++i) s_.subtree_prefix[i + 1] = s_.subtree_prefix[i] + size_[i];
+  }
 
-  // 4.3, Fig. 4.
-  s.phase_of.assign(static_cast<std::size_t>(M) * M, -1);
-  auto place = [&](int src, int dst, std::int64_t p) {
-    auto& slot = s.phase_of[static_cast<std::size_t>(src) * M + dst];
-    if (slot != -1 || p < 0 || p >= T)
-      throw Error("schedule_tree_aapc: internal error: message " + t.name(t.machine_node(src)) + " -> " +
-                  t.name(t.machine_node(dst)) + " placed twice or out of range");
+  void place(int src, int dst, std::int64_t p) {
+    auto& slot = s_.phase_of[static_cast<std::size_t>(src) * M_ + dst];
+    if (slot != -1 || p < 0 || p >= T_)
+      throw Error("schedule_tree_aapc: internal error: message " + t_.name(t_.machine_node(src)) + " -> " +
+                  t_.name(t_.machine_node(dst)) + " placed twice or out of range");
     slot = static_cast<std::int32_t>(p);
-  };
-  const auto& t0 = s.subtrees[0];
-  const std::int64_t M0 = size[0];
-  // Sender in t0 (index) and designated receiver in t0 (index) of every phase; indices in
-  // t0 fit 16 bits (|M0| <= |M| / 2 < 32768). The loops below keep their indices as
-  // counters that wrap around instead of dividing at every phase.
-  std::vector<std::uint16_t> t0_sender(static_cast<std::size_t>(T)), t0_receiver(static_cast<std::size_t>(T));
+  }
 
-  // Step 1: t0 -> tj. Receiver at phase p: t_{j, (p - T) mod |Mj|}. Senders: rotate pattern
-  // on the base sequence t0,0 .. t0,|M0|-1: repeated for lcm(|M0|, |Mj|) phases, then
-  // rotated once, and so on: x = (q mod |M0| + q / lcm) mod |M0| at the q-th phase.
-  for (std::size_t j = 1; j < k; ++j) {
-    const std::int64_t Mj = size[j], start = s.group_start(0, j);
-    const std::int64_t lcm = M0 / std::gcd(M0, Mj) * Mj;
-    const auto& tj = s.subtrees[j];
-    std::int64_t base = 0, turn = 0, in_turn = 0, receiver = mod(start - T, Mj);
-    for (std::int64_t q = 0; q < M0 * Mj; ++q) {
-      const std::int64_t p = start + q;
-      std::int64_t x = base + turn;  // q / lcm < gcd(|M0|, |Mj|) <= |M0|
-      if (x >= M0) x -= M0;
-      t0_sender[static_cast<std::size_t>(p)] = static_cast<std::uint16_t>(x);
-      place(t0[x], tj[receiver], p);
-      if (++base == M0) base = 0;
-      if (++receiver == Mj) receiver = 0;
-      if (++in_turn == lcm) in_turn = 0, ++turn;
+  // 4.3, Fig. 4, step 1: t0 -> tj. Receiver at phase p: t_{j, (p - T) mod |Mj|}. Senders:
+  // rotate pattern on the base sequence t0,0 .. t0,|M0|-1: repeated for lcm(|M0|, |Mj|)
+  // phases, then rotated once, and so on: x = (q mod |M0| + q / lcm) mod |M0| at the q-th
+  // phase. (Indices kept as counters that wrap around instead of dividing every phase.)
+  void from_t0() {
+    const auto& t0 = s_.subtrees[0];
+    for (std::size_t j = 1; j < k_; ++j) {
+      const std::int64_t Mj = size_[j], start = s_.group_start(0, j);
+      const std::int64_t lcm = M0_ / std::gcd(M0_, Mj) * Mj;
+      const auto& tj = s_.subtrees[j];
+      std::int64_t base = 0, turn = 0, in_turn = 0, receiver = mod(start - T_, Mj);
+      for (std::int64_t q = 0; q < M0_ * Mj; ++q) {
+        const std::int64_t p = start + q;
+        std::int64_t x = base + turn;  // q / lcm < gcd(|M0|, |Mj|) <= |M0|
+        if (x >= M0_) x -= M0_;
+        t0_sender_[static_cast<std::size_t>(p)] = static_cast<std::uint16_t>(x);
+        place(t0[x], tj[receiver], p);
+        if (++base == M0_) base = 0;
+        if (++receiver == Mj) receiver = 0;
+        if (++in_turn == lcm) in_turn = 0, ++turn;
+      }
     }
   }
+
   // Step 2: t_i -> t0. Rounds of |M0| phases; in round r the t0 sender x maps to receiver
   // (x + (r mod |M0|) + 1) mod |M0| (Table 3). Senders: broadcast pattern t_{i,0}, t_{i,1}, ...
-  for (std::size_t i = 1; i < k; ++i) {
-    const std::int64_t start = s.group_start(i, 0);
-    const auto& ti = s.subtrees[i];
-    std::int64_t round_mod = (start / M0) % M0, in_round = start % M0, sender = 0, sent = 0;
-    for (std::int64_t q = 0; q < size[i] * M0; ++q) {
-      const std::int64_t p = start + q;
-      std::int64_t receiver = t0_sender[static_cast<std::size_t>(p)] + round_mod + 1;  // < 2 |M0| + 1
-      while (receiver >= M0) receiver -= M0;
-      t0_receiver[static_cast<std::size_t>(p)] = static_cast<std::uint16_t>(receiver);
-      place(ti[sender], t0[receiver], p);
-      if (++in_round == M0) {
-        in_round = 0;
-        if (++round_mod == M0) round_mod = 0;
+  void into_t0() {
+    const auto& t0 = s_.subtrees[0];
+    for (std::size_t i = 1; i < k_; ++i) {
+      const std::int64_t start = s_.group_start(i, 0);
+      const auto& ti = s_.subtrees[i];
+      std::int64_t round_mod = (start / M0_) % M0_, in_round = start % M0_, sender = 0, sent = 0;
+      for (std::int64_t q = 0; q < size_[i] * M0_; ++q) {
+        const std::int64_t p = start + q;
+        std::int64_t receiver = t0_sender_[static_cast<std::size_t>(p)] + round_mod + 1;  // < 2 |M0| + 1
+        while (receiver >= M0_) receiver -= M0_;
+        t0_receiver_[static_cast<std::size_t>(p)] = static_cast<std::uint16_t>(receiver);
+        place(ti[sender], t0[receiver], p);
+        if (++in_round == M0_) {
+          in_round = 0;
+          if (++round_mod == M0_) round_mod = 0;
+        }
+        if (++sent == M0_) sent = 0, ++sender;
       }
-      if (++sent == M0) sent = 0, ++sender;
     }
   }
+
   // Step 3: local messages of t0 in the first |M0| (|M0| - 1) phases: t0,x -> t0,y where
   // t0,x receives and t0,y sends a global message.
-  for (std::int64_t p = 0; p < M0 * (M0 - 1); ++p)
-    place(t0[t0_receiver[static_cast<std::size_t>(p)]], t0[t0_sender[static_cast<std::size_t>(p)]], p);
+  void local_in_t0() {
+    const auto& t0 = s_.subtrees[0];
+    for (std::int64_t p = 0; p < M0_ * (M0_ - 1); ++p)
+      place(t0[t0_receiver_[static_cast<std::size_t>(p)]], t0[t0_sender_[static_cast<std::size_t>(p)]], p);
+  }
+
   // Steps 4 and 6, the broadcast pattern of t_i -> t_j: each sender of t_i in turn, to
   // t_{j,0}, t_{j,1}, ...
-  auto broadcast = [&](std::size_t i, std::size_t j) {
-    std::int64_t p = s.group_start(i, j);
-    for (int from : s.subtrees[i])
-      for (int to : s.subtrees[j]) place(from, to, p++);
-  };
-  // Step 4: t_i -> t_j, i > j >= 1.
-  for (std::size_t i = 2; i < k; ++i)
-    for (std::size_t j = 1; j < i; ++j) broadcast(i, j);
+  void broadcast(std::size_t i, std::size_t j) {
+    std::int64_t p = s_.group_start(i, j);
+    for (int from : s_.subtrees[i])
+      for (int to : s_.subtrees[j]) place(from, to, p++);
+  }
+
   // Step 5: local messages of t_i, i >= 1, in the phases of t_i -> t_{i-1}: at phase p the
   // designated receiver of t_i is t_{i, (p - T) mod |Mi|}; t_{i,x} -> t_{i,y} goes in the
   // first phase where t_{i,x} is the designated receiver and t_{i,y} the global sender
   // (y = q / |M(i-1)| at the q-th phase of the group). Which t_{i,x} -> t_{i,y} are placed
   // already: a bitmap per subtree (the same test on phase_of missed the cache at every
   // phase; 45 % of the scheduler at 4096 machines).
-  std::vector<bool> local_placed;
-  for (std::size_t i = 1; i < k; ++i) {
-    const std::int64_t Mi = size[i], run = size[i - 1], start = s.group_start(i, i - 1);
-    const auto& ti = s.subtrees[i];
-    local_placed.assign(static_cast<std::size_t>(Mi * Mi), false);
-    std::int64_t placed = 0, p = start, x = mod(start - T, Mi);
-    for (std::int64_t y = 0; y < Mi; ++y)
-      for (std::int64_t in_run = 0; in_run < run; ++in_run, ++p) {
-        const std::int64_t xx = x;
-        if (++x == Mi) x = 0;
-        if (xx == y || local_placed[static_cast<std::size_t>(xx * Mi + y)]) continue;
-        local_placed[static_cast<std::size_t>(xx * Mi + y)] = true;
-        place(ti[xx], ti[y], p);
-        ++placed;
-      }
-    require(placed == Mi * (Mi - 1), "schedule_tree_aapc: internal error: step 5 placed " +
-                                         std::to_string(placed) + " of the local messages of t" +
-                                         std::to_string(i));
+  void local_in_others() {
+    std::vector<bool> local_placed;
+    for (std::size_t i = 1; i < k_; ++i) {
+      const std::int64_t Mi = size_[i], run = size_[i - 1], start = s_.group_start(i, i - 1);
+      const auto& ti = s_.subtrees[i];
+      local_placed.assign(static_cast<std::size_t>(Mi * Mi), false);
+      std::int64_t placed = 0, p = start, x = mod(start - T_, Mi);
+      for (std::int64_t y = 0; y < Mi; ++y)
+        for (std::int64_t in_run = 0; in_run < run; ++in_run, ++p) {
+          const std::int64_t xx = x;
+          if (++x == Mi) x = 0;
+          if (xx == y || local_placed[static_cast<std::size_t>(xx * Mi + y)]) continue;
+          local_placed[static_cast<std::size_t>(xx * Mi + y)] = true;
+          place(ti[xx], ti[y], p);
+          ++placed;
+        }
+      require(placed == Mi * (Mi - 1), "schedule_tree_aapc: internal error: step 5 placed " +
+                                           std::to_string(placed) + " of the local messages of t" +
+                                           std::to_string(i));
+    }
   }
-  // Step 6: t_i -> t_j, 1 <= i < j.
-  for (std::size_t i = 1; i < k; ++i)
-    for (std::size_t j = i + 1; j < k; ++j) broadcast(i, j);
 
-  for (int a = 0; a < M; ++a)
-    for (int b = 0; b < M; ++b)
-      if ((a == b) != (s.phase(a, b) == -1))
-        throw Error("schedule_tree_aapc: internal error: message " + t.name(t.machine_node(a)) + " -> " +
-                    t.name(t.machine_node(b)) + " has no phase");
-  return s;
-}
+  void check_complete() const {
+    for (int a = 0; a < M_; ++a)
+      for (int b = 0; b < M_; ++b)
+        if ((a == b) != (s_.phase(a, b) == -1))
+          throw Error("schedule_tree_aapc: internal error: message " + t_.name(t_.machine_node(a)) + " -> " +
+                      t_.name(t_.machine_node(b)) + " has no phase");
+  }
+
+  const Topology& t_;
+  const int M_;
+  TreeAapcSchedule s_;
+  std::size_t k_ = 0;
+  std::vector<std::int64_t> size_;  // |M_i|
+  std::int64_t M0_ = 0, T_ = 0;
+  // Sender in t0 (index) and designated receiver in t0 (index) of every phase; indices in
+  // t0 fit 16 bits (|M0| <= |M| / 2 < 32768).
+  std::vector<std::uint16_t> t0_sender_, t0_receiver_;
+};
+
+}  // namespace
+
+TreeAapcSchedule schedule_tree_aapc(const Topology& t) { return TreeAapcBuilder(t).build(); }
 
 std::int64_t TreeAapcSchedule::group_start(std::size_t i, std::size_t j) const {
   const std::size_t k = subtrees.size();

@@ -14,7 +14,7 @@ namespace libcomm::detail::tags {
 // collectives in flight on one communicator therefore never match each other's messages.
 constexpr int kProgramBase = 16384;
 constexpr int kSequences = 4096;
-// The third kind is the prelude's (core/plan_state.hpp: the count exchange a deferred
+// The third kind is the prelude's (plan_state.hpp: the count exchange a deferred
 // program is built from).
 constexpr int kKinds = 3;  // TagKind::Data, TagKind::Sync, prelude
 static_assert(kProgramBase + kSequences * kKinds <= 32767, "MPI guarantees tags up to 32767");

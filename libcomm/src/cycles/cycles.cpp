@@ -3,7 +3,8 @@
 // partitioning of Fig. 20 (s. 4.2.4).
 #include <algorithm>
 
-#include "allgather_internal.hpp"
+#include "cycles.hpp"
+#include "libcomm/error.hpp"
 
 namespace libcomm::cube {
 
@@ -98,3 +99,17 @@ std::vector<std::size_t> consecutive_counts(std::size_t m, int p) {
 }
 
 }  // namespace libcomm::cube
+
+namespace libcomm::detail {
+
+int ring_position(NodeOrder order, int p, int rank) {
+  (void)p;
+  return order == NodeOrder::Gray ? static_cast<int>(cube::gray_inverse(static_cast<std::uint32_t>(rank))) : rank;
+}
+
+int ring_node(NodeOrder order, int p, int q) {
+  q = ((q % p) + p) % p;
+  return order == NodeOrder::Gray ? static_cast<int>(cube::gray(static_cast<std::uint32_t>(q))) : q;
+}
+
+}  // namespace libcomm::detail

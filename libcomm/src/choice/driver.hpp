@@ -3,47 +3,35 @@
 // the drop-in library calls these too), written once:
 //   argument check (collective, Options::check_args) and check mode -> the environment's
 //   algorithm (LIBCOMM_<OP>) when the call asks for Auto -> applicability and fallback
-//   (the registry's rules) -> Auto's choice under the policy (model, table or online,
+//   (the descriptors' rules) -> Auto's choice under the policy (model, table or online,
 //   libcomm/auto_policy.hpp), remembered on the Comm -> the kept plan -> the run -> the
 //   Choice (what ran and why).
-// An operation plugs in as a traits struct `Op` (alltoall/alltoall.cpp is the model):
-//   Algo, Options, Args (buffers and sizes of one call), Shape (what choices and plans
-//   depend on: P, the node map, sizes, `opts`; no buffers); name, what, env;
-//   algorithms() (its registry, registry.hpp); shape(args, comm, opts); key_bytes and
-//   key_options (what a remembered decision is keyed by), decision_bytes (the size the
-//   policies see), one_node_shared; argument_check, sizes_differ, modes_differ,
-//   check_agreement (check mode); plan_key, plan_shape; state(choice, args, shape, comm,
-//   form) (the plan: a step program or the library's own non-blocking collective);
-//   native(args, shape, comm) (the blocking MPI call); empty(shape).
-// Optional hooks (a default where absent): agree(shape, comm) (statistics every rank must
-// share before a decision: one collective, alltoallv only), decision_spread, has_topology,
-// after_check(shape, extra), unmeasured_default(shape) (Auto where it cannot measure nor
-// agree), run_outside(choice, args, shape, comm) (an algorithm that runs beside the
-// executor), kSizeClasses (false: online keys decisions by key_bytes as it is).
+// An operation plugs in as an Operation (below; algorithm.hpp); its algorithms as descriptors.
 #pragma once
 
 #include <mpi.h>
 
 #include <atomic>
 #include <chrono>
+#include <concepts>
 #include <cmath>
 #include <string>
 #include <thread>
+#include <utility>
 
-#include "../choice/policy.hpp"
-#include "check.hpp"
-#include "mpi_bytes.hpp"
-#include "comm_cache.hpp"
+#include "policy.hpp"
+#include "../runtime/check.hpp"
+#include "../runtime/comm_cache.hpp"
+#include "../runtime/mpi_bytes.hpp"
+#include "../runtime/plan_state.hpp"
+#include "../algorithm/algorithm.hpp"
 #include "libcomm/auto_policy.hpp"
 #include "libcomm/check.hpp"
 #include "libcomm/plan.hpp"
+#include "libcomm/settings.hpp"
 #include "libcomm/tuning.hpp"
-#include "plan_state.hpp"
-#include "registry.hpp"
 
 namespace libcomm::detail {
-
-enum class Form : std::uint8_t { Blocking, Nonblocking, Persistent };
 
 // LIBCOMM_TEST_SLOW=op:algo:seconds[:rank][,...] (tests only): every run of that algorithm
 // of that operation (on that rank, or on every rank) first waits `seconds`, so a test can
@@ -52,20 +40,33 @@ double test_slowdown(std::string_view op, std::string_view algo, int rank);
 // The same switch from a test program (replaces the environment's list).
 void set_test_slowdown(const std::string& spec);
 
-// The environment's algorithm of each operation is read once (a bad name is kept as the
-// Error every Auto call of that operation reports); reload_environment() reads it again.
-struct EnvChoice {
-  int algo = 0;  // Algo::Auto
-  std::string error;
-};
-const EnvChoice& env_choice(const char* var, int (*parse)(std::string_view));
-void reload_environment();
-extern std::atomic<std::uint64_t> g_environment_generation;  // changes at every reload
-
 // Online sites kept per Comm (then they start over, every rank alike).
 constexpr std::size_t kMaxOnlineSites = 256;
 
+// What an operation must supply (algorithm.hpp describes each member); what only some
+// operations have is in OpHooks, whose members are named, so a misspelt hook is an error too.
 template <class Op>
+concept Operation =
+    std::derived_from<typename Op::Shape, ShapeBase> &&
+    requires(const typename Op::Args& a, typename Op::Shape& s, const Comm& comm, typename Op::Algo algo,
+             const typename Op::Options& o, bool have_buffers, std::uint64_t bytes) {
+      typename Op::Extra;
+      { Op::name } -> std::convertible_to<std::string_view>;
+      { Op::what } -> std::convertible_to<std::string_view>;
+      { Op::setting } -> std::convertible_to<Setting>;
+      { Op::algorithms() } -> std::same_as<std::span<const Algorithm<Op>>>;
+      { Op::shape(a, comm, o) } -> std::same_as<typename Op::Shape>;
+      { Op::options(s) } -> std::same_as<std::uint64_t>;
+      { Op::argument_check(a, s, comm, algo, o, have_buffers) } -> std::same_as<ArgumentCheck>;
+      { Op::sizes_differ(a, bytes, bytes) } -> std::convertible_to<std::string>;
+      { Op::modes_differ(algo, o) } -> std::convertible_to<std::string>;
+      Op::check_agreement(a, comm, o);
+      { a.send } -> std::convertible_to<const void*>;
+      { a.recv } -> std::convertible_to<void*>;
+      { s.opts } -> std::convertible_to<const typename Op::Options*>;
+    };
+
+template <Operation Op>
 class Driver {
  public:
   using Algo = typename Op::Algo;
@@ -73,21 +74,16 @@ class Driver {
   using Args = typename Op::Args;
   using Shape = typename Op::Shape;
   using OpChoice = Choice<Algo>;
+  static constexpr const OpHooks<Op>& hooks = hooks_of<Op>;
 
   // ---- the three forms -----------------------------------------------------------------
 
   static OpChoice blocking(const Args& a, const Comm& comm, Algo requested, const Options& o) {
-    if (check_mode()) Op::check_agreement(a, comm, o);
-    Shape s = Op::shape(a, comm, o);
-    const Algo asked = with_environment(requested);
-    if (o.check_args) check(a, s, comm, asked, o, true);
-    validate(s, comm);
-    if (asked != Algo::Auto) {
-      const OpChoice c = resolve_requested(asked, s, o.allow_fallback);
-      execute(c, a, s, comm);
-      return c;
-    }
-    return auto_blocking(a, s, comm);
+    auto [s, asked] = checked(a, comm, requested, o, true);
+    if (asked == Algo::Auto) return auto_blocking(a, s, comm);
+    const OpChoice c = resolve_requested(asked, s, o.allow_fallback);
+    execute(c, a, s, comm);
+    return c;
   }
 
   static Request nonblocking(const Args& a, const Comm& comm, Algo requested, const Options& o) {
@@ -100,9 +96,9 @@ class Driver {
     const OpChoice c = for_request(asked != Algo::Auto ? resolve_requested(asked, s, o.allow_fallback)
                                                        : auto_without_measuring(s, comm, false),
                                    asked, o.allow_fallback);
-    PlanKey key = Op::plan_key(c.algo, s);
+    PlanKey key = plan_key(c.algo, s);
     key.options = key.options * 64 + static_cast<std::uint64_t>(asked);  // the kept plan's reason is this request's
-    Plan plan(request_plan(comm, key, Op::plan_shape(s), [&] { return Op::state(c, a, s, comm, Form::Nonblocking); }));
+    Plan plan(request_plan(comm, key, s.sizes, [&] { return make_plan(c, s, comm, Form::Nonblocking); }));
     plan.start(a.send, a.recv);
     return plan;
   }
@@ -110,13 +106,10 @@ class Driver {
   // Collective like MPI_<op>_init: the argument check (sizes, algorithm) runs here, without
   // buffers; the plan is built once.
   static Plan persistent(const Args& a, const Comm& comm, Algo requested, const Options& o) {
-    if (check_mode()) Op::check_agreement(a, comm, o);
-    Shape s = Op::shape(a, comm, o);
-    const Algo asked = with_environment(requested);
-    if (o.check_args) check(a, s, comm, asked, o, false);
-    validate(s, comm);
-    const OpChoice c = asked != Algo::Auto ? resolve_requested(asked, s, o.allow_fallback) : auto_without_measuring(s, comm, true);
-    return Plan(Op::state(c, a, s, comm, Form::Persistent));
+    auto [s, asked] = checked(a, comm, requested, o, false);
+    const OpChoice c =
+        asked != Algo::Auto ? resolve_requested(asked, s, o.allow_fallback) : auto_without_measuring(s, comm, true);
+    return Plan(make_plan(c, s, comm, Form::Persistent));
   }
 
   // What a call would run, without running it (choose_<op>): the requested algorithm or its
@@ -129,7 +122,7 @@ class Driver {
   // ---- the pieces ----------------------------------------------------------------------
 
   // What a requested algorithm runs on `s`: itself, or its documented fallback (the
-  // registry's rule); an Error when it cannot run and no fallback is allowed.
+  // descriptor's rule); an Error when it cannot run and no fallback is allowed.
   static OpChoice resolve_requested(Algo requested, const Shape& s, bool allow_fallback) {
     Algo a = requested;
     std::string why;
@@ -148,25 +141,33 @@ class Driver {
                 std::string(name_of<Op>(requested)) + " do not end");
   }
 
-  // Auto gives way to the operation's environment variable (read once, and again after
-  // reload_environment); a bad name there fails every Auto call of the operation.
+  // Auto gives way to the operation's variable (Op::setting, libcomm/settings.hpp), parsed
+  // once per reading of the settings; a bad name fails every Auto call of the operation.
   static Algo with_environment(Algo requested) {
     if (requested != Algo::Auto) return requested;
-    static std::atomic<const EnvChoice*> cached{nullptr};
-    static std::atomic<std::uint64_t> cached_generation{0};
-    const std::uint64_t generation = g_environment_generation.load(std::memory_order_acquire);
-    const EnvChoice* env = cached.load(std::memory_order_acquire);
-    if (env == nullptr || cached_generation.load(std::memory_order_relaxed) != generation) {
-      env = &env_choice(Op::env, [](std::string_view n) { return static_cast<int>(algorithm_named<Op>(n)); });
-      cached.store(env, std::memory_order_release);
-      cached_generation.store(generation, std::memory_order_relaxed);
+    struct Parsed {
+      unsigned long generation = 0;
+      Algo algo = Algo::Auto;
+      std::string error;
+    };
+    static std::atomic<const Parsed*> cached{nullptr};  // (one per reading, never freed)
+    const Parsed* p = cached.load(std::memory_order_acquire);
+    if (p == nullptr || p->generation != settings_generation()) {
+      auto* fresh = new Parsed{settings_generation(), Algo::Auto, {}};
+      try {
+        fresh->algo = algorithm_named<Op>(setting_text(Op::setting));
+      } catch (const Error& e) {
+        fresh->error = std::string(setting_info(Op::setting).name) + ": " + e.what();
+      }
+      cached.store(fresh, std::memory_order_release);
+      p = fresh;
     }
-    if (!env->error.empty()) throw Error(std::string(Op::env) + ": " + env->error);
-    return static_cast<Algo>(env->algo);
+    if (!p->error.empty()) throw Error(p->error);
+    return p->algo;
   }
 
   // Auto where only a step program will do (the <op>_program functions, no MPI): the
-  // model's cheapest among the algorithms that have one (native excluded).
+  // model's cheapest but the MPI library's collective.
   static OpChoice program_choice(const Shape& s) {
     AutoQuestion q = question(s, nullptr);
     std::erase_if(q.candidates, [&](const Candidate& c) { return c.algo == q.native; });
@@ -177,13 +178,7 @@ class Driver {
   // The question the policies answer: the applicable algorithms with their predictions.
   // `comm` may be null (a decision without a Comm: the model on the shape alone).
   static AutoQuestion question(const Shape& s, const Comm* comm) {
-    AutoQuestion q;
-    q.op = Op::name;
-    q.comm = comm;
-    q.bytes = Op::decision_bytes(s);
-    q.spread = spread_of(s);
-    q.topology = topology_of(s);
-    q.native = static_cast<int>(Algo::Native);
+    AutoQuestion q{Op::name, comm, s.decision_bytes, s.spread, s.topology, {}, static_cast<int>(Algo::Native)};
     const CostParams& params = active_cost_params();
     for (const auto& e : Op::algorithms()) {
       if (e.cost == nullptr || (e.unfit != nullptr && !e.unfit(s).empty())) continue;
@@ -193,26 +188,49 @@ class Driver {
     return q;
   }
 
+  // The plan of a choice: the descriptor's own, or the executor's run of its step program.
+  static std::shared_ptr<PlanState> make_plan(const OpChoice& c, const Shape& s, const Comm& comm, Form form) {
+    const auto& e = entry_of<Op>(c.algo);
+    if (e.plan != nullptr) return e.plan({c, s, comm, form});
+    require(e.program != nullptr, [&] { return std::string(Op::name) + ": '" + std::string(e.name) + "' has no step program"; });
+    return program_plan(comm, e.program(s, comm.rank()), c.reason(), form != Form::Blocking);
+  }
+
+  // What a plan is kept under: the sizes (their hash when unequal) and the options.
+  static PlanKey plan_key(Algo ran, const Shape& s) {
+    return PlanKey{Op::name, static_cast<int>(ran), s.equal ? s.largest : hash_sizes(s.sizes),
+                   Op::options(s) * 2 + s.plan_variant};
+  }
+
  private:
-  static double spread_of(const Shape& s) {
-    if constexpr (requires { Op::decision_spread(s); }) return Op::decision_spread(s);
-    return 1.0;
-  }
-  static bool topology_of(const Shape& s) {
-    if constexpr (requires { Op::has_topology(s); }) return Op::has_topology(s);
-    return false;
-  }
   static void agree(Shape& s, const Comm& comm) {
-    if constexpr (requires { Op::agree(s, comm); }) Op::agree(s, comm);
+    if (hooks.agree != nullptr) hooks.agree(s, comm);
   }
   // What the collective check would have reported (it reports it on every rank alike; a
   // call without the check fails on the rank alone, as an erroneous MPI call may).
   static void validate(const Shape& s, const Comm& comm) {
-    if constexpr (requires { Op::validate(s, comm); }) Op::validate(s, comm);
+    if (!s.problem.empty()) throw Error(std::string(Op::name) + ": rank " + std::to_string(comm.rank()) + ": " + s.problem);
   }
-  static constexpr bool size_classes() {
-    if constexpr (requires { Op::kSizeClasses; }) return Op::kSizeClasses;
-    return true;
+
+  // What the blocking and persistent forms do first: check mode, the shape, the
+  // environment's algorithm, the collective argument check (Options::check_args) and the
+  // shape's own verdict.
+  static std::pair<Shape, Algo> checked(const Args& a, const Comm& comm, Algo requested, const Options& o,
+                                        bool have_buffers) {
+    if (check_mode()) Op::check_agreement(a, comm, o);
+    std::pair<Shape, Algo> out{Op::shape(a, comm, o), with_environment(requested)};
+    if (o.check_args) check(a, out.first, comm, out.second, o, have_buffers);
+    validate(out.first, comm);
+    return out;
+  }
+
+  static void check(const Args& a, Shape& s, const Comm& comm, Algo algo, const Options& o, bool have_buffers) {
+    ArgumentCheck c = Op::argument_check(a, s, comm, algo, o, have_buffers);
+    c.op = Op::name;
+    const std::uint64_t extra = check_arguments(
+        comm, c, [&](std::uint64_t max, std::uint64_t min) { return Op::sizes_differ(a, max, min); },
+        [&] { return Op::modes_differ(algo, o); });
+    if (hooks.after_check != nullptr) hooks.after_check(s, extra);
   }
 
   // An operation decided per call site (alltoallv: no rank knows the others' sizes without
@@ -223,41 +241,26 @@ class Driver {
   // may make the collective (a non-blocking one uses the class last agreed).
   static constexpr std::uint64_t kSiteRecheck = 64;
   static int site_class(Shape& s, const Comm& comm, bool may_agree) {
-    if constexpr (size_classes()) {
-      return 0;
-    } else {
-      auto& classes = comm.cache().site_classes;
-      const std::uint64_t site = Op::key_bytes(s);
-      auto it = std::find_if(classes.begin(), classes.end(), [&](const auto& c) { return c.first == site; });
-      if (it == classes.end()) {
-        if (classes.size() >= kMaxOnlineSites) classes.clear();  // (every rank alike: the same calls)
-        it = classes.insert(classes.end(), {site, CommCache::SiteClass{}});
-      }
-      CommCache::SiteClass& c = it->second;
-      if (may_agree && c.calls++ % kSiteRecheck == 0) {
-        agree(s, comm);
-        c.size_class = size_class(Op::decision_bytes(s));
-      }
-      return c.size_class;
+    if (!hooks.per_site) return 0;
+    auto& classes = comm.cache().site_classes;
+    auto it = std::find_if(classes.begin(), classes.end(), [&](const auto& c) { return c.first == s.key_bytes; });
+    if (it == classes.end()) {
+      if (classes.size() >= kMaxOnlineSites) classes.clear();  // (every rank alike: the same calls)
+      it = classes.insert(classes.end(), {s.key_bytes, CommCache::SiteClass{}});
     }
-  }
-
-  static void check(const Args& a, Shape& s, const Comm& comm, Algo algo, const Options& o, bool have_buffers) {
-    ArgumentCheck c = Op::argument_check(a, s, comm, algo, o, have_buffers);
-    c.op = Op::name;
-    const std::uint64_t extra = check_arguments(
-        comm, c, [&](std::uint64_t max, std::uint64_t min) { return Op::sizes_differ(a, max, min); },
-        [&] { return Op::modes_differ(algo, o); });
-    if constexpr (requires { Op::after_check(s, extra); }) Op::after_check(s, extra);
+    CommCache::SiteClass& c = it->second;
+    if (may_agree && c.calls++ % kSiteRecheck == 0) {
+      agree(s, comm);
+      c.size_class = size_class(s.decision_bytes);
+    }
+    return c.size_class;
   }
 
   // What a decision is remembered under: online decides per size class.
   static DecisionKey decision_key(const Shape& s, AutoPolicy policy, int agreed_class) {
-    const std::uint64_t bytes = Op::key_bytes(s);
-    const bool by_class = policy == AutoPolicy::Online && size_classes();
-    return {Op::name, by_class ? size_class_last(size_class(bytes)) : bytes, 1.0,
-            (Op::key_options(s) * 4 + static_cast<std::uint64_t>(policy)) * 128 +
-                static_cast<std::uint64_t>(agreed_class + 1)};
+    const bool by_class = policy == AutoPolicy::Online && !hooks.per_site;
+    return {Op::name, by_class ? size_class_last(size_class(s.key_bytes)) : s.key_bytes, 1.0,
+            (Op::options(s) * 4 + static_cast<std::uint64_t>(policy)) * 128 + static_cast<std::uint64_t>(agreed_class + 1)};
   }
 
   static void remember(const Comm& comm, const DecisionKey& key, const OpChoice& c) {
@@ -300,49 +303,44 @@ class Driver {
     return *made;
   }
 
+  static OpChoice decided(const OpChoice& c, const Args& a, const Shape& s, const Comm& comm) {
+    execute(c, a, s, comm);
+    return c;
+  }
+
   static OpChoice auto_blocking(const Args& a, Shape& s, const Comm& comm) {
     const AutoPolicy policy = auto_policy();
     const DecisionKey key = decision_key(s, policy, site_class(s, comm, true));
-    const std::uint64_t epoch = tuning_table_epoch();
-    if (const auto hit = comm.remembered_decision(key, epoch)) {
-      const OpChoice c(static_cast<Algo>(hit->algo), hit->reason);
-      execute(c, a, s, comm);
-      return c;
-    }
+    if (const auto hit = comm.remembered_decision(key, tuning_table_epoch()))
+      return decided(OpChoice(static_cast<Algo>(hit->algo), hit->reason), a, s, comm);
     // Nothing to decide: what every rank has agreed leaves nothing to exchange.
-    if constexpr (requires { Op::nothing_to_exchange(s); }) {
-      if (const auto none = Op::nothing_to_exchange(s)) {
+    if (hooks.nothing_to_exchange != nullptr)
+      if (const auto none = hooks.nothing_to_exchange(s)) {
         remember(comm, key, *none);
-        execute(*none, a, s, comm);
-        return *none;
+        return decided(*none, a, s, comm);
       }
-    }
     if (policy != AutoPolicy::Online) {
       agree(s, comm);  // statistics every rank shares (one collective per decision, alltoallv only)
       const OpChoice c = predicted(question(s, &comm), policy);
       remember(comm, key, c);
-      execute(c, a, s, comm);
-      return c;
+      return decided(c, a, s, comm);
     }
     OnlineSite& on = site(s, comm, key);
     if (!on.settled() && on.waiting()) {
       static const std::string* const waiting =
           intern_reason("auto (online): native for the first " + std::to_string(online_after()) +
                         " calls of a size class (LIBCOMM_ONLINE_AFTER), then the candidates are measured");
-      OpChoice c(Algo::Native, waiting);
-      execute(c, a, s, comm);
-      return c.set_measuring();
+      return decided(OpChoice(Algo::Native, waiting), a, s, comm).set_measuring();
     }
     if (!on.settled() && !on.prepared()) {
       agree(s, comm);  // (once per site, every rank at the same call: the one collective of a decision)
-      on.prepare(online_candidates(question(s, &comm), Op::one_node_shared(s)), online_reps_for(Op::decision_bytes(s)),
+      on.prepare(online_candidates(question(s, &comm), s.one_node_shared()), online_reps_for(s.decision_bytes),
                  static_cast<int>(Algo::Native));
     }
     if (!on.settled()) return measure(on, a, s, comm, key);
     const OpChoice c(static_cast<Algo>(on.winner()), on.reason());
     remember(comm, key, c);
-    execute(c, a, s, comm);
-    return c;
+    return decided(c, a, s, comm);
   }
 
   // One measuring call of the online policy: runs the next candidate, times it, and once
@@ -350,8 +348,8 @@ class Driver {
   static OpChoice measure(OnlineSite& on, const Args& a, const Shape& s, const Comm& comm, const DecisionKey& key) {
     const Candidate next = on.next();
     OpChoice c(static_cast<Algo>(next.algo), "auto (online): measuring " + std::string(next.name) + ", one of " +
-                                                       std::to_string(on.candidates().size()) + " candidates (" +
-                                                       std::to_string(on.calls_needed()) + " calls in all)");
+                                                 std::to_string(on.candidates().size()) + " candidates (" +
+                                                 std::to_string(on.calls_needed()) + " calls in all)");
     // The candidates are timed from a common start (a barrier, during the warm-up only), so
     // that a rank that came late does not credit an algorithm with the time it did not wait.
     check_mpi(MPI_Barrier(comm.internal()), "MPI_Barrier");
@@ -362,7 +360,7 @@ class Driver {
       // The candidates that lost give back their plans (windows, buffers) built at this
       // shape; every rank alike, in candidate order.
       for (const Candidate& lost : on.candidates())
-        if (lost.algo != on.winner()) comm.drop_plan(Op::plan_key(static_cast<Algo>(lost.algo), s));
+        if (lost.algo != on.winner()) comm.drop_plan(plan_key(static_cast<Algo>(lost.algo), s));
       remember(comm, key, OpChoice(static_cast<Algo>(on.winner()), on.reason()));
       if (comm.rank() == 0) record_learned(learned_row(s, comm, on));
     }
@@ -370,29 +368,16 @@ class Driver {
   }
 
   static LearnedRow learned_row(const Shape& s, const Comm& comm, const OnlineSite& on) {
-    const int k = size_class(Op::decision_bytes(s));
-    LearnedRow row;
-    row.op = Op::name;
-    row.ranks = comm.size();
-    row.ppn = Layout::of(comm.nodes()).ppn;
-    row.topology = topology_of(s);
-    row.from = size_class_first(k);
-    row.to = size_class_last(k);
-    row.algo = std::string(name_of<Op>(static_cast<Algo>(on.winner())));
-    row.comment = on.reason();
-    return row;
+    const int k = size_class(s.decision_bytes);
+    return {std::string(Op::name), comm.size(), Layout::of(comm.nodes()).ppn, s.topology, size_class_first(k),
+            size_class_last(k), std::string(name_of<Op>(static_cast<Algo>(on.winner()))), on.reason()};
   }
 
-  // Auto where it cannot measure (non-blocking and persistent calls, choose_<op>): a
-  // decision remembered on the Comm or an online winner, else the model's (or table's)
-  // prediction; online keeps measuring at the next blocking call. `collective`: the call
-  // may agree on statistics first (persistent plans are made collectively).
   // What a non-blocking call runs of `c`: an algorithm of the node's shared window runs
   // natively (docs/fallbacks.md). Making its plan is a blocking collective (the segment,
   // the node's sub-communicators), and a rank blocked there while its peer first completes
-  // an earlier request, which needs this rank's progress, never returns (issue 38). The
-  // request form is the one form that must not block; blocking and persistent calls make
-  // such plans as before.
+  // an earlier request, which needs this rank's progress, never returns. The request form
+  // is the one form that must not block; blocking and persistent calls make such plans.
   static OpChoice for_request(const OpChoice& c, Algo asked, bool allow_fallback) {
     if (!entry_of<Op>(c.algo).node_memory) return c;
     const std::string what = std::string(Op::name) + ": " + std::string(name_of<Op>(c.algo)) +
@@ -401,22 +386,26 @@ class Driver {
     return OpChoice(Algo::Native, what + ": ran native instead");
   }
 
+  // Auto where it cannot measure (non-blocking and persistent calls, choose_<op>): a
+  // decision remembered on the Comm or an online winner, else the model's (or table's)
+  // prediction; online keeps measuring at the next blocking call. `collective`: the call
+  // may agree on statistics first (persistent plans are made collectively).
   static OpChoice auto_without_measuring(Shape s, const Comm& comm, bool collective) {
     const AutoPolicy policy = auto_policy();
     const DecisionKey key = decision_key(s, policy, site_class(s, comm, collective));
     if (const auto hit = comm.remembered_decision(key, tuning_table_epoch()))
       return OpChoice(static_cast<Algo>(hit->algo), hit->reason);
-    if (policy == AutoPolicy::Online)
+    if (policy == AutoPolicy::Online) {
       for (auto& [k, on] : comm.cache().online_sites)
         if (k == key && on->settled()) return OpChoice(static_cast<Algo>(on->winner()), on->reason());
-    // Online runs the MPI library's own collective until it has measured (never slower than
-    // MPI by default); the model and table policies predict.
-    if (policy == AutoPolicy::Online)
+      // Online runs the MPI library's own collective until it has measured (never slower
+      // than MPI by default); the model and table policies predict.
       return OpChoice(Algo::Native, "auto (online): native until a blocking call of this size class has measured "
                                     "the candidates");
+    }
     if (collective) agree(s, comm);
-    if constexpr (requires { Op::unmeasured_default(s); })
-      if (const auto fixed = Op::unmeasured_default(s)) return *fixed;
+    if (hooks.unmeasured_default != nullptr)
+      if (const auto fixed = hooks.unmeasured_default(s)) return *fixed;
     return predicted(question(s, &comm), policy);
   }
 
@@ -425,16 +414,11 @@ class Driver {
       const double until = MPI_Wtime() + delay;
       while (MPI_Wtime() < until) std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
-    if (c.algo == Algo::Native) {
-      Op::native(a, s, comm);
-      return;
-    }
-    if (Op::empty(s)) return;
-    if constexpr (requires { Op::run_outside(c, a, s, comm); }) {
-      if (Op::run_outside(c, a, s, comm)) return;
-    }
-    run_cached(comm, Op::plan_key(c.algo, s), Op::plan_shape(s), a.send, a.recv,
-               [&] { return Op::state(c, a, s, comm, Form::Blocking); });
+    if (hooks.on_run != nullptr) hooks.on_run(a, s, comm, c.algo);
+    const auto& e = entry_of<Op>(c.algo);
+    if (e.run != nullptr) return e.run(a, s, comm);
+    if (s.skip_when_empty && s.total == 0) return;
+    run_cached(comm, plan_key(c.algo, s), s.sizes, a.send, a.recv, [&] { return make_plan(c, s, comm, Form::Blocking); });
   }
 };
 

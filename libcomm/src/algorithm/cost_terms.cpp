@@ -124,4 +124,42 @@ const char* mpi_library_name(MpiLibrary l) {
   return "?";
 }
 
+double log_rounds_alltoall(const Layout& l, const CostParams& c, double n) {
+  const int p = l.ranks;
+  double t = 0, moved = 0;
+  for (int bit = 1; bit < p; bit <<= 1) {
+    double k = 0;  // the slots k < P with this bit set
+    for (int slot = 0; slot < p; ++slot) k += (slot & bit) != 0;
+    t += exchange_round(l, c, k * n, bit);
+    moved += k;
+  }
+  // Rotation in, pack and unpack of every round, and the un-rotation by swaps (3 copies per
+  // pair of slots).
+  return t + copy(c, (p + 2 * moved + 1.5 * p) * n);
+}
+
+// dimension i reaches the rank 2^i away (fewer messages when a block has fewer elements
+// than d: an empty subblock is not sent).
+double dcycles_step(const Layout& l, const CostParams& c, double n, double messages, int d, double sending) {
+  const double posting = (std::max(1.0, messages) - 1) * c.overhead;
+  const double each = n / std::max(1.0, messages);
+  if (l.nodes == 1) return c.alpha_intra + posting + n * c.beta_intra_at(each) * c.intra_flows(l.ppn);
+  const int local_dims = std::min(d, log2_ceil(l.ppn));  // dimensions inside a node
+  const double off = static_cast<double>(d - local_dims) / d;
+  const double net =
+      c.alpha + posting + off_node(l, c, n * off * c.inter_flows(l.ppn) * c.beta_at(each), n * off * l.ppn, each, sending);
+  const double mem = off < 1 ? c.alpha_intra + posting + n * (1 - off) * c.intra_flows(l.ppn) * c.beta_intra_at(each) : 0.0;
+  return std::max(net, mem);
+}
+
+// (Receiving costs no posting overhead: each sender posts one message; the P - ppn from
+// other nodes arrive at once, as share_fanin says, and at least at the pace of a full link.)
+double linear_gather(const Layout& l, const CostParams& c, double n) {
+  const int p = l.ranks;
+  if (p <= 1) return 0;
+  if (l.nodes == 1) return c.alpha_intra + (p - 1) * n * c.beta_intra_at(n);
+  const double in = std::max(n * c.beta_at(n) * c.fanin_flows(p - l.ppn), (p - l.ppn) * n * c.full_link_beta_at(n));
+  return c.alpha + std::max(in, (l.ppn - 1) * n * c.beta_intra_at(n));
+}
+
 }  // namespace libcomm::detail::cost

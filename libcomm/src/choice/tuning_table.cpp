@@ -16,6 +16,7 @@
 
 #include "libcomm/error.hpp"
 #include "libcomm/operations.hpp"
+#include "libcomm/settings.hpp"
 #include "libcomm/topology.hpp"
 #include "libcomm/tuning.hpp"
 
@@ -352,7 +353,7 @@ void load_locked() {
   if (g_loaded) return;
   g_loaded = true;
   g_record_checked = g_layout_checked = false;
-  const SettingsFile file = settings_file("LIBCOMM_TUNING", ".tune");
+  const SettingsFile file = settings_file(Setting::Tuning, ".tune");
   if (file.named) {
     try {
       g_table = std::make_shared<const TuningTable>(TuningTable::load(file.path));
@@ -418,23 +419,6 @@ std::shared_ptr<const TuningTable> usable_locked() {
   return g_table;
 }
 }  // namespace
-
-std::string tuning_directory() {
-  const char* dir = std::getenv("LIBCOMM_TUNING_DIR");
-  if (dir != nullptr && *dir != '\0') return dir;
-  return LIBCOMM_DEFAULT_TUNING_DIR;
-}
-
-SettingsFile settings_file(const char* var, std::string_view extension) {
-  const char* path = std::getenv(var);
-  if (path != nullptr && *path != '\0') return {path, true};
-  const char* platform = std::getenv("LIBCOMM_PLATFORM");
-  if (platform != nullptr && *platform != '\0') {
-    std::string file = tuning_directory() + "/" + platform + std::string(extension);
-    if (std::ifstream(file)) return {std::move(file), false};
-  }
-  return {};
-}
 
 std::shared_ptr<const TuningTable> active_tuning_table() {
   std::lock_guard<std::mutex> lock(g_mutex);

@@ -7,15 +7,7 @@
 
 #include <mpi.h>
 
-#include <string>
-#include <utility>
-#include <vector>
-
 namespace libcomm::detail {
-
-// What this rank would compare: one (name, value) per setting; a file's value is its
-// path and a hash of its contents (or why it cannot be read).
-std::vector<std::pair<std::string, std::string>> steering_settings();
 
 // Collective over comm: one MPI_Allreduce when every rank agrees; otherwise a few more to
 // name the first setting that differs and a rank that has another value, then

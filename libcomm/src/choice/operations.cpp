@@ -4,12 +4,14 @@
 
 #include <string>
 
-#include "allgather/allgather_internal.hpp"
-#include "alltoall/alltoall_internal.hpp"
-#include "alltoallv/alltoallv_internal.hpp"
+#include "../allgather/allgather_internal.hpp"
+#include "../alltoall/alltoall_internal.hpp"
+#include "../alltoallv/alltoallv_internal.hpp"
+#include "driver.hpp"
 #include "libcomm/auto_policy.hpp"
 #include "libcomm/error.hpp"
-#include "reduce_scatter/reduce_scatter_internal.hpp"
+#include "libcomm/settings.hpp"
+#include "../reduce_scatter/reduce_scatter_internal.hpp"
 
 namespace libcomm {
 
@@ -107,42 +109,13 @@ std::vector<Prediction> predict(std::string_view op, const Comm& comm, std::size
     return predictions<detail::ReduceScatterOp>(s);
   }
   static const AlltoallvOptions o;
-  detail::AlltoallvOp::Shape s;
-  s.p = comm.size();
-  s.nodes = &comm.nodes();
-  s.opts = &o;
-  s.stats = {bytes, static_cast<double>(bytes)};
-  s.global = true;
   operation_named(op);  // (an unknown name is an Error)
-  return predictions<detail::AlltoallvOp>(s);
+  return predictions<detail::AlltoallvOp>(
+      detail::AlltoallvOp::shape(comm.size(), comm.nodes(), {bytes, static_cast<double>(bytes)}, o));
 }
 
-void forget_environment_policy();  // auto_policy.cpp
-
-namespace {
-// Reads Op's environment variable now (a bad name is kept: every Auto call of Op reports it).
-template <class Op>
-void read_algorithm_variable() {
-  try {
-    (void)detail::Driver<Op>::with_environment(Op::Algo::Auto);
-  } catch (const Error&) {
-  }
-}
-}  // namespace
-
-// Reads the environment's choices now (LIBCOMM_AUTO and every operation's variable), so that
-// what a call runs never depends on when the program changed a variable afterwards.
-void reload_environment() {
-  forget_environment_policy();
-  detail::reload_environment();
-  try {
-    (void)auto_policy();
-  } catch (const Error&) {  // (kept: every call that asks reports it)
-  }
-  read_algorithm_variable<detail::AlltoallOp>();
-  read_algorithm_variable<detail::AlltoallvOp>();
-  read_algorithm_variable<detail::AllgatherOp>();
-  read_algorithm_variable<detail::ReduceScatterOp>();
-}
+// Reads the environment's settings again (libcomm/settings.hpp), so that what a call runs
+// never depends on when the program changed a variable afterwards.
+void reload_environment() { reload_settings(); }
 
 }  // namespace libcomm

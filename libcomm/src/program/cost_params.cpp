@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "libcomm/error.hpp"
+#include "libcomm/settings.hpp"
 #include "libcomm/tuning.hpp"
 
 namespace libcomm {
@@ -187,7 +188,7 @@ std::string cost_params_text(const CostParams& c) {
 const CostParams& active_cost_params() {
   std::lock_guard lock(g_mutex);
   if (g_active) return *g_active;
-  const SettingsFile file = settings_file("LIBCOMM_MODEL", ".model");
+  const SettingsFile file = settings_file(Setting::Model, ".model");
   if (file.named) {
     try {
       g_active = load_cost_params(file.path);

@@ -18,6 +18,7 @@
 #include <fstream>
 
 #include "libcomm/error.hpp"
+#include "libcomm/settings.hpp"
 #include "libcomm/reduction.hpp"
 #include "libcomm/sim.hpp"
 #include "mpi_bytes.hpp"
@@ -58,8 +59,8 @@ bool is_local(StepKind k) { return k == StepKind::Copy || k == StepKind::Reduce 
 // posted (s<peer>:<bytes> sends, r<peer>:<bytes> receives, . for sync messages). Shows
 // where a schedule spends its time: waiting for synchronisation, or sending.
 const char* trace_dir() {
-  static const char* dir = std::getenv("LIBCOMM_TRACE_STAGES");
-  return dir != nullptr && *dir != '\0' ? dir : nullptr;
+  static const std::string dir = setting_text(Setting::TraceStages);
+  return dir.empty() ? nullptr : dir.c_str();
 }
 
 void stage_mark(PlanState& s, bool posted) {
@@ -239,18 +240,7 @@ double wait_timeout() {
 #ifdef LIBCOMM_SIMGRID
   return 0;
 #else
-  static const double seconds = [] {
-    const char* v = std::getenv("LIBCOMM_TIMEOUT");
-    if (v == nullptr || *v == '\0') return 0.0;
-    char* end = nullptr;
-    const double t = std::strtod(v, &end);
-    return *end == '\0' && t >= 0 && t <= 1e9 ? t : -1.0;
-  }();
-  require(seconds >= 0, [] {
-    return "LIBCOMM_TIMEOUT='" + std::string(std::getenv("LIBCOMM_TIMEOUT")) +
-           "' is not a number of seconds (0 to 1e9; 0 or unset: no timeout)";
-  });
-  return seconds;
+  return setting_number(Setting::Timeout);
 #endif
 }
 
@@ -298,14 +288,10 @@ Error timeout_error(const PlanState& s, const std::vector<MPI_Request>& reqs, do
   const auto add = [](std::vector<int>& v, int r) {
     if (std::find(v.begin(), v.end(), r) == v.end()) v.push_back(r);
   };
-  std::string where = s.prelude_pending ? "the exchange of the counts"
-                                         : "the MPI library's collective (every rank of the communicator takes part)";
+  std::string where = "the MPI library's collective (every rank of the communicator takes part)";
   int me = 0;
   MPI_Comm_rank(s.channels[0], &me);
-  if (s.prelude_pending && s.prelude_messages.size() == reqs.size()) {
-    for (std::size_t k = 0; k < reqs.size(); ++k)
-      if (reqs[k] != MPI_REQUEST_NULL) add(s.prelude_messages[k].send ? to : from, s.prelude_messages[k].peer);
-  } else if (s.program && !s.prelude_pending) {
+  if (s.program) {
     const StepProgram& p = *s.program;
     const std::vector<const Step*> steps = waited_steps(s, p);
     if (steps.size() == reqs.size()) {
@@ -322,7 +308,8 @@ Error timeout_error(const PlanState& s, const std::vector<MPI_Request>& reqs, do
         for (int r : members)
           if (r != me) add(from, r), add(to, r);
       }
-      where = "stage " + std::to_string(s.stage) + " of " + std::to_string(p.stages);
+      where = s.prelude_pending ? "the exchange of the counts"
+                                : "stage " + std::to_string(s.stage) + " of " + std::to_string(p.stages);
     }
   }
   std::sort(from.begin(), from.end());
@@ -379,15 +366,6 @@ bool requests_done(PlanState& s, std::vector<MPI_Request>& reqs, bool block) {
 // Progresses the run; with `block` until it completes. True when it has completed.
 bool progress(PlanState& s, bool block) {
   if (!s.active) return true;
-  if (s.prelude_pending) {  // the data the program is built from, first
-    if (!requests_done(s, s.reqs, block)) return false;
-    s.reqs.clear();
-    s.prelude_messages.clear();
-    s.prelude_pending = false;
-    s.program = std::make_shared<const StepProgram>(s.build());
-    s.own_scratch.resize(s.program->scratch_bytes);
-    s.scratch = s.own_scratch.data();
-  }
   if (!s.program) {  // native: one request
     if (!requests_done(s, s.reqs, block)) return false;
     s.reqs.clear();
@@ -416,6 +394,18 @@ bool progress(PlanState& s, bool block) {
   }
   require(s.reqs.empty(), [&] { return "executor: " + p.algorithm + ": rank " + std::to_string(p.rank) +
                               ": communication left after the last stage (a program error)"; });
+  if (s.prelude_pending) {  // what the program is built from is here: build it and run it
+    s.prelude_pending = false;
+    s.recv = s.user_recv;
+    s.tag_data = tags::program_tag(s.run_sequence, TagKind::Data);
+    s.program = std::make_shared<const StepProgram>(s.build(s.gathered));
+    s.own_scratch.resize(s.program->scratch_bytes);
+    s.scratch = s.own_scratch.data();
+    s.stage = 0;
+    s.stage_posted = false;
+    s.next_step = 0;
+    return progress(s, block);
+  }
   write_stage_trace(s, p);
   s.active = false;
   return true;
@@ -442,15 +432,17 @@ void start(PlanState& s, const void* send, void* recv, std::byte* borrowed_scrat
   // (The sequence number is taken at start, as every rank starts its collectives in one
   // order; a deferred program uses it once built.)
   const std::uint64_t seq = (*s.sequence)++;
-  if (s.prelude) {  // a deferred program: built when the prelude's data is there
-    s.program.reset();
-    s.prelude_messages.clear();
-    s.prelude(tags::prelude_tag(seq), s.reqs, s.prelude_messages);
-    s.prelude_pending = true;
-  }
   s.scratch = borrowed_scratch ? borrowed_scratch : s.own_scratch.data();
+  s.run_sequence = seq;
   s.tag_data = tags::program_tag(seq, TagKind::Data);
   s.tag_sync = tags::program_tag(seq, TagKind::Sync);
+  if (s.prelude) {  // a deferred program: its prelude gathers what it is built from, first
+    s.program = s.prelude;
+    s.prelude_pending = true;
+    s.user_recv = s.recv;
+    s.recv = s.gathered.data();
+    s.tag_data = tags::prelude_tag(seq);
+  }
   s.stage = 0;
   s.stage_posted = false;
   s.next_step = 0;
@@ -543,17 +535,17 @@ std::shared_ptr<PlanState> program_plan(const Comm& comm, StepProgram program, s
   return program_plan(comm, std::move(program), std::move(reason), own_scratch, {}, nullptr);
 }
 
-std::shared_ptr<PlanState> deferred_program_plan(
-    const Comm& comm, std::string algorithm, std::string reason,
-    std::function<void(int tag, std::vector<MPI_Request>& reqs, std::vector<PreludeMessage>& messages)> prelude,
-    std::function<StepProgram()> build) {
+std::shared_ptr<PlanState> deferred_program_plan(const Comm& comm, std::string algorithm, std::string reason,
+                                                 StepProgram prelude, std::size_t gathered_bytes,
+                                                 std::function<StepProgram(std::span<const std::byte>)> build) {
   auto s = std::make_shared<PlanState>();
   s->algorithm = std::move(algorithm);
   s->reason = std::move(reason);
   s->channels = {comm.internal()};
   s->channel_sizes = {static_cast<std::size_t>(comm.size())};
   s->sequence = comm.sequence_counter();
-  s->prelude = std::move(prelude);
+  s->prelude = std::make_shared<const StepProgram>(std::move(prelude));
+  s->gathered.resize(gathered_bytes);
   s->build = std::move(build);
   return s;
 }

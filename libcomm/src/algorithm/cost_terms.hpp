@@ -36,6 +36,15 @@ double one_exchange_per_round(const Layout& l, const CostParams& c, double n);
 // P - 1 rounds of exchanges with partner rank ^ j (pairwise): the first ppn - 1 stay on
 // the node (nodes of a power-of-two size, aligned), the others leave it from every rank.
 double xor_exchange_rounds(const Layout& l, const CostParams& c, double n);
+// P blocks of n bytes in ceil(log2 P) rounds, round `bit` moving the blocks k < P with that
+// bit set, plus the rotations and packing copies: Bruck's algorithm (paper 002, s. 2.4), and
+// the small-message all-to-all of Open MPI and MPICH.
+double log_rounds_alltoall(const Layout& l, const CostParams& c, double n);
+// Paper 004's motions (allgather, and reversed reduce_scatter): n bytes over the d cube
+// dimensions in `messages` messages at once, one step of the d cycles (`sending`: how many
+// nodes take part; all by default); every rank's n bytes to one rank at once.
+double dcycles_step(const Layout& l, const CostParams& c, double n, double messages, int d, double sending = 0);
+double linear_gather(const Layout& l, const CostParams& c, double n);
 // A binomial-tree broadcast of n bytes from one rank: floor(log2 P) latencies on the way
 // to the farthest rank, the root's ceil(log2 P) messages through its link.
 double binomial_broadcast(const Layout& l, const CostParams& c, double n);

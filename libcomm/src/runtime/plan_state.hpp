@@ -33,13 +33,6 @@ struct SharedWindow {
   ~SharedWindow();
 };
 
-// One message of a prelude (PlanState::prelude): the rank of channel 0 it goes to or
-// comes from.
-struct PreludeMessage {
-  int peer = 0;
-  bool send = false;
-};
-
 struct PlanState {
   std::string algorithm, reason;
   // The step program of this rank, or null for a native plan (native_start posts the MPI
@@ -47,14 +40,14 @@ struct PlanState {
   std::shared_ptr<const StepProgram> program;
   std::function<void(const void* send, void* recv, MPI_Request* req)> native_start;
   // A request whose program needs data from every rank first (the staged alltoallv's
-  // count matrix): `prelude` posts that exchange as point-to-point messages on channel 0
-  // with tag `tag` (one PreludeMessage per request, so that a stalled wait can name the
-  // ranks it waits for); once they have completed, `build` makes the program (then run
-  // like any other). Progressed by test / wait.
-  std::function<void(int tag, std::vector<MPI_Request>& reqs, std::vector<PreludeMessage>& messages)> prelude;
-  std::function<StepProgram()> build;
-  std::vector<PreludeMessage> prelude_messages;
+  // count matrix): the step program `prelude` gathers it into `gathered` (the prelude's
+  // receive area; its messages carry the prelude's tag), then `build` makes the program
+  // from it, run like any other. Progressed by test / wait.
+  std::shared_ptr<const StepProgram> prelude;
+  std::vector<std::byte> gathered;
+  std::function<StepProgram(std::span<const std::byte> gathered)> build;
   bool prelude_pending = false;
+  std::byte* user_recv = nullptr;  // the run's receive buffer while the prelude runs
   // Channel c's communicator (0: the Comm's internal duplicate) and its size.
   std::vector<MPI_Comm> channels;
   std::vector<std::size_t> channel_sizes;
@@ -84,6 +77,7 @@ struct PlanState {
   bool stage_posted = false;
   std::size_t next_step = 0;
   int tag_data = 0, tag_sync = 0;
+  std::uint64_t run_sequence = 0;  // the tags' sequence number of this run
   std::vector<MPI_Request> reqs;
   std::vector<std::uint32_t> req_complete;
   std::vector<MPI_Request> waitset;
@@ -105,20 +99,10 @@ std::shared_ptr<PlanState> program_plan(const Comm& comm, StepProgram program, s
 std::shared_ptr<PlanState> native_plan(const Comm& comm, std::string algorithm, std::string reason,
                                        std::function<void(const void*, void*, MPI_Request*)> start);
 
-// The plan state of an operation's resolved choice: the MPI library's own collective
-// (`native_start()` gives its start) or the algorithm's step program (`build()`).
-template <class NativeStart, class Build>
-std::shared_ptr<PlanState> choice_state(const Comm& comm, std::string reason, bool native,
-                                        NativeStart&& native_start, Build&& build, bool own_scratch) {
-  if (native) return native_plan(comm, "native", std::move(reason), native_start());
-  return program_plan(comm, build(), std::move(reason), own_scratch);
-}
-
-// A request whose program is built once `prelude`'s messages have completed.
-std::shared_ptr<PlanState> deferred_program_plan(
-    const Comm& comm, std::string algorithm, std::string reason,
-    std::function<void(int tag, std::vector<MPI_Request>& reqs, std::vector<PreludeMessage>& messages)> prelude,
-    std::function<StepProgram()> build);
+// A request whose program is built from what `prelude` gathers (`gathered_bytes`).
+std::shared_ptr<PlanState> deferred_program_plan(const Comm& comm, std::string algorithm, std::string reason,
+                                                 StepProgram prelude, std::size_t gathered_bytes,
+                                                 std::function<StepProgram(std::span<const std::byte>)> build);
 
 // Starts a run and drives it to completion (the blocking calls), with scratch from the
 // Comm's slot 0.

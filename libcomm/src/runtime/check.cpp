@@ -8,42 +8,25 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <cstdlib>
 #include <vector>
 
 #include "libcomm/check.hpp"
 #include "libcomm/error.hpp"
+#include "libcomm/settings.hpp"
 #include "mpi_bytes.hpp"
-
-#ifndef LIBCOMM_CHECK_DEFAULT
-#define LIBCOMM_CHECK_DEFAULT 0
-#endif
 
 namespace libcomm {
 
 namespace {
 
-// -1: not decided yet; 0 / 1: off / on.
+// -1: LIBCOMM_CHECK's (libcomm/settings.hpp); 0 / 1: set_check_mode's.
 std::atomic<int> g_check_mode{-1};
-
-int check_mode_from_env() {
-  const char* v = std::getenv("LIBCOMM_CHECK");
-  if (v == nullptr || *v == '\0') return LIBCOMM_CHECK_DEFAULT;
-  const std::string s(v);
-  if (s == "1" || s == "on" || s == "true") return 1;
-  if (s == "0" || s == "off" || s == "false") return 0;
-  throw Error("LIBCOMM_CHECK='" + s + "' is not 1/on/true or 0/off/false");
-}
 
 }  // namespace
 
 bool check_mode() {
-  int m = g_check_mode.load(std::memory_order_relaxed);
-  if (m < 0) {
-    m = check_mode_from_env();
-    g_check_mode.store(m, std::memory_order_relaxed);
-  }
-  return m != 0;
+  const int m = g_check_mode.load(std::memory_order_relaxed);
+  return m < 0 ? setting_flag(Setting::Check) : m != 0;
 }
 
 void set_check_mode(bool on) { g_check_mode.store(on ? 1 : 0, std::memory_order_relaxed); }

@@ -1,5 +1,4 @@
-// What the driver (driver.hpp) reads from the environment once: each operation's
-// algorithm (LIBCOMM_<OP>) and the tests' slowdown switch (LIBCOMM_TEST_SLOW).
+// The tests' slowdown switch (LIBCOMM_TEST_SLOW, read once, or set by a test program).
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -14,11 +13,6 @@
 namespace libcomm::detail {
 
 namespace {
-
-std::mutex g_env_mutex;
-// Kept for the life of the process: a driver holds a pointer to its operation's entry.
-std::map<std::string, std::unique_ptr<EnvChoice>, std::less<>> g_env;
-std::vector<std::unique_ptr<EnvChoice>> g_env_retired;
 
 struct Slowdown {
   std::string op, algo;
@@ -53,7 +47,7 @@ std::vector<Slowdown> parse_slowdowns(const char* v) {
 // (At start-up nothing can report an Error: a malformed switch is said on stderr and ignored.)
 std::vector<Slowdown> slowdowns_from_env() {
   try {
-    return parse_slowdowns(std::getenv("LIBCOMM_TEST_SLOW"));
+    return parse_slowdowns(setting_text(Setting::TestSlow).c_str());
   } catch (const Error& e) {
     std::fprintf(stderr, "libcomm: %s (ignored)\n", e.what());
     return {};
@@ -65,8 +59,6 @@ std::vector<Slowdown> g_slow = slowdowns_from_env();
 std::atomic<bool> g_any_slow{!g_slow.empty()};
 
 }  // namespace
-
-std::atomic<std::uint64_t> g_environment_generation{1};
 
 double test_slowdown(std::string_view op, std::string_view algo, int rank) {
   if (!g_any_slow.load(std::memory_order_relaxed)) return 0;  // (one load on the hot path)
@@ -80,28 +72,6 @@ void set_test_slowdown(const std::string& spec) {
   std::lock_guard lock(g_slow_mutex);
   g_slow = parse_slowdowns(spec.c_str());
   g_any_slow.store(!g_slow.empty(), std::memory_order_relaxed);
-}
-
-const EnvChoice& env_choice(const char* var, int (*parse)(std::string_view)) {
-  std::lock_guard lock(g_env_mutex);
-  if (const auto it = g_env.find(var); it != g_env.end()) return *it->second;
-  auto c = std::make_unique<EnvChoice>();
-  const char* v = std::getenv(var);
-  if (v != nullptr && *v != '\0') {
-    try {
-      c->algo = parse(v);
-    } catch (const Error& e) {
-      c->error = e.what();
-    }
-  }
-  return *g_env.emplace(var, std::move(c)).first->second;
-}
-
-void reload_environment() {
-  std::lock_guard lock(g_env_mutex);
-  for (auto& [var, choice] : g_env) g_env_retired.push_back(std::move(choice));  // (still referenced)
-  g_env.clear();
-  g_environment_generation.fetch_add(1);
 }
 
 }  // namespace libcomm::detail

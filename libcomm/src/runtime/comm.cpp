@@ -6,7 +6,7 @@
 #include "libcomm/error.hpp"
 #include "comm_cache.hpp"
 #include "plan_state.hpp"
-#include "settings_check.hpp"
+#include "same_settings.hpp"
 
 namespace libcomm {
 

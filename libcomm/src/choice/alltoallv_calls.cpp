@@ -1,0 +1,84 @@
+// The public calls of the irregular all-to-all (libcomm/alltoallv.hpp): each is a call of the one
+// driver (driver.hpp) on the operation its folder defines.
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <cstdlib>
+#include <limits>
+#include <set>
+
+#include "../alltoallv/alltoallv_internal.hpp"
+#include "driver.hpp"
+
+namespace libcomm {
+
+using Driver = detail::Driver<detail::AlltoallvOp>;
+
+const std::vector<AlltoallvAlgoInfo>& alltoallv_algorithms() { return detail::algorithm_infos<detail::AlltoallvOp>(); }
+std::string_view alltoallv_algo_name(AlltoallvAlgo a) { return detail::name_of<detail::AlltoallvOp>(a); }
+AlltoallvAlgo alltoallv_algo_from_name(std::string_view name) {
+  return detail::algorithm_named<detail::AlltoallvOp>(name);
+}
+AlltoallvAlgo alltoallv_algo_from_env(AlltoallvAlgo fallback) {
+  return detail::algorithm_from_env<detail::AlltoallvOp>(fallback);
+}
+
+namespace {
+
+// A shape for P ranks without a Comm (one rank per node) with given count statistics.
+struct FlatShape {
+  NodeMap nodes;
+  detail::AlltoallvOp::Shape shape;
+  FlatShape(int p, const AlltoallvCountStats& stats, const AlltoallvOptions& o)
+      : nodes(NodeMap::one_rank_per_node(p)), shape(detail::AlltoallvOp::shape(p, nodes, stats, o)) {}
+};
+
+AlltoallvChoice model_choice(const detail::AlltoallvOp::Shape& s) {
+  const detail::AutoAnswer m = detail::model_answer(Driver::question(s, nullptr));
+  return AlltoallvChoice(static_cast<AlltoallvAlgo>(m.algo), m.reason);
+}
+
+}  // namespace
+
+AlltoallvAlgo choose_alltoallv(AlltoallvAlgo requested, int p) {
+  if (requested != AlltoallvAlgo::Auto) return requested;
+  const AlltoallvOptions o;
+  const FlatShape flat(p, {1, 1.0}, o);
+  return Driver::program_choice(flat.shape).algo;
+}
+
+// Without counts the model prices start-ups alone (1-byte messages): four_stage where its
+// 4 ceil(sqrt P) + 2 start-ups beat the P - 1 of direct (paper 001, Table 3).
+AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, int p, const AlltoallvOptions& opts) {
+  require(p > 0, "choose_alltoallv: P must be positive, got " + std::to_string(p));
+  const FlatShape flat(p, {1, 1.0}, opts);
+  if (requested != AlltoallvAlgo::Auto) return Driver::resolve_requested(requested, flat.shape, opts.allow_fallback);
+  return model_choice(flat.shape);
+}
+
+AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, const AlltoallvCountStats& counts, const Comm& comm) {
+  static const AlltoallvOptions defaults;
+  const detail::AlltoallvOp::Shape s = detail::AlltoallvOp::shape(comm.size(), comm.nodes(), counts, defaults);
+  return Driver::choose(requested, s, comm);
+}
+
+AlltoallvChoice alltoallv(const void* send, std::span<const std::int64_t> sendcounts,
+                          std::span<const std::int64_t> sdispls, void* recv, std::span<const std::int64_t> recvcounts,
+                          std::span<const std::int64_t> rdispls, const Comm& comm, AlltoallvAlgo algo,
+                          const AlltoallvOptions& opts) {
+  return Driver::blocking({send, sendcounts, sdispls, recv, recvcounts, rdispls}, comm, algo, opts);
+}
+
+Plan plan_alltoallv(const Comm& comm, std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
+                    std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
+                    AlltoallvAlgo algo, const AlltoallvOptions& opts) {
+  return Driver::persistent({nullptr, sendcounts, sdispls, nullptr, recvcounts, rdispls}, comm, algo, opts);
+}
+
+Request ialltoallv(const void* send, std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,
+                   void* recv, std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
+                   const Comm& comm, AlltoallvAlgo algo, const AlltoallvOptions& opts) {
+  return Driver::nonblocking({send, sendcounts, sdispls, recv, recvcounts, rdispls}, comm, algo, opts);
+}
+
+}  // namespace libcomm
