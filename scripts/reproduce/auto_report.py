@@ -222,11 +222,23 @@ def summary_section(rows_of):
 
 
 def cmd_of(path):
+    """The command that wrote the record at `path`, with a note where the record does not hold
+    what the command asks for (its sizes and repetitions)."""
     cmd = os.path.splitext(path)[0] + ".cmd"
-    if os.path.exists(cmd):
-        with open(cmd) as f:
-            return f.read().strip().replace(os.getcwd() + "/", "")
-    return None
+    if not os.path.exists(cmd):
+        return None
+    with open(cmd) as f:
+        text = f.read().strip().replace(os.getcwd() + "/", "")
+    sizes = re.search(r"--sizes (\S+)", text)
+    reps = re.search(r"--reps (\d+)", text)
+    with open(path) as f:
+        j = json.load(f)
+    held = (len({r["block_bytes"] for r in j["results"]}), j.get("reps", 1))
+    asked = (len(sizes.group(1).split(",")) if sizes else held[0], int(reps.group(1)) if reps else held[1])
+    if asked != held:
+        text += (f"  (this command does not match its record: it asks for {asked[0]} sizes x {asked[1]} "
+                 f"repetitions, the record holds {held[0]} x {held[1]}; the command that wrote the record was not kept)")
+    return text
 
 
 def sim_section(records):
