@@ -85,6 +85,11 @@ AlltoallChoice choose_alltoall(AlltoallAlgo requested, std::size_t block_bytes, 
 // or the rule.
 AlltoallChoice choose_alltoall(AlltoallAlgo requested, std::size_t block_bytes, const Comm& comm,
                                const AlltoallOptions& opts = {});
+// The inter-node algorithm of a paper 002 scheme's plan, on `column` (one rank per node):
+// as choose_alltoall on the column, except that the online policy, which cannot measure
+// inside a plan being built, leaves it to the model on the column's size alone.
+AlltoallChoice choose_alltoall_in_plan(AlltoallAlgo requested, std::size_t block_bytes, const Comm& column,
+                                       const AlltoallOptions& opts);
 
 // The schedule of a schedule-based algorithm for P ranks (Linear, Ring, RingSendrecv,
 // Pairwise, Factor, FactorGrouped). Throws Error for the others and when the algorithm

@@ -63,7 +63,6 @@
 #include "../runtime/plan_state.hpp"
 #include "alltoall_internal.hpp"
 #include "libcomm/alltoall.hpp"
-#include "libcomm/auto_policy.hpp"
 
 namespace libcomm::detail {
 
@@ -404,11 +403,8 @@ std::shared_ptr<PlanState> plan(const PlanCall<AlltoallOp>& call) {
   inner_opts.check_args = false;
   // The inter-node algorithm: the table's or the model's choice on a column (online cannot
   // measure inside a plan that is being built: the model decides then).
-  const bool measured = auto_policy() == AutoPolicy::Online;
-  const int nodes = comm.nodes().num_nodes();
   const InnerChoice inner = [&](std::size_t bytes) {
-    if (measured) return choose_alltoall(opts.inter_node, bytes, nodes, inner_opts).algo;
-    return choose_alltoall(opts.inter_node, bytes, h->column_comms.front(), inner_opts).algo;
+    return choose_alltoall_in_plan(opts.inter_node, bytes, h->column_comms.front(), inner_opts).algo;
   };
   StepProgram prog = e.extra.scheme(comm.nodes(), comm.rank(), call.shape.block, inner, blocking,
                                     h->node->shared_memory && opts.node_shared_memory);

@@ -4,6 +4,7 @@
 
 #include "../alltoall/alltoall_internal.hpp"
 #include "driver.hpp"
+#include "libcomm/auto_policy.hpp"
 
 namespace libcomm {
 
@@ -30,6 +31,12 @@ AlltoallChoice choose_alltoall(AlltoallAlgo requested, std::size_t block_bytes, 
 AlltoallChoice choose_alltoall(AlltoallAlgo requested, std::size_t block_bytes, const Comm& comm,
                                const AlltoallOptions& opts) {
   return Driver::choose(requested, AlltoallOp::shape({nullptr, nullptr, block_bytes}, comm, opts), comm);
+}
+
+AlltoallChoice choose_alltoall_in_plan(AlltoallAlgo requested, std::size_t block_bytes, const Comm& column,
+                                       const AlltoallOptions& opts) {
+  if (auto_policy() == AutoPolicy::Online) return choose_alltoall(requested, block_bytes, column.size(), opts);
+  return choose_alltoall(requested, block_bytes, column, opts);
 }
 
 bool is_hierarchical(AlltoallAlgo a) { return entry_of<AlltoallOp>(a).node_map; }
