@@ -16,6 +16,7 @@
 #include <concepts>
 #include <cmath>
 #include <string>
+#include <mutex>
 #include <thread>
 #include <utility>
 
@@ -154,6 +155,12 @@ class Driver {
     const Parsed* p = cached.load(std::memory_order_acquire);
     if (p == nullptr || p->generation != settings_generation()) {
       auto* fresh = new Parsed{settings_generation(), Algo::Auto, {}};
+      static auto* every = new std::vector<const Parsed*>;  // (kept reachable: a reader may hold one)
+      {
+        static std::mutex m;
+        std::lock_guard lock(m);
+        every->push_back(fresh);
+      }
       try {
         fresh->algo = algorithm_named<Op>(setting_text(Op::setting));
       } catch (const Error& e) {

@@ -151,9 +151,18 @@ std::mutex g_mutex;
 std::atomic<const Snapshot*> g_snapshot{nullptr};
 std::atomic<unsigned long> g_generation{1};
 
+// Every snapshot ever read, kept reachable (a reader may still hold one after a reload;
+// none is freed, and none is a leak).
+std::vector<const Snapshot*>& every_snapshot() {
+  static auto* all = new std::vector<const Snapshot*>;
+  return *all;
+}
+
+// (Called with g_mutex held.)
 const Snapshot& read_environment() {
   const std::vector<Declared>& all = declared();
   auto* s = new Snapshot;  // (never freed: see Snapshot)
+  every_snapshot().push_back(s);
   for (const Declared& d : all) s->values.push_back(parse(d, std::getenv(std::string(d.info.name).c_str())));
   s->generation = g_generation.load();
   return *s;
