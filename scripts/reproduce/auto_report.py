@@ -151,6 +151,63 @@ def ratio_table(ev, policies, extra=None):
     return lines
 
 
+def selector_of(meta):
+    """Whose rules chose native's algorithm in a simulated record (commbench's native_selector,
+    written since scripts/simulate.sh --native-selector; a record without it ran SMPI's own)."""
+    if meta is None:
+        return "-"
+    sel = meta.get("native_selector")
+    if sel is None:
+        return "smpi (unrecorded)"
+    forced = meta.get("native_forced")
+    return f"{sel} ({meta.get('op', '')}: {forced})" if forced else sel
+
+
+def conditions(records, detail):
+    """What the verdicts below rest on, counted from the runs' commands, records and platform
+    files: online's warm-up, repetitions, and whether anything varied between the timings
+    online chose from and those it is scored on."""
+    n = len(detail)
+    after0 = sum(1 for _, _, paths, _ in detail if "LIBCOMM_ONLINE_AFTER=0" in (cmd_of(paths["main"]) or ""))
+    reps = collections.Counter()
+    for _, _, paths, _ in detail:
+        with open(paths["main"]) as f:
+            reps[json.load(f).get("reps")] += 1
+    few = sum(c for r, c in reps.items() if r is None or r < 3)
+    varied = set()
+    for platform in {k[0] for k, _, _, _ in detail}:
+        xml = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "inputs", "platforms", platform + ".xml")
+        if os.path.exists(xml) and re.search(r"(speed|bandwidth|latency|state)_file|profile", open(xml).read()):
+            varied.add(platform)
+    out = [f"What these verdicts rest on: {after0} of {n} runs set LIBCOMM_ONLINE_AFTER=0 (online measured from "
+           f"the first call, not after its default warm-up); {few} of {n} ran fewer than 3 repetitions; "
+           f"{len(varied)} of {len({k[0] for k, _, _, _ in detail})} platforms vary over time "
+           "(availability or speed profiles)."]
+    if not varied:
+        out[0] += (" A simulation without variability repeats exactly, so online was scored on the very "
+                   "timings it chose from.")
+    return out + [""]
+
+
+def cmd_mismatch(cmd, path):
+    """Why the command printed for a record cannot have made it, or None: the record's own
+    command line (commbench's "command", in records made since it is written), else its
+    repetitions and number of block sizes against the command's --reps and --sizes."""
+    with open(path) as f:
+        j = json.load(f)
+    args = cmd.split(" commbench ", 1)[1] if " commbench " in cmd else None
+    if "command" in j:
+        return None if args is None or args.strip() == j["command"].strip() else \
+            f"the record's own command line is `{j['command']}`"
+    m_sizes, m_reps = re.search(r"--sizes (\S+)", cmd), re.search(r"--reps (\d+)", cmd)
+    n = len({r["block_bytes"] for r in j["results"]})
+    if m_sizes and len(m_sizes.group(1).split(",")) != n or m_reps and int(m_reps.group(1)) != j.get("reps"):
+        return (f"the record holds {n} sizes x {j.get('reps')} repetition(s), the command asks for "
+                f"{len(m_sizes.group(1).split(',')) if m_sizes else '?'} x {m_reps.group(1) if m_reps else '?'}: "
+                "the command that made it was not kept")
+    return None
+
+
 def cmd_of(path):
     cmd = os.path.splitext(path)[0] + ".cmd"
     if os.path.exists(cmd):
@@ -195,20 +252,27 @@ def sim_section(records):
         for pol in POLICIES:
             if per[pol] is not None and per[pol] > worst[pol][0]:
                 worst[pol] = (per[pol], key)
-        summary.append((key, per, len(ev)))
+        summary.append((key, per, len(ev), selector_of(meta)))
         detail.append((key, ev, paths, rows))
     lines.append("## SimGrid: auto / best single algorithm")
     lines.append("")
     lines.append("Worst ratio over the sizes 8 B - 1 MiB of each run (the detail tables below give every size; "
                  "`**` marks a ratio above the target: online 1.05, model and table 1.25).")
     lines.append("")
-    lines.append("| platform | ranks | operation | sizes | online | model | table |")
-    lines.append("|---|---:|---|---:|---:|---:|---:|")
-    for (platform, np_, op), per, n in summary:
+    lines.append("| platform | ranks | operation | native's selector | sizes | online | model | table |")
+    lines.append("|---|---:|---|---|---:|---:|---:|---:|")
+    for (platform, np_, op), per, n, sel in summary:
         cells = [fmt_ratio(pol, per[pol]) if per[pol] is not None else "-" for pol in POLICIES]
-        lines.append(f"| {platform} | {np_} | {op} | {n} | " + " | ".join(cells) + " |")
+        lines.append(f"| {platform} | {np_} | {op} | {sel} | {n} | " + " | ".join(cells) + " |")
     lines.append("")
-    lines += unmeasured(records, {k for k, _, _ in summary})
+    sels = collections.Counter(sel for _, _, _, sel in summary)
+    lines.append("Native's selector (scripts/simulate.sh --native-selector; smpi/coll-selector): "
+                 + ", ".join(f"{sel} in {n} of {len(summary)} runs" for sel, n in sorted(sels.items())) + "."
+                 + (" \"smpi (unrecorded)\" marks a record made before simulate.sh chose and recorded a "
+                 "selector: native there is SMPI's own default, not Open MPI's decision." if "smpi (unrecorded)" in sels else ""))
+    lines.append("")
+    lines += unmeasured(records, {k for k, _, _, _ in summary})
+    lines += conditions(records, detail)
     for pol in POLICIES:
         r, key = worst[pol]
         if key is None:
@@ -241,16 +305,31 @@ def sim_section(records):
         lines.append("")
         lines += misses
         lines.append("")
+    mismatched, details = [], []
     for (platform, np_, op), ev, paths, _ in detail:
-        lines.append(f"### {platform}, {np_} ranks, {op}")
-        lines.append("")
+        details.append(f"### {platform}, {np_} ranks, {op}")
+        details.append("")
+        sel = selector_of(load([paths["main"]])[0])
+        details.append(f"Native: SMPI's {op} as the {sel} selector decides." if sel != "smpi (unrecorded)" else
+                       f"Native: SMPI's own default {op} (the record names no selector: it was made before "
+                       "simulate.sh recorded one).")
+        details.append("")
         for which in ("main", "table", "model"):
             c = cmd_of(paths[which]) if which in paths else None
             if c:
-                lines.append(f"    {c}")
+                why = cmd_mismatch(c, paths[which])
+                if why:
+                    mismatched.append(f"- {platform}, {np_} ranks, {op} ({which} run): {why}.")
+                details.append(f"    {c}" + (f"\n\n(This command does not match its record: {why}.)\n" if why else ""))
+        details.append("")
+        details += ratio_table(ev, POLICIES)
+        details.append("")
+    if mismatched:
+        lines.append("Commands that do not match their records (the detail tables print them with the same remark):")
         lines.append("")
-        lines += ratio_table(ev, POLICIES)
+        lines += mismatched
         lines.append("")
+    lines += details
     return lines, summary
 
 
@@ -396,7 +475,7 @@ def main():
     out.append("")
     sim, summary = sim_section(a.records)
     if sim:
-        platforms = sorted({k[0] for k, _, _ in summary})
+        platforms = sorted({k[0] for k, _, _, _ in summary})
         out.append("Simulated platforms (SMPI, `--simulated-payload --model-copy 1`; every algorithm timed "
                    "after one untimed call; online measures from the first call, LIBCOMM_ONLINE_AFTER=0, as "
                    "many timed runs per candidate as commbench's --reps; each run's command is under its table):")
