@@ -74,7 +74,7 @@ while (($#)); do
     --queue) QUEUE="$2"; shift 2 ;;
     --tcp-log) TCP_LOG="$2"; shift 2 ;;
     --native-selector) SELECTOR="$2"; shift 2 ;;
-    -h|--help) sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; break ;;
     -*) echo "simulate.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) break ;;
