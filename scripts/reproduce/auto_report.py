@@ -151,6 +151,9 @@ def ratio_table(ev, policies, extra=None):
     return lines
 
 
+SUMMARY_RUNS = []  # one run_summary per run, simulated then real, filled by the sections
+
+
 def selector_of(meta):
     """Whose rules chose native's algorithm in a simulated record (commbench's native_selector,
     written since scripts/simulate.sh --native-selector; a record without it ran SMPI's own)."""
@@ -253,6 +256,7 @@ def sim_section(records):
             if per[pol] is not None and per[pol] > worst[pol][0]:
                 worst[pol] = (per[pol], key)
         summary.append((key, per, len(ev), selector_of(meta)))
+        SUMMARY_RUNS.append(run_summary(platform, np_, op, selector_of(meta), ev, rows))
         detail.append((key, ev, paths, rows))
     lines.append("## SimGrid: auto / best single algorithm")
     lines.append("")
@@ -333,6 +337,84 @@ def sim_section(records):
     return lines, summary
 
 
+def warm_of(rows, b, e):
+    """The warm-up of online's first measuring row at block b: (calls, seconds, the winner's
+    seconds per call), or None (commbench's `all` puts `auto`, the default policy, before
+    `auto:online`, which then finds the class decided)."""
+    if "online" not in e:
+        return None
+    first = [r for a, v in rows[b].items() if base(a) in ("auto", "auto:online") for r in v[2]]
+    if not first:
+        return None
+    most = max(r.get("warmup_calls", 0) for r in first)
+    rs = [r for r in first if r.get("warmup_calls", 0) == most]
+    return (statistics.median(r.get("warmup_calls", 0) for r in rs),
+            statistics.median(r.get("warmup_s", 0.0) for r in rs), e["online"][1] * e["best"][1])
+
+
+def run_summary(where, np_, op, sel, ev, rows):
+    """One row of the page's summary: a run's sizes, each policy's sizes within target and
+    worst ratio, and online's warm-up (median calls over the sizes, the most time beyond as
+    many calls of the winner)."""
+    out = {"where": where, "np": np_, "op": op, "sel": sel, "sizes": len(ev)}
+    for pol in ("online", "model"):
+        rs = [e[pol][1] for e in ev.values() if pol in e]
+        out[pol] = (sum(1 for r in rs if r <= LIMITS[pol]), len(rs), max(rs) if rs else None)
+    warms = [w for b, e in ev.items() for w in [warm_of(rows, b, e)] if w]
+    out["calls"] = statistics.median(w[0] for w in warms) if warms else None
+    out["extra_ms"] = max((w[1] - w[0] * w[2]) * 1e3 for w in warms) if warms else None
+    return out
+
+
+def summary_section(runs):
+    if not runs:
+        return []
+    lines = ["## Summary: simulated and real runs side by side", ""]
+    lines.append("One row per run: where it ran, native's selector (simulations), the sizes, for online "
+                 "and model the sizes within target (online 1.05, model 1.25; `**` marks a worst ratio "
+                 "beyond it) and the worst ratio to the best single algorithm, and online's warm-up: the "
+                 "median number of calls over the sizes before it settled, and the most time those calls "
+                 "took beyond as many calls of what it then ran (simulated time in a simulation). What the "
+                 "simulated verdicts rest on is said under the SimGrid section's table.")
+    lines.append("")
+    lines.append("| where | ranks | operation | native's selector | sizes | online within | online worst | "
+                 "model within | model worst | warm-up calls | warm-up beyond the winner, ms |")
+    lines.append("|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for r in runs:
+        cells = []
+        for pol in ("online", "model"):
+            w, n, worst = r[pol]
+            cells += [f"{w} of {n}", fmt_ratio(pol, worst) if worst is not None else "-"]
+        calls = f"{r['calls']:.0f}" if r["calls"] is not None else "-"
+        extra = f"{r['extra_ms']:.2f}" if r["extra_ms"] is not None else "-"
+        lines.append(f"| {r['where']} | {r['np']} | {r['op']} | {r['sel']} | {r['sizes']} | " + " | ".join(cells)
+                     + f" | {calls} | {extra} |")
+    lines.append("")
+    for kind, label in (("sim", "Simulated"), ("real", "On this machine")):
+        rs = [r for r in runs if (r["where"] == "this machine") == (kind == "real")]
+        if not rs:
+            continue
+        parts = []
+        for pol in ("online", "model"):
+            w = sum(r[pol][0] for r in rs)
+            n = sum(r[pol][1] for r in rs)
+            worst = max((r for r in rs if r[pol][2] is not None), key=lambda r: r[pol][2], default=None)
+            if worst is None:
+                continue
+            parts.append(f"{pol} is within its target at {w} of {n} sizes, worst {worst[pol][2]:.2f} "
+                         f"({worst['where']}, {worst['np']} ranks, {worst['op']})")
+        warm = [r for r in rs if r["extra_ms"] is not None]
+        if warm:
+            most = max(warm, key=lambda r: r["extra_ms"])
+            parts.append(f"the warm-up's median calls per run range from "
+                         f"{min(r['calls'] for r in warm):.0f} to {max(r['calls'] for r in warm):.0f}, and cost at most "
+                         f"{most['extra_ms']:.2f} ms beyond the winner's time ({most['where']}, {most['np']} ranks, "
+                         f"{most['op']})")
+        lines.append(f"- {label} ({len(rs)} runs): " + "; ".join(parts) + ".")
+    lines.append("")
+    return lines
+
+
 def real_section(records):
     runs = collections.defaultdict(list)
     for p in glob.glob(os.path.join(records, "real_np*_*.run*.json")):
@@ -367,6 +449,7 @@ def real_section(records):
             return f"{ratio:.2f}"
 
         lines += ratio_table(ev, ("online", "model"), ("native's spread", spread))
+        SUMMARY_RUNS.append(run_summary("this machine", np_, op, "-", ev, rows))
         for b, e in ev.items():
             t = e["best"][1]
             if "online" in e:
@@ -483,8 +566,9 @@ def main():
         for p in platforms:
             out.append(f"- {PLATFORM_TEXT.get(p, p)}{model_text(p)}")
         out.append("")
-    out += sim
     real, warm = real_section(a.records)
+    out += summary_section(SUMMARY_RUNS)
+    out += sim
     out += real
     out += warmup_section(warm)
     out += dropin_section(a.dropin)
