@@ -32,6 +32,13 @@
 #                      time and node, and the connections and segments sent in all
 #                      (scripts/tcp_log.py; `tcp_log.py count FILE --trace DIR` counts them
 #                      per run of a stage trace). The log costs the simulation 2-3x its time
+#     --native-selector S  whose decision rules pick the algorithm of the MPI library's own
+#                      collectives (what commbench calls native): ompi (default, Open MPI's
+#                      tuned rules over SMPI's copies of its algorithms), mpich (MPICH's), or
+#                      smpi (SMPI's own default, which for allgather and alltoall posts every
+#                      message at once); sets smpi/coll-selector, which a per-collective
+#                      --cfg smpi/<collective>:ALGO overrides for that collective. Records
+#                      say which ran (commbench's native_selector)
 #     --cfg N:V        any further SimGrid setting (e.g. smpi/alltoall:pair)
 #     --verbose        keep SimGrid's informational log
 #   PROGRAM is an app name (commbench, fft3d, ...) built in build-sim/, or a path.
@@ -50,6 +57,7 @@ NETWORK=fluid
 TCP_BUFFER=64M
 QUEUE=""
 TCP_LOG=""
+SELECTOR=ompi
 CFG=()
 while (($#)); do
   case "$1" in
@@ -65,7 +73,8 @@ while (($#)); do
     --tcp-buffer) TCP_BUFFER="$2"; shift 2 ;;
     --queue) QUEUE="$2"; shift 2 ;;
     --tcp-log) TCP_LOG="$2"; shift 2 ;;
-    -h|--help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --native-selector) SELECTOR="$2"; shift 2 ;;
+    -h|--help) sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; break ;;
     -*) echo "simulate.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) break ;;
@@ -92,6 +101,15 @@ print(n if 0 < n < 2**32 else "")' "$TCP_BUFFER")
   { echo "simulate.sh: --tcp-log needs --network packet (the fluid model has no TCP)" >&2; exit 2; }
 [[ -z "$TCP_LOG" ]] || : >"$TCP_LOG" ||
   { echo "simulate.sh: --tcp-log: cannot write '$TCP_LOG'" >&2; exit 2; }
+case "$SELECTOR" in
+  ompi|mpich) SELECTOR_CFG="$SELECTOR" ;;
+  smpi) SELECTOR_CFG=default ;;  # SimGrid's name for its own choices
+  *) echo "simulate.sh: --native-selector must be ompi, mpich or smpi, got '$SELECTOR'" >&2; exit 2 ;;
+esac
+for c in "${CFG[@]}"; do
+  [[ "$c" != --cfg=smpi/coll-selector:* ]] ||
+    { echo "simulate.sh: give the selector as --native-selector (ompi, mpich or smpi), not $c" >&2; exit 2; }
+done
 [[ -z "$HOSTFILE_IN" || -f "$HOSTFILE_IN" ]] || { echo "simulate.sh: no host file '$HOSTFILE_IN'" >&2; exit 2; }
 
 SIM_BUILD="${SIM_BUILD_DIR:-$LIBCOMM_ROOT/build-sim}"
@@ -138,7 +156,7 @@ else
   awk -v k="$PPN" -v n="$NP" '{for (i = 0; i < k && c < n; i++) {print; ++c}}' <<<"$HOSTS" >"$HOSTFILE"
 fi
 
-OPTS=(--cfg=smpi/shared-malloc:global --cfg=smpi/privatization:dlopen)
+OPTS=(--cfg=smpi/shared-malloc:global --cfg=smpi/privatization:dlopen --cfg=smpi/coll-selector:$SELECTOR_CFG)
 if [[ "$NETWORK" == packet ]]; then
   python3 "$LIBCOMM_ROOT/scripts/packet_platform.py" "$PLATFORM" "$HOSTFILE" || exit 2
   for c in "${CFG[@]}"; do

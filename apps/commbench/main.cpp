@@ -20,9 +20,36 @@
 #include "operation.hpp"
 #include "timing.hpp"
 
+#ifdef LIBCOMM_SIMGRID
+#include <xbt/config.hpp>
+#endif
+
 namespace commbench {
 
 namespace {
+
+// Under SimGrid: whose decision rules chose native's algorithm (smpi/coll-selector, as
+// scripts/simulate.sh --native-selector names them: "smpi" is SimGrid's "default") and the
+// algorithm a --cfg smpi/<collective>:ALGO forced for this operation, "" where none did.
+// Outside SimGrid both are "": native is the MPI library the program runs on.
+// The command line as given (the record keeps it: a page can check what it prints against it).
+std::string g_command;
+
+std::pair<std::string, std::string> native_selector(const std::string& op) {
+#ifdef LIBCOMM_SIMGRID
+  std::string selector = simgrid::config::get_value<std::string>("smpi/coll-selector");
+  if (selector == "default") selector = "smpi";
+  std::string forced;
+  try {
+    forced = simgrid::config::get_value<std::string>("smpi/" + op);
+  } catch (...) {  // (no per-collective setting of that name)
+  }
+  return {selector, forced};
+#else
+  (void)op;
+  return {"", ""};
+#endif
+}
 
 // commbench --calibrate FILE: the flat model's parameters of this machine (paper 001,
 // s. 2), printed point by point beside the fitted line, and saved for --predict file:FILE.
@@ -225,6 +252,11 @@ void print_table(const Options& o, int p, const std::vector<Row>& rows) {
   std::set<std::string> notes;
   for (const auto& r : rows)
     if (!r.note.empty() && notes.insert(r.note).second) std::cout << "note: " << r.note << "\n";
+  if (libcomm::built_for_simulation()) {
+    const auto [selector, forced] = native_selector(o.op);
+    std::cout << "note: native is SMPI's " << o.op << " as the " << selector << " selector decides"
+              << (forced.empty() ? "" : " (forced: smpi/" + o.op + ":" + forced + ")") << "\n";
+  }
   for (const auto& r : rows)
     if (r.warmup_calls > 1)
       std::cout << "note: " << r.algo << " at " << apps::format_size(r.block) << ": decided after "
@@ -248,12 +280,18 @@ void print_validation(const Options& o, const std::vector<Row>& rows, long long 
 nlohmann::json record(const Options& o, const libcomm::Comm& comm, const std::vector<Row>& rows, long long failures) {
   nlohmann::json j;
   j["program"] = "commbench";
+  j["command"] = g_command;
   j["op"] = o.op;
   j["ranks"] = comm.size();
   j["nodes"] = comm.nodes().describe();
   j["reps"] = o.sizes.reps;
   j["model_copy_gbs"] = o.copy_gbs;
   j["auto_policy"] = libcomm::auto_policy_name(libcomm::auto_policy());
+  if (libcomm::built_for_simulation()) {
+    const auto [selector, forced] = native_selector(o.op);
+    j["native_selector"] = selector;
+    if (!forced.empty()) j["native_forced"] = forced;
+  }
   j["validation"] = o.simulated ? "NOT_CHECKED" : failures == 0 ? "PASS" : "FAIL";
   for (const auto& r : rows) {
     nlohmann::json row = {{"algo", r.algo},         {"ran", r.ran},
@@ -284,6 +322,7 @@ int run(int argc, char** argv) {
       "Every run is validated byte for byte; the table shows medians over --reps of the\n"
       "slowest rank's time and the ratio to native measured in the same run."};
   Options o;
+  for (int i = 1; i < argc; ++i) g_command += (i > 1 ? " " : "") + std::string(argv[i]);
   add_what_options(app, o);
   add_other_options(app, o);
   apps::parse_command_line(app, argc, argv);

@@ -151,94 +151,72 @@ def ratio_table(ev, policies, extra=None):
     return lines
 
 
-def warmups(ev, rows):
-    """Per size online measured: (block, warm-up calls, their seconds, seconds of one call of
-    what online then ran), from the first online row of the size (commbench's `all` puts
-    `auto`, the default policy, before `auto:online`, which then finds the class decided)."""
-    out = []
-    for b, e in ev.items():
-        if "online" not in e:
-            continue
-        first = [r for a, v in rows[b].items() if base(a) in ("auto", "auto:online") for r in v[2]]
-        most = max(r.get("warmup_calls", 0) for r in first)
-        rs = [r for r in first if r.get("warmup_calls", 0) == most]
-        calls = statistics.median(r.get("warmup_calls", 0) for r in rs)
-        spent = statistics.median(r.get("warmup_s", 0.0) for r in rs)
-        out.append((b, calls, spent, e["online"][1] * e["best"][1]))
-    return out
+SUMMARY_RUNS = []  # one run_summary per run, simulated then real, filled by the sections
 
 
-def worst_of(ev, pol):
-    return max((e[pol][1] for e in ev.values() if pol in e), default=None)
+def selector_of(meta):
+    """Whose rules chose native's algorithm in a simulated record (commbench's native_selector,
+    written since scripts/simulate.sh --native-selector; a record without it ran SMPI's own)."""
+    if meta is None:
+        return "-"
+    sel = meta.get("native_selector")
+    if sel is None:
+        return "smpi (unrecorded)"
+    forced = meta.get("native_forced")
+    return f"{sel} ({meta.get('op', '')}: {forced})" if forced else sel
 
 
-def warmup_cells(warm):
-    """Median and most warm-up calls over a run's sizes, and the most the warm-up took beyond as
-    many calls of the winner."""
-    if not warm:
-        return ["-", "-"]
-    calls = [c for _, c, _, _ in warm]
-    extra = max(spent - c * per_call for _, c, spent, per_call in warm)
-    return [f"{statistics.median(calls):.0f} / {max(calls):.0f}", f"{extra * 1e3:.1f}"]
+def conditions(records, detail):
+    """What the verdicts below rest on, counted from the runs' commands, records and platform
+    files: online's warm-up, repetitions, and whether anything varied between the timings
+    online chose from and those it is scored on."""
+    n = len(detail)
+    after0 = sum(1 for _, _, paths, _ in detail if "LIBCOMM_ONLINE_AFTER=0" in (cmd_of(paths["main"]) or ""))
+    reps = collections.Counter()
+    for _, _, paths, _ in detail:
+        with open(paths["main"]) as f:
+            reps[json.load(f).get("reps")] += 1
+    few = sum(c for r, c in reps.items() if r is None or r < 3)
+    varied = set()
+    for platform in {k[0] for k, _, _, _ in detail}:
+        xml = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "inputs", "platforms", platform + ".xml")
+        if os.path.exists(xml) and re.search(r"(speed|bandwidth|latency|state)_file|profile", open(xml).read()):
+            varied.add(platform)
+    out = [f"What these verdicts rest on: {after0} of {n} runs set LIBCOMM_ONLINE_AFTER=0 (online measured from "
+           f"the first call, not after its default warm-up); {few} of {n} ran fewer than 3 repetitions; "
+           f"{len(varied)} of {len({k[0] for k, _, _, _ in detail})} platforms vary over time "
+           "(availability or speed profiles)."]
+    if not varied:
+        out[0] += (" A simulation without variability repeats exactly, so online was scored on the very "
+                   "timings it chose from.")
+    return out + [""]
 
 
-def summary_section(rows_of):
-    """The simulated and the real runs side by side; the verdicts computed from these rows."""
-    lines = ["## Summary: simulated and real runs", ""]
-    lines.append("Each row is one run (a platform, a rank count, an operation): its worst ratio to the best single "
-                 "algorithm over its sizes (`**`: above the target, online 1.05, model and table 1.25; the detail "
-                 "tables below give every size), its repetitions, and what online's warm-up cost there: the calls "
-                 "before the winner ran (median and most over the sizes) and the most time they took beyond as "
-                 "many calls of the winner. In a simulation online is scored on the very timings it chose from "
-                 "(a simulation repeats exactly, and its runs measure from the first call, "
-                 "LIBCOMM_ONLINE_AFTER=0); the real runs use the defaults on a shared machine.")
-    lines.append("")
-    lines.append("| where | ranks | operation | sizes | repetitions | online | model | table | warm-up calls | "
-                 "warm-up beyond the winner, ms |")
-    lines.append("|---|---:|---|---:|---|---:|---:|---:|---:|---:|")
-    for (where, np_, op), per, n, reps, warm in rows_of:
-        cells = [fmt_ratio(pol, per[pol]) if per[pol] is not None else "-" for pol in POLICIES]
-        lines.append(f"| {where} | {np_} | {op} | {n} | {reps} | " + " | ".join(cells + warmup_cells(warm)) + " |")
-    lines.append("")
-    for kind, is_kind in (("simulated", lambda w: w != "this machine"), ("real", lambda w: w == "this machine")):
-        runs = [r for r in rows_of if is_kind(r[0][0])]
-        for pol in POLICIES:
-            worst = [(r[1][pol], r[0]) for r in runs if r[1][pol] is not None]
-            if not worst:
-                continue
-            ratio, key = max(worst)
-            over = sum(1 for w, _ in worst if w > LIMITS[pol])
-            verdict = "within its target" if over == 0 else f"above its target in {over} of {len(worst)} runs"
-            lines.append(f"- {kind}, **{pol}** ({LIMITS[pol]:.2f}): {verdict}; worst {ratio:.2f} "
-                         f"({key[0]}, {key[1]} ranks, {key[2]}).")
-    warm = [(r[0], w) for r in rows_of for w in r[4]]
-    if warm:
-        (where, np_, op), (b, calls, spent, per_call) = max(warm, key=lambda x: x[1][2] - x[1][1] * x[1][3])
-        lines.append(f"- The warm-up cost most beyond the winner's own time at {where}, {np_} ranks, {op}, "
-                     f"{size_text(b)}: {calls:.0f} calls in {spent * 1e3:.1f} ms, "
-                     f"{(spent - calls * per_call) * 1e3:.1f} ms more than the winner would have taken.")
-    lines.append("")
-    return lines
+def cmd_mismatch(cmd, path):
+    """Why the command printed for a record cannot have made it, or None: the record's own
+    command line (commbench's "command", in records made since it is written), else its
+    repetitions and number of block sizes against the command's --reps and --sizes."""
+    with open(path) as f:
+        j = json.load(f)
+    args = cmd.split(" commbench ", 1)[1] if " commbench " in cmd else None
+    if "command" in j:
+        return None if args is None or args.strip() == j["command"].strip() else \
+            f"the record's own command line is `{j['command']}`"
+    m_sizes, m_reps = re.search(r"--sizes (\S+)", cmd), re.search(r"--reps (\d+)", cmd)
+    n = len({r["block_bytes"] for r in j["results"]})
+    if m_sizes and len(m_sizes.group(1).split(",")) != n or m_reps and int(m_reps.group(1)) != j.get("reps"):
+        return (f"the record holds {n} sizes x {j.get('reps')} repetition(s), the command asks for "
+                f"{len(m_sizes.group(1).split(',')) if m_sizes else '?'} x {m_reps.group(1) if m_reps else '?'}: "
+                "the command that made it was not kept")
+    return None
 
 
 def cmd_of(path):
-    """The command that wrote the record at `path`, with a note where the record does not hold
-    what the command asks for (its sizes and repetitions)."""
     cmd = os.path.splitext(path)[0] + ".cmd"
-    if not os.path.exists(cmd):
-        return None
-    with open(cmd) as f:
-        text = f.read().strip().replace(os.getcwd() + "/", "")
-    sizes = re.search(r"--sizes (\S+)", text)
-    reps = re.search(r"--reps (\d+)", text)
-    with open(path) as f:
-        j = json.load(f)
-    held = (len({r["block_bytes"] for r in j["results"]}), j.get("reps", 1))
-    asked = (len(sizes.group(1).split(",")) if sizes else held[0], int(reps.group(1)) if reps else held[1])
-    if asked != held:
-        text += (f"  (this command does not match its record: it asks for {asked[0]} sizes x {asked[1]} "
-                 f"repetitions, the record holds {held[0]} x {held[1]}; the command that wrote the record was not kept)")
-    return text
+    if os.path.exists(cmd):
+        with open(cmd) as f:
+            return f.read().strip().replace(os.getcwd() + "/", "")
+    return None
 
 
 def sim_section(records):
@@ -277,11 +255,38 @@ def sim_section(records):
         for pol in POLICIES:
             if per[pol] is not None and per[pol] > worst[pol][0]:
                 worst[pol] = (per[pol], key)
-        summary.append((key, per, len(ev), f"{meta.get('reps', 1)} per run", warmups(ev, rows)))
+        summary.append((key, per, len(ev), selector_of(meta)))
+        SUMMARY_RUNS.append(run_summary(platform, np_, op, selector_of(meta), ev, rows))
         detail.append((key, ev, paths, rows))
     lines.append("## SimGrid: auto / best single algorithm")
     lines.append("")
-    lines += unmeasured(records, {k for k, *_ in summary})
+    lines.append("Worst ratio over the sizes 8 B - 1 MiB of each run (the detail tables below give every size; "
+                 "`**` marks a ratio above the target: online 1.05, model and table 1.25).")
+    lines.append("")
+    lines.append("| platform | ranks | operation | native's selector | sizes | online | model | table |")
+    lines.append("|---|---:|---|---|---:|---:|---:|---:|")
+    for (platform, np_, op), per, n, sel in summary:
+        cells = [fmt_ratio(pol, per[pol]) if per[pol] is not None else "-" for pol in POLICIES]
+        lines.append(f"| {platform} | {np_} | {op} | {sel} | {n} | " + " | ".join(cells) + " |")
+    lines.append("")
+    sels = collections.Counter(sel for _, _, _, sel in summary)
+    lines.append("Native's selector (scripts/simulate.sh --native-selector; smpi/coll-selector): "
+                 + ", ".join(f"{sel} in {n} of {len(summary)} runs" for sel, n in sorted(sels.items())) + "."
+                 + (" \"smpi (unrecorded)\" marks a record made before simulate.sh chose and recorded a "
+                 "selector: native there is SMPI's own default, not Open MPI's decision." if "smpi (unrecorded)" in sels else ""))
+    lines.append("")
+    lines += unmeasured(records, {k for k, _, _, _ in summary})
+    lines += conditions(records, detail)
+    for pol in POLICIES:
+        r, key = worst[pol]
+        if key is None:
+            continue
+        within = sum(1 for _, ev, _, _ in detail for e in ev.values() if pol in e and e[pol][1] <= LIMITS[pol])
+        total = sum(1 for _, ev, _, _ in detail for e in ev.values() if pol in e)
+        verdict = "within its target" if within == total else "misses its target"
+        lines.append(f"- **{pol}** {verdict} ({LIMITS[pol]:.2f}) where measured: within it at {within} of {total} sizes; "
+                     f"its worst ratio is {r:.2f} ({key[0]}, {key[1]} ranks, {key[2]}).")
+    lines.append("")
     misses = []
     for (platform, np_, op), ev, paths, rows in detail:
         for b, e in ev.items():
@@ -304,17 +309,110 @@ def sim_section(records):
         lines.append("")
         lines += misses
         lines.append("")
+    mismatched, details = [], []
     for (platform, np_, op), ev, paths, _ in detail:
-        lines.append(f"### {platform}, {np_} ranks, {op}")
-        lines.append("")
+        details.append(f"### {platform}, {np_} ranks, {op}")
+        details.append("")
+        sel = selector_of(load([paths["main"]])[0])
+        details.append(f"Native: SMPI's {op} as the {sel} selector decides." if sel != "smpi (unrecorded)" else
+                       f"Native: SMPI's own default {op} (the record names no selector: it was made before "
+                       "simulate.sh recorded one).")
+        details.append("")
         for which in ("main", "table", "model"):
             c = cmd_of(paths[which]) if which in paths else None
             if c:
-                lines.append(f"    {c}")
+                why = cmd_mismatch(c, paths[which])
+                if why:
+                    mismatched.append(f"- {platform}, {np_} ranks, {op} ({which} run): {why}.")
+                details.append(f"    {c}" + (f"\n\n(This command does not match its record: {why}.)\n" if why else ""))
+        details.append("")
+        details += ratio_table(ev, POLICIES)
+        details.append("")
+    if mismatched:
+        lines.append("Commands that do not match their records (the detail tables print them with the same remark):")
         lines.append("")
-        lines += ratio_table(ev, POLICIES)
+        lines += mismatched
         lines.append("")
+    lines += details
     return lines, summary
+
+
+def warm_of(rows, b, e):
+    """The warm-up of online's first measuring row at block b: (calls, seconds, the winner's
+    seconds per call), or None (commbench's `all` puts `auto`, the default policy, before
+    `auto:online`, which then finds the class decided)."""
+    if "online" not in e:
+        return None
+    first = [r for a, v in rows[b].items() if base(a) in ("auto", "auto:online") for r in v[2]]
+    if not first:
+        return None
+    most = max(r.get("warmup_calls", 0) for r in first)
+    rs = [r for r in first if r.get("warmup_calls", 0) == most]
+    return (statistics.median(r.get("warmup_calls", 0) for r in rs),
+            statistics.median(r.get("warmup_s", 0.0) for r in rs), e["online"][1] * e["best"][1])
+
+
+def run_summary(where, np_, op, sel, ev, rows):
+    """One row of the page's summary: a run's sizes, each policy's sizes within target and
+    worst ratio, and online's warm-up (median calls over the sizes, the most time beyond as
+    many calls of the winner)."""
+    out = {"where": where, "np": np_, "op": op, "sel": sel, "sizes": len(ev)}
+    for pol in ("online", "model"):
+        rs = [e[pol][1] for e in ev.values() if pol in e]
+        out[pol] = (sum(1 for r in rs if r <= LIMITS[pol]), len(rs), max(rs) if rs else None)
+    warms = [w for b, e in ev.items() for w in [warm_of(rows, b, e)] if w]
+    out["calls"] = statistics.median(w[0] for w in warms) if warms else None
+    out["extra_ms"] = max((w[1] - w[0] * w[2]) * 1e3 for w in warms) if warms else None
+    return out
+
+
+def summary_section(runs):
+    if not runs:
+        return []
+    lines = ["## Summary: simulated and real runs side by side", ""]
+    lines.append("One row per run: where it ran, native's selector (simulations), the sizes, for online "
+                 "and model the sizes within target (online 1.05, model 1.25; `**` marks a worst ratio "
+                 "beyond it) and the worst ratio to the best single algorithm, and online's warm-up: the "
+                 "median number of calls over the sizes before it settled, and the most time those calls "
+                 "took beyond as many calls of what it then ran (simulated time in a simulation). What the "
+                 "simulated verdicts rest on is said under the SimGrid section's table.")
+    lines.append("")
+    lines.append("| where | ranks | operation | native's selector | sizes | online within | online worst | "
+                 "model within | model worst | warm-up calls | warm-up beyond the winner, ms |")
+    lines.append("|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for r in runs:
+        cells = []
+        for pol in ("online", "model"):
+            w, n, worst = r[pol]
+            cells += [f"{w} of {n}", fmt_ratio(pol, worst) if worst is not None else "-"]
+        calls = f"{r['calls']:.0f}" if r["calls"] is not None else "-"
+        extra = f"{r['extra_ms']:.2f}" if r["extra_ms"] is not None else "-"
+        lines.append(f"| {r['where']} | {r['np']} | {r['op']} | {r['sel']} | {r['sizes']} | " + " | ".join(cells)
+                     + f" | {calls} | {extra} |")
+    lines.append("")
+    for kind, label in (("sim", "Simulated"), ("real", "On this machine")):
+        rs = [r for r in runs if (r["where"] == "this machine") == (kind == "real")]
+        if not rs:
+            continue
+        parts = []
+        for pol in ("online", "model"):
+            w = sum(r[pol][0] for r in rs)
+            n = sum(r[pol][1] for r in rs)
+            worst = max((r for r in rs if r[pol][2] is not None), key=lambda r: r[pol][2], default=None)
+            if worst is None:
+                continue
+            parts.append(f"{pol} is within its target at {w} of {n} sizes, worst {worst[pol][2]:.2f} "
+                         f"({worst['where']}, {worst['np']} ranks, {worst['op']})")
+        warm = [r for r in rs if r["extra_ms"] is not None]
+        if warm:
+            most = max(warm, key=lambda r: r["extra_ms"])
+            parts.append(f"the warm-up's median calls per run range from "
+                         f"{min(r['calls'] for r in warm):.0f} to {max(r['calls'] for r in warm):.0f}, and cost at most "
+                         f"{most['extra_ms']:.2f} ms beyond the winner's time ({most['where']}, {most['np']} ranks, "
+                         f"{most['op']})")
+        lines.append(f"- {label} ({len(rs)} runs): " + "; ".join(parts) + ".")
+    lines.append("")
+    return lines
 
 
 def real_section(records):
@@ -324,9 +422,8 @@ def real_section(records):
         if m:
             runs[(int(m.group(1)), m.group(2))].append(p)
     if not runs:
-        return [], [], []
+        return [], []
     lines = ["## This machine: real ranks", ""]
-    summary = []
     lines.append("The library's defaults (online after 16 native calls, 3 timed runs per candidate, 12 up to 1 KiB; model with its "
                  "default parameters, no calibration file); each command "
                  "run several times, every figure the median of the runs' medians. \"native's spread\" is the "
@@ -352,15 +449,25 @@ def real_section(records):
             return f"{ratio:.2f}"
 
         lines += ratio_table(ev, ("online", "model"), ("native's spread", spread))
-        warm += [(np_, op) + w for w in warmups(ev, rows)]
-        summary.append((("this machine", np_, op), {pol: worst_of(ev, pol) for pol in POLICIES}, len(ev),
-                        f"{len(paths)} runs", warmups(ev, rows)))
+        SUMMARY_RUNS.append(run_summary("this machine", np_, op, "-", ev, rows))
+        for b, e in ev.items():
+            t = e["best"][1]
+            if "online" in e:
+                # The first online row of a size measured (commbench's `all` puts `auto`, the
+                # default policy, before `auto:online`, which then finds the class decided).
+                first = [r for a, v in rows[b].items() if base(a) in ("auto", "auto:online") for r in v[2]]
+                most = max(r.get("warmup_calls", 0) for r in first)
+                rs = [r for r in first if r.get("warmup_calls", 0) == most]
+                calls = statistics.median(r.get("warmup_calls", 0) for r in rs)
+                spent = statistics.median(r.get("warmup_s", 0.0) for r in rs)
+                per_call = e["online"][1] * t
+                warm.append((np_, op, b, calls, spent, per_call))
         lines.append("")
         within = sum(1 for e in ev.values() if "online" in e and e["online"][1] <= ONLINE_LIMIT)
         total = sum(1 for e in ev.values() if "online" in e)
         lines.append(f"online within 5 % of the best at {within} of {total} sizes.")
         lines.append("")
-    return lines, warm, summary
+    return lines, warm
 
 
 def warmup_section(warm):
@@ -451,7 +558,7 @@ def main():
     out.append("")
     sim, summary = sim_section(a.records)
     if sim:
-        platforms = sorted({k[0] for k, *_ in summary})
+        platforms = sorted({k[0] for k, _, _, _ in summary})
         out.append("Simulated platforms (SMPI, `--simulated-payload --model-copy 1`; every algorithm timed "
                    "after one untimed call; online measures from the first call, LIBCOMM_ONLINE_AFTER=0, as "
                    "many timed runs per candidate as commbench's --reps; each run's command is under its table):")
@@ -459,8 +566,8 @@ def main():
         for p in platforms:
             out.append(f"- {PLATFORM_TEXT.get(p, p)}{model_text(p)}")
         out.append("")
-    real, warm, real_summary = real_section(a.records)
-    out += summary_section(summary + real_summary)
+    real, warm = real_section(a.records)
+    out += summary_section(SUMMARY_RUNS)
     out += sim
     out += real
     out += warmup_section(warm)

@@ -574,6 +574,29 @@ TEST_F(AutoOnline, AlltoallvWithNothingToExchangeDecidesAtOnce) {
   }
 }
 
+// The site's agreement is made once, by the first mode to run; the other modes' decisions
+// (each their own) still see that every count is zero: direct at once, under every policy
+// (the model ran native there, 207 us on 16 simulated ranks, tests/sim/native_selector.sh).
+TEST_F(AutoOnline, AlltoallvWithNothingToExchangeIsDirectInEveryModeAndPolicy) {
+  for (const AutoPolicy policy : {AutoPolicy::Online, AutoPolicy::Model, AutoPolicy::Table}) {
+    const ScopedPolicy scoped(policy);
+    DupComm dup;
+    const Comm comm(dup.comm);
+    const std::vector<std::int64_t> none_counts(static_cast<std::size_t>(comm.size()), 0);
+    std::vector<std::byte> none(1);
+    for (const AlltoallvMode mode :
+         {AlltoallvMode::Blocking, AlltoallvMode::NonblockingSingle, AlltoallvMode::NonblockingDual}) {
+      AlltoallvOptions o;
+      o.mode = mode;
+      const auto c = alltoallv(none.data(), none_counts, none_counts, none.data(), none_counts, none_counts, comm,
+                               AlltoallvAlgo::Auto, o);
+      EXPECT_EQ(c.algo, AlltoallvAlgo::Direct) << auto_policy_name(policy) << ", mode "
+                                               << alltoallv_mode_name(mode) << ": " << c.reason();
+      EXPECT_FALSE(c.measuring()) << c.reason();
+    }
+  }
+}
+
 // Every rank measures a different favourite (rank r slows every algorithm but one of its
 // own): the one reduction still gives every rank the same winner, and the bytes are right.
 TEST_F(AutoOnline, RanksThatMeasureDifferentTimesStillRunOneAlgorithm) {

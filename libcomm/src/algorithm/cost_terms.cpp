@@ -2,6 +2,10 @@
 
 #include <mpi.h>
 
+#ifdef LIBCOMM_SIMGRID
+#include <xbt/config.hpp>
+#endif
+
 #include <algorithm>
 #include <string>
 
@@ -99,7 +103,15 @@ double barrier(const Layout& l, const CostParams& c) {
 
 MpiLibrary mpi_library() {
 #ifdef LIBCOMM_SIMGRID
-  return MpiLibrary::Smpi;
+  // SMPI runs the decision rules of the selector scripts/simulate.sh --native-selector set
+  // (smpi/coll-selector): Open MPI's or MPICH's over its copies of their algorithms, or its own.
+  static const MpiLibrary lib = [] {
+    const std::string selector = simgrid::config::get_value<std::string>("smpi/coll-selector");
+    if (selector == "ompi") return MpiLibrary::OpenMpi;
+    if (selector == "mpich") return MpiLibrary::Mpich;
+    return MpiLibrary::Smpi;
+  }();
+  return lib;
 #else
   static const MpiLibrary lib = [] {
     char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};

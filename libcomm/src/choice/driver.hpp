@@ -15,6 +15,7 @@
 #include <chrono>
 #include <concepts>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <mutex>
 #include <thread>
@@ -259,8 +260,24 @@ class Driver {
     if (may_agree && c.calls++ % kSiteRecheck == 0) {
       agree(s, comm);
       c.size_class = size_class(s.decision_bytes);
+      const auto none = hooks.nothing_to_exchange != nullptr ? hooks.nothing_to_exchange(s) : std::nullopt;
+      c.nothing_algo = none ? static_cast<int>(none->algo) : -1;
+      c.nothing_reason = none ? none->reason() : "";
     }
     return c.size_class;
+  }
+
+  // What the site's last agreement left to run when every rank agreed there was nothing to
+  // exchange, for this call too: the agreement is the site's, shared by every key under it
+  // (a blocking alltoallv's modes b, n1, n2 each have a decision of their own, and only the
+  // first to run made the agreement). Nothing when the site has not agreed that.
+  static std::optional<OpChoice> agreed_nothing(const Shape& s, const Comm& comm) {
+    if (hooks.nothing_to_exchange == nullptr) return std::nullopt;
+    if (const auto none = hooks.nothing_to_exchange(s)) return none;  // (this call's own agreement)
+    if (!hooks.per_site) return std::nullopt;
+    for (const auto& [site, c] : comm.cache().site_classes)
+      if (site == s.key_bytes && c.nothing_algo >= 0) return OpChoice(static_cast<Algo>(c.nothing_algo), c.nothing_reason);
+    return std::nullopt;
   }
 
   // What a decision is remembered under: online decides per size class.
@@ -321,11 +338,10 @@ class Driver {
     if (const auto hit = comm.remembered_decision(key, tuning_table_epoch()))
       return decided(OpChoice(static_cast<Algo>(hit->algo), hit->reason), a, s, comm);
     // Nothing to decide: what every rank has agreed leaves nothing to exchange.
-    if (hooks.nothing_to_exchange != nullptr)
-      if (const auto none = hooks.nothing_to_exchange(s)) {
-        remember(comm, key, *none);
-        return decided(*none, a, s, comm);
-      }
+    if (const auto none = agreed_nothing(s, comm)) {
+      remember(comm, key, *none);
+      return decided(*none, a, s, comm);
+    }
     if (policy != AutoPolicy::Online) {
       agree(s, comm);  // statistics every rank shares (one collective per decision, alltoallv only)
       const OpChoice c = predicted(question(s, &comm), policy);
@@ -402,6 +418,7 @@ class Driver {
     const DecisionKey key = decision_key(s, policy, site_class(s, comm, collective));
     if (const auto hit = comm.remembered_decision(key, tuning_table_epoch()))
       return OpChoice(static_cast<Algo>(hit->algo), hit->reason);
+    if (const auto none = agreed_nothing(s, comm)) return *none;
     if (policy == AutoPolicy::Online) {
       for (auto& [k, on] : comm.cache().online_sites)
         if (k == key && on->settled()) return OpChoice(static_cast<Algo>(on->winner()), on->reason());
@@ -411,6 +428,7 @@ class Driver {
                                     "the candidates");
     }
     if (collective) agree(s, comm);
+    if (const auto none = agreed_nothing(s, comm)) return *none;
     if (hooks.unmeasured_default != nullptr)
       if (const auto fixed = hooks.unmeasured_default(s)) return *fixed;
     return predicted(question(s, &comm), policy);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,10 @@ struct CommCache {
   struct SiteClass {
     int size_class = -1;
     std::uint64_t calls = 0;
+    // What the last agreement left to run when it left nothing to exchange (the algorithm, as
+    // an int, and why; -1 otherwise): the site's calls with other options decide on it too.
+    int nothing_algo = -1;
+    std::string nothing_reason;
   };
   std::vector<std::pair<std::uint64_t, SiteClass>> site_classes;
   std::vector<ByteBuffer> scratch;
