@@ -729,6 +729,20 @@ def settling_b(folder):
     return "\n".join(lines) + "\n"
 
 
+def native_text(folder):
+    """Which collective selector the native records ran under: the one a record names
+    (commbench's native_selector), else SMPI's own default, which simulate.sh used before it
+    had --native-selector (it set no smpi/coll-selector)."""
+    named = sorted({json.loads(p.read_text()).get("native_selector") or "smpi"
+                    for p in folder.glob("fig5*_packet_native.json")})
+    if named == ["smpi"]:
+        return ("`native` (SimGrid 3.32's own MPI_Alltoall under SMPI's default selector, which posts every "
+                "message at once: these records hold no `native_selector`, being older than "
+                "`simulate.sh --native-selector`, and simulate.sh then set no `smpi/coll-selector`)")
+    return f"`native` (SimGrid 3.32's MPI_Alltoall under the selector{'s' if len(named) > 1 else ''} " \
+           f"{', '.join(named)}, as the records say)"
+
+
 def packet_main(folder):
     folder = pathlib.Path(folder)
     conditions = packet_conditions(folder)
@@ -783,8 +797,7 @@ def packet_main(folder):
           "message size is sufficiently large\" than LAM and MPICH on all three topologies (Figs. "
           "6-8). Here LAM is `linear`, MPICH the best of `ring`, `ring_sendrecv` and `pairwise` "
           "(MPICH picks among them by size and rank count), the generated routine `tree_scheduled`; "
-          "`native` (SimGrid 3.32's own MPI_Alltoall under its default collective selector: no "
-          "`smpi/coll-selector` is given) competes today too. Fractions of the peak bound; "
+          + native_text(folder) + " competes today too. Fractions of the peak bound; "
           "*fastest other* is the fastest of the other algorithms run under that condition.\n")
     print(f"**The verdict** compares tree_scheduled's speed against the fastest other algorithm (its "
           f"time / tree_scheduled's) with the paper's own ratio in the same cell (the faster of LAM and "
