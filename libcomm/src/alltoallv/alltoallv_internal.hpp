@@ -226,12 +226,6 @@ struct StageRouting {
 void route_stage(StagedAlgorithm& alg, int s, std::vector<std::vector<Run>>& held, const StageRouting& cb,
                  const std::string& who);
 
-// The MPI engine: runs a staged algorithm (staged_engine.cpp).
-void run_staged(AlltoallvAlgo algo, const std::byte* send, std::span<const std::int64_t> sendcounts,
-                std::span<const std::int64_t> sdispls, std::byte* recv,
-                std::span<const std::int64_t> recvcounts, std::span<const std::int64_t> rdispls,
-                const Comm& comm, AlltoallvMode mode, AlltoallvStats* stats, std::int64_t unit);
-
 // A1 (direct.cpp): rank `me`'s step program (no run headers, sizes known from the counts):
 // Blocking = one exchange per step, the other modes post everything at once.
 StepProgram direct_alltoallv_program(std::span<const std::int64_t> sendcounts, std::span<const std::int64_t> sdispls,

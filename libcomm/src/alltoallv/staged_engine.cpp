@@ -499,19 +499,11 @@ Prepared& prepared_for(AlltoallvAlgo algo, const Comm& comm) {
 
 }  // namespace
 
-void run_staged(AlltoallvAlgo algo, const std::byte* send, std::span<const std::int64_t> sc,
-                std::span<const std::int64_t> sd, std::byte* recv, std::span<const std::int64_t> rc,
-                std::span<const std::int64_t> rd, const Comm& comm,
-                AlltoallvMode mode, AlltoallvStats* stats, std::int64_t unit) {
-  Prepared& prep = prepared_for(algo, comm);
-  prep.alg->set_unit(unit);
-  Engine engine(prep, staged_state(comm).workspace, comm, mode, stats);
-  engine.run(send, sc, sd, recv, rc, rd);
-}
-
 void run_staged_call(AlltoallvAlgo algo, const AlltoallvOp::Args& a, const AlltoallvOp::Shape& s, const Comm& comm) {
-  run_staged(algo, static_cast<const std::byte*>(a.send), s.sc, s.sd, static_cast<std::byte*>(a.recv), s.rc, s.rd,
-             comm, s.opts->mode, s.opts->stats, static_cast<std::int64_t>(s.opts->element_bytes));
+  Prepared& prep = prepared_for(algo, comm);
+  prep.alg->set_unit(static_cast<std::int64_t>(s.opts->element_bytes));
+  Engine engine(prep, staged_state(comm).workspace, comm, s.opts->mode, s.opts->stats);
+  engine.run(static_cast<const std::byte*>(a.send), s.sc, s.sd, static_cast<std::byte*>(a.recv), s.rc, s.rd);
 }
 
 }  // namespace libcomm::detail
