@@ -55,6 +55,8 @@ if (($# == 0)); then
   tests/sim/apps_model.sh
   echo "== SimGrid: native as Open MPI's decision, the selector in the records (tests/sim/native_selector.sh)"
   tests/sim/native_selector.sh
+  echo "== SimGrid: the model without a model file reads the platform (tests/sim/model_defaults.sh)"
+  tests/sim/model_defaults.sh
   echo "== SimGrid: papers 000 and 003's contention claims (tests/sim/contention_claims.sh)"
   tests/sim/contention_claims.sh
 fi

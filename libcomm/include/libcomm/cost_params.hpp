@@ -17,6 +17,7 @@
 #pragma once
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,24 @@ double nonnegative_value(const std::string& where, const std::string& key, const
 // else inputs/model/<LIBCOMM_PLATFORM>.model when that exists (scripts/simulate.sh sets
 // LIBCOMM_PLATFORM to the platform's name), else the defaults above. Loaded once; a named
 // file that cannot be read is an Error.
+namespace sim {
+// The network as the simulated platform declares it (a SimGrid build under smpirun's flow
+// model): the one-way time of one message of each of `sizes` bytes, as SimGrid charges it
+// (route latency x latency factor(n) + n / (route bandwidth x bandwidth factor(n)), the
+// factors SMPI's size-dependent ones), from this rank's host to the host farthest from it
+// (the route of the most latency: across a tree, its top) and to a rank on its own host.
+// What auto's model starts from when no model file is named (active_cost_params);
+// defined by the runtime (runtime/sim.cpp), which knows the simulator. Empty outside a SimGrid build
+// and under the packet model (where ns-3's TCP decides a message's time).
+struct PlatformTimes {
+  std::vector<double> sizes, inter, intra;  // bytes; seconds
+  bool inter_shared = true, intra_shared = true;  // do concurrent flows on those routes share a link
+  std::string route;                        // which hosts, which factors
+};
+std::optional<PlatformTimes> platform_times(const std::vector<double>& sizes);
+
+}  // namespace sim
+
 const CostParams& active_cost_params();
 void set_cost_params(const CostParams& c);
 

@@ -41,10 +41,12 @@ const Candidate* find_candidate(const AutoQuestion& q, std::string_view name) {
   return nullptr;
 }
 
-// Cheapest first; ties: native, then registry order.
+// Cheapest first; ties: ours before native, then registry order. Native's formula is a
+// guess at which of the same algorithms the MPI library picks (its decision rules, where
+// known); an algorithm of ours predicted at the same cost runs what was predicted.
 bool cheaper(const Candidate& a, const Candidate& b, int native) {
   if (a.predicted != b.predicted) return a.predicted < b.predicted;
-  if ((a.algo == native) != (b.algo == native)) return a.algo == native;
+  if ((a.algo == native) != (b.algo == native)) return b.algo == native;
   return a.algo < b.algo;
 }
 

@@ -54,6 +54,26 @@ struct FlatKey {
 constexpr FlatKey kFlatKeys[] = {
     {"ts_us", 1e-6, "alpha_us"}, {"tc_td_us", 1e-6, "beta_ns_per_byte"}, {"tm_us", 1e-6, "copy_ns_per_byte"}};
 
+// With no model file: in a simulation, the network the platform declares (sim::platform_times:
+// what a message costs there, read rather than measured); elsewhere the generic defaults.
+CostParams default_cost_params() {
+  CostParams c;
+  const std::vector<double> sizes{0, 64, 256, 1024, 4096, 8192, 16384, 65536, 262144, 1048576, 4194304};
+  const auto t = sim::platform_times(sizes);
+  if (!t) return c;
+  c.sizes = t->sizes;
+  c.one_way = t->inter;
+  c.one_way_intra = t->intra;
+  c.alpha = t->inter.front();
+  c.alpha_intra = t->intra.front();
+  c.beta = (t->inter.back() - t->inter.front()) / sizes.back();
+  c.beta_intra = (t->intra.back() - t->intra.front()) / sizes.back();
+  c.share_inter = t->inter_shared ? 1 : 0;
+  c.share_intra = t->intra_shared ? 1 : 0;
+  c.source = "the simulated platform (" + t->route + ")";
+  return c;
+}
+
 std::mutex g_mutex;
 std::optional<CostParams> g_active;
 
@@ -198,7 +218,7 @@ const CostParams& active_cost_params() {
     }
     return *g_active;
   }
-  g_active = file.path.empty() ? CostParams{} : load_cost_params(file.path);
+  g_active = file.path.empty() ? default_cost_params() : load_cost_params(file.path);
   return *g_active;
 }
 

@@ -63,18 +63,36 @@ double recursive_halving(const ReduceScatterOp::Shape& s, const CostParams& c) {
   return t;
 }
 
-// What the MPI library runs: SMPI's default selector reduces the whole vector to rank 0
-// (every rank's vector to it at once, combined there) and scatters the blocks from it;
-// Open MPI and MPICH choose between the ring and recursive halving, taken here as the
-// cheaper.
+// SMPI's default: the whole vector reduced to rank 0 (every rank's vector to it at once,
+// combined there), then the blocks scattered from it.
+double reduce_then_scatter(const ReduceScatterOp::Shape& s, const CostParams& c) {
+  const Layout l = layout_of(s);
+  // (SMPI does not charge its own reductions' arithmetic: no combine term.)
+  return cost::linear_gather(l, c, static_cast<double>(s.total)) + cost::linear_gather(l, c, static_cast<double>(s.largest));
+}
+
+// What the MPI library runs. Open MPI's fixed decision as SMPI's ompi selector copies it
+// (coll_tuned_decision_fixed of the Open MPI 1.x-3.x era): recursive halving when the whole
+// vector is at most 12 KiB, or at most 256 KiB on a power-of-two P, or P >= 0.0012 x bytes
+// + 8; the ring beyond; reduce-then-scatter (SMPI's default) when a block is empty. A real
+// Open MPI (4.x's tables) and MPICH choose between the ring and recursive halving too,
+// taken there as the cheaper.
 double predicted_time(const ReduceScatterOp::Shape& s, const CostParams& c) {
-  if (cost::mpi_library() == cost::MpiLibrary::Smpi) {
-    const Layout l = layout_of(s);
-    // (SMPI does not charge its own reductions' arithmetic: no combine term.)
-    return cost::linear_gather(l, c, static_cast<double>(s.total)) +
-           cost::linear_gather(l, c, static_cast<double>(s.largest));
+  const auto library = cost::mpi_library();
+  if (library == cost::MpiLibrary::Smpi) return reduce_then_scatter(s, c);
+  const double ring = entry_of<ReduceScatterOp>(ReduceScatterAlgo::Ring).cost(s, c);
+#ifdef LIBCOMM_SIMGRID
+  if (library == cost::MpiLibrary::OpenMpi) {
+    if (!s.equal && std::find(s.sizes.begin(), s.sizes.end(), std::size_t{0}) != s.sizes.end())
+      return reduce_then_scatter(s, c);
+    if (s.equal && s.largest == 0) return reduce_then_scatter(s, c);
+    const bool power_of_two = (s.p & (s.p - 1)) == 0;
+    const auto bytes = static_cast<double>(s.total);
+    const bool halving = bytes <= 12 * 1024 || (bytes <= 256 * 1024 && power_of_two) || s.p >= 0.0012 * bytes + 8;
+    return halving ? recursive_halving(s, c) : ring;
   }
-  return std::min(entry_of<ReduceScatterOp>(ReduceScatterAlgo::Ring).cost(s, c), recursive_halving(s, c));
+#endif
+  return std::min(ring, recursive_halving(s, c));
 }
 
 }  // namespace

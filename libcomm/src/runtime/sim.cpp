@@ -2,12 +2,20 @@
 
 #include <time.h>
 
+#include <cstdlib>
+#include <sstream>
+
+#include "libcomm/cost_params.hpp"
 #include "libcomm/error.hpp"
 
 #ifdef LIBCOMM_SIMGRID
 #include <simgrid/host.h>
+#include <simgrid/link.h>
+#include <xbt/dynar.h>
 #include <smpi/smpi.h>
 #include <xbt/config.h>
+
+#include <xbt/config.hpp>
 // smpi_helpers.h turns clock_gettime into SMPI's simulated clock; here we want the real
 // CPU time of the thread.
 #undef clock_gettime
@@ -85,5 +93,75 @@ void charge_since(double start) {
 }
 
 double charged_seconds() { return g_charged; }
+
+#ifdef LIBCOMM_SIMGRID
+namespace {
+
+// A size-dependent factor as SMPI spells it, "BYTES:FACTOR;BYTES:FACTOR;...": a message of
+// n bytes takes the factor of the largest BYTES <= n.
+double factor_at(const std::string& table, double n) {
+  double best_at = -1, factor = 1;
+  std::istringstream entries(table);
+  for (std::string entry; std::getline(entries, entry, ';');) {
+    const auto colon = entry.find(':');
+    if (colon == std::string::npos) continue;
+    const double at = std::atof(entry.substr(0, colon).c_str());
+    if (at <= n && at > best_at) {
+      best_at = at;
+      factor = std::atof(entry.substr(colon + 1).c_str());
+    }
+  }
+  return factor;
+}
+
+}  // namespace
+
+std::optional<PlatformTimes> platform_times(const std::vector<double>& sizes) {
+  const std::string model = simgrid::config::get_value<std::string>("network/model");
+  if (model == "ns-3") return std::nullopt;
+  // SMPI's model scales by message size; the others by one constant each.
+  const bool smpi = model == "SMPI";
+  const std::string lat_table = smpi ? simgrid::config::get_value<std::string>("smpi/lat-factor") : "";
+  const std::string bw_table = smpi ? simgrid::config::get_value<std::string>("smpi/bw-factor") : "";
+  const double lat_const = smpi ? 1 : simgrid::config::get_value<double>("network/latency-factor");
+  const double bw_const = smpi ? 1 : simgrid::config::get_value<double>("network/bandwidth-factor");
+  const sg_host_t self = sg_host_self();
+  sg_host_t* hosts = sg_host_list();
+  sg_host_t far = self;
+  for (std::size_t i = 0, n = sg_host_count(); i < n; ++i)
+    if (hosts[i] != self && (far == self || sg_host_get_route_latency(self, hosts[i]) > sg_host_get_route_latency(self, far)))
+      far = hosts[i];
+  std::free(hosts);
+  const auto one_way = [&](sg_host_t to, double n) {
+    const double lat = sg_host_get_route_latency(self, to), bw = sg_host_get_route_bandwidth(self, to);
+    const double lf = smpi ? factor_at(lat_table, n) : lat_const, bf = smpi ? factor_at(bw_table, n) : bw_const;
+    return lat * lf + (bw > 0 ? n / (bw * bf) : 0.0);
+  };
+  // Whether flows on a route share a link (a cluster's loopback is often a fat pipe: each
+  // flow at the full rate).
+  const auto shared = [&](sg_host_t to) {
+    xbt_dynar_t links = xbt_dynar_new(sizeof(sg_link_t), nullptr);
+    sg_host_get_route(self, to, links);
+    bool any = false;
+    for (unsigned long i = 0; i < xbt_dynar_length(links); ++i)
+      any = any || sg_link_is_shared(xbt_dynar_get_as(links, i, sg_link_t)) != 0;
+    xbt_dynar_free(&links);
+    return any;
+  };
+  PlatformTimes t;
+  t.sizes = sizes;
+  t.inter_shared = shared(far);
+  t.intra_shared = shared(self);
+  for (const double n : sizes) {
+    t.inter.push_back(one_way(far, n));
+    t.intra.push_back(one_way(self, n));
+  }
+  t.route = std::string(sg_host_get_name(self)) + " -> " + sg_host_get_name(far) + ", network model " + model;
+  return t;
+}
+
+#else
+std::optional<PlatformTimes> platform_times(const std::vector<double>&) { return std::nullopt; }
+#endif
 
 }  // namespace libcomm::sim
