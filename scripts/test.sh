@@ -57,6 +57,8 @@ if (($# == 0)); then
   tests/sim/native_selector.sh
   echo "== SimGrid: the model without a model file reads the platform (tests/sim/model_defaults.sh)"
   tests/sim/model_defaults.sh
+  echo "== SimGrid: cross traffic, a network that varies from call to call (tests/sim/cross_traffic.sh)"
+  tests/sim/cross_traffic.sh
   echo "== SimGrid: papers 000 and 003's contention claims (tests/sim/contention_claims.sh)"
   tests/sim/contention_claims.sh
 fi

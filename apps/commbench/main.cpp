@@ -140,6 +140,7 @@ struct Options {
   bool list = false, fallbacks = false, config = false, config_table = false, skip_native = false, progress = false,
        simulated = false;
   double copy_gbs = 0;
+  std::vector<double> cross_traffic;  // seed, pairs, mean bytes, gap us: --cross-traffic
 };
 
 // What to time: the operation, the algorithms, the sizes (with the repetitions and the node map).
@@ -199,6 +200,14 @@ void add_other_options(CLI::App& app, Options& o) {
                  "from --sizes (default 0,1K,4K,16K,64K,256K,1M), medians of --reps")
       ->check(apps::kWritableFile);
   add_copy_model_option(app, o.copy_gbs);
+  app.add_option("--cross-traffic", o.cross_traffic,
+                 "SimGrid builds: other jobs on the network, SEED,PAIRS[,MEAN_BYTES[,GAP_US]]: PAIRS pairs of "
+                 "hosts that run no rank (chosen by SEED) exchange messages for ever, each sender waiting "
+                 "uniform [0, 2 GAP_US] (default 1000) and sending uniform [1, 2 MEAN_BYTES] (default 65536) "
+                 "bytes; one call's network is then not the next's, and a seed repeats its run exactly")
+      ->delimiter(',')
+      ->expected(2, 4)
+      ->check(CLI::Range(0.0, 1e15));
   for (const auto& [name, entry] : registry())
     if (entry.add_options) entry.add_options(app);
 }
@@ -216,13 +225,31 @@ std::vector<std::string> selected_algorithms(const Operation& operation, const O
   return algos;
 }
 
+// --cross-traffic's values with their defaults: seed, pairs, mean bytes, gap (us).
+std::vector<double> cross_traffic_values(const std::vector<double>& given) {
+  if (given.empty()) return {};
+  std::vector<double> v = given;
+  if (v.size() < 3) v.push_back(65536);
+  if (v.size() < 4) v.push_back(1000);
+  return v;
+}
+
+std::string describe_cross_traffic(const std::vector<double>& given) {
+  const auto v = cross_traffic_values(given);
+  if (v.empty()) return "";
+  std::ostringstream s;
+  s << "\ncross traffic: " << v[1] << " pairs of hosts without a rank (seed " << static_cast<std::uint64_t>(v[0])
+    << "), messages of uniform [1, " << 2 * v[2] << "] bytes after uniform [0, " << 2 * v[3] << "] us";
+  return s.str();
+}
+
 void print_header(const Options& o, const libcomm::Comm& comm, const std::string& reference) {
   std::cout << "commbench: op=" << o.op << " ranks=" << comm.size() << " (" << comm.nodes().describe()
             << ") reps=" << o.sizes.reps << " warmup=" << o.sizes.warmup << "\nauto: policy "
             << libcomm::auto_policy_name(libcomm::auto_policy()) << ", tuning table "
             << (libcomm::active_tuning_table() ? libcomm::active_tuning_table()->source() : std::string("none"))
             << ", cost parameters " << libcomm::active_cost_params().source
-            << (o.copy_gbs > 0 ? "\n" + describe_copy_model(o.copy_gbs) : "")
+            << (o.copy_gbs > 0 ? "\n" + describe_copy_model(o.copy_gbs) : "") << describe_cross_traffic(o.cross_traffic)
             << "\ntime = median over reps of the slowest rank; ratio = time / " << reference << " time\n\n";
 }
 
@@ -286,6 +313,9 @@ nlohmann::json record(const Options& o, const libcomm::Comm& comm, const std::ve
   j["nodes"] = comm.nodes().describe();
   j["reps"] = o.sizes.reps;
   j["model_copy_gbs"] = o.copy_gbs;
+  if (const auto v = cross_traffic_values(o.cross_traffic); !v.empty())
+    j["cross_traffic"] = {{"seed", static_cast<std::uint64_t>(v[0])}, {"pairs", static_cast<int>(v[1])},
+                          {"mean_bytes", v[2]}, {"gap_us", v[3]}};
   j["auto_policy"] = libcomm::auto_policy_name(libcomm::auto_policy());
   if (libcomm::built_for_simulation()) {
     const auto [selector, forced] = native_selector(o.op);
@@ -335,6 +365,9 @@ int run(int argc, char** argv) {
   }
   libcomm::set_simulated_payload(o.simulated);
   apply_copy_model(o.copy_gbs);
+  if (const auto v = cross_traffic_values(o.cross_traffic); !v.empty())  // every rank checks; the first starts it
+    libcomm::sim::start_cross_traffic(static_cast<std::uint64_t>(v[0]), static_cast<int>(v[1]), v[2], v[3] * 1e-6,
+                                      apps::is_root());
   if (!o.calibrate_path.empty())
     return calibrate(o.sizes.sizes.empty() ? "0,1K,4K,16K,64K,256K,1M" : o.sizes.sizes, o.sizes.reps,
                      o.calibrate_path, o.sizes.nodes);

@@ -7,7 +7,8 @@
 # measures nothing). auto_report.py writes the page from the JSON records.
 #   scripts/reproduce/auto.sh [--only sim|real|dropin]... [--platforms "flat512 tree16x16 cluster64x8"]
 #                             [--ranks "16 64 256"] [--ops "..."] [--sizes LIST] [--sim-reps N]
-#                             [--sim-timeout S] [--real-runs N] [--real-reps N] [--report-only]
+#                             [--sim-timeout S] [--cross-traffic SEED,PAIRS[,BYTES[,GAP_US]]]
+#                             [--real-runs N] [--real-reps N] [--report-only]
 # sim:    SimGrid (deterministic): flat512 (one switch), tree16x16 (a two-level fat tree,
 #         rank r on leaf r mod 16) and cluster64x8 (nodes of 8 cores, --ppn 8); 16, 64 and
 #         256 ranks; blocks 8 B - 1 MiB. Online measures from the first call
@@ -18,6 +19,8 @@
 #         SMPI's all-at-once collectives (native allgather, linear all-to-alls: 65280
 #         flows at once) take over 10 min per block size here, and a reduce_scatter of 256 KiB
 #         blocks holds more scratch than this machine's 23 GB: run it with --sizes.
+#         --cross-traffic passes commbench --cross-traffic to every simulated run (other jobs
+#         on the network, so that online is scored on timings it did not choose from).
 # real:   this machine, 2 ranks, and 4 ranks as 2 virtual nodes of 2 (--nodes ppn=2);
 #         the library's defaults (online after 16 native calls, 3 timings per candidate);
 #         N runs of each command (default 3; --real-reps timed repetitions each, default 31),
@@ -41,6 +44,7 @@ REPORT_ONLY=0
 SIZES=8,64,512,4K,32K,256K,1M
 SIM_REPS=3
 SIM_TIMEOUT=0
+TRAFFIC=()
 while (($#)); do
   case "$1" in
     --only) ONLY+=("$2"); shift 2 ;;
@@ -52,8 +56,9 @@ while (($#)); do
     --sizes) SIZES="$2"; shift 2 ;;
     --sim-reps) SIM_REPS="$2"; shift 2 ;;
     --sim-timeout) SIM_TIMEOUT="$2"; shift 2 ;;
+    --cross-traffic) TRAFFIC=(--cross-traffic "$2"); shift 2 ;;
     --report-only) REPORT_ONLY=1; shift ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "auto.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -118,7 +123,7 @@ if ((!REPORT_ONLY)) && ((run_sim || run_model)); then
     for np in $RANKS; do
       for op in $OPS; do
         name=sim_${platform}_np${np}_$op
-        sim=(scripts/simulate.sh --platform "$platform" -np "$np" "${placement[@]}" commbench)
+        sim=(scripts/simulate.sh --platform "$platform" -np "$np" "${placement[@]}" commbench "${TRAFFIC[@]}")
         if ((run_sim)); then
           # A simulated call repeats exactly but for what the previous call left in flight:
           # one untimed call first (a first call also pays SMPI's set-up), then the median

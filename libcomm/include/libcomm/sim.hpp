@@ -13,6 +13,7 @@
 // LIBCOMM_SIMGRID build charge_local_work() only runs the section.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -56,6 +57,17 @@ void charge_flops(double flops);
 // commbench/tune --model-copy): throws Error naming `option` unless this is a SimGrid
 // build whose SMPI does not charge the measured computation itself (--host-speed).
 void require_cost_model_applies(const std::string& option);
+
+// Cross traffic for simulations (SimGrid builds): the other jobs of a shared network, so
+// that one call does not see the network the next one sees and online's measurements are
+// not the timings it is later scored on. `pairs` pairs of hosts that run no rank (chosen
+// with a generator seeded with `seed`) exchange messages for ever: each sender waits a time
+// uniform in [0, 2 gap_s], then sends a message of a size uniform in [1, 2 mean_bytes] to its
+// partner, on the platform's own links, under the simulator's own network model. The run
+// repeats exactly for one seed. Every rank calls it (each checks the arguments and the free
+// hosts alike); the one with `start` true starts the traffic. Throws Error outside a SimGrid
+// build or when the platform has fewer than 2 pairs hosts without a rank.
+void start_cross_traffic(std::uint64_t seed, int pairs, double mean_bytes, double gap_s, bool start);
 
 // Runs `section` (which must not call MPI) and charges its CPU time as above.
 template <class Section>

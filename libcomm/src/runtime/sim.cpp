@@ -2,14 +2,18 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <random>
 #include <sstream>
 
 #include "libcomm/cost_params.hpp"
 #include "libcomm/error.hpp"
 
 #ifdef LIBCOMM_SIMGRID
+#include <simgrid/actor.h>
 #include <simgrid/host.h>
+#include <simgrid/mailbox.h>
 #include <simgrid/link.h>
 #include <xbt/dynar.h>
 #include <smpi/smpi.h>
@@ -160,8 +164,88 @@ std::optional<PlatformTimes> platform_times(const std::vector<double>& sizes) {
   return t;
 }
 
+
+namespace {
+
+// The actors of the cross traffic are named so (they are not ranks: see free_hosts).
+constexpr const char* kSender = "libcomm-cross-traffic-sender";
+constexpr const char* kReceiver = "libcomm-cross-traffic-receiver";
+char g_token;  // what a message carries (SimGrid sends no null payload); its size is simulated
+
+// argv: mailbox, seed, mean bytes, gap seconds. Daemons: the simulation ends with the ranks.
+void send_for_ever(int argc, char** argv) {
+  if (argc < 5) return;
+  const sg_mailbox_t to = sg_mailbox_by_name(argv[1]);
+  std::mt19937_64 draw(std::strtoull(argv[2], nullptr, 10));
+  const double mean = std::atof(argv[3]), gap = std::atof(argv[4]);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (;;) {
+    sg_actor_sleep_for(2 * gap * u(draw));
+    sg_mailbox_put(to, &g_token, 1 + static_cast<long>(2 * mean * u(draw)));
+  }
+}
+
+void receive_for_ever(int argc, char** argv) {
+  if (argc < 2) return;
+  const sg_mailbox_t from = sg_mailbox_by_name(argv[1]);
+  for (;;) sg_mailbox_get(from);
+}
+
+// The hosts that run no rank, in platform order. SMPI counts a host's actors as that node's
+// ranks (MPI_Comm_split_type would wait for a traffic actor as for a rank), so the traffic
+// goes where no rank is.
+std::vector<sg_host_t> free_hosts() {
+  std::vector<sg_host_t> out;
+  sg_host_t* hosts = sg_host_list();
+  for (std::size_t i = 0, n = sg_host_count(); i < n; ++i) {
+    xbt_dynar_t actors = xbt_dynar_new(sizeof(sg_actor_t), nullptr);
+    sg_host_get_actor_list(hosts[i], actors);
+    bool ranks = false;
+    for (unsigned long a = 0; a < xbt_dynar_length(actors); ++a) {
+      const std::string name = sg_actor_get_name(xbt_dynar_get_as(actors, a, sg_actor_t));
+      ranks = ranks || (name != kSender && name != kReceiver);
+    }
+    if (!ranks) out.push_back(hosts[i]);
+    xbt_dynar_free(&actors);
+  }
+  std::free(hosts);
+  return out;
+}
+
+void start_actor(const char* name, sg_host_t where, void (*code)(int, char**), const std::vector<std::string>& args) {
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  sg_actor_t actor = sg_actor_init(name, where);
+  sg_actor_daemonize(actor);
+  sg_actor_start_(actor, code, static_cast<int>(argv.size()), argv.data());
+}
+
+}  // namespace
+
+void start_cross_traffic(std::uint64_t seed, int pairs, double mean_bytes, double gap_s, bool start) {
+  require(pairs >= 1, "cross traffic: at least 1 pair of hosts, got " + std::to_string(pairs));
+  require(mean_bytes >= 1 && gap_s >= 0, "cross traffic: the mean message must be >= 1 byte and the gap >= 0 s");
+  std::vector<sg_host_t> hosts = free_hosts();
+  require(hosts.size() >= 2 * static_cast<std::size_t>(pairs),
+          "cross traffic: " + std::to_string(pairs) + " pairs need " + std::to_string(2 * pairs) +
+              " hosts that run no rank; the platform has " + std::to_string(hosts.size()) + " (run fewer ranks or pairs)");
+  if (!start) return;
+  std::mt19937_64 draw(seed);
+  std::shuffle(hosts.begin(), hosts.end(), draw);
+  for (int k = 0; k < pairs; ++k) {
+    const std::string mailbox = "libcomm-cross-traffic-" + std::to_string(k);
+    const auto i = static_cast<std::size_t>(2 * k);
+    start_actor(kSender, hosts[i], send_for_ever,
+                {kSender, mailbox, std::to_string(seed + 1 + static_cast<std::uint64_t>(k)), std::to_string(mean_bytes),
+                 std::to_string(gap_s)});
+    start_actor(kReceiver, hosts[i + 1], receive_for_ever, {kReceiver, mailbox});
+  }
+}
 #else
 std::optional<PlatformTimes> platform_times(const std::vector<double>&) { return std::nullopt; }
+void start_cross_traffic(std::uint64_t, int, double, double, bool) {
+  throw Error("cross traffic applies to a SimGrid build only (run the program through scripts/simulate.sh)");
+}
 #endif
 
 }  // namespace libcomm::sim
