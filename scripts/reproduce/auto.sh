@@ -11,9 +11,8 @@
 #                             [--real-runs N] [--real-reps N] [--report-only]
 # sim:    SimGrid (deterministic): flat512 (one switch), tree16x16 (a two-level fat tree,
 #         rank r on leaf r mod 16) and cluster64x8 (nodes of 8 cores, --ppn 8); 16, 64 and
-#         256 ranks; blocks 8 B - 1 MiB. Online measures from the first call
-#         (LIBCOMM_ONLINE_AFTER=0: the simulation has no noise to wait out) with as many
-#         timed runs per candidate as commbench's --reps (3; 1 at 256 ranks). With
+#         256 ranks; blocks 8 B - 1 MiB. Online runs at the library's defaults (its warm-up
+#         of native calls, 3 timings per candidate), --sim-reps timed repetitions (3). With
 #         --sim-timeout S, a run that has not finished in S seconds is stopped and leaves
 #         NAME.skipped (its command and the time), which the page lists. At 256 ranks
 #         SMPI's all-at-once collectives (native allgather, linear all-to-alls: 65280
@@ -125,18 +124,16 @@ if ((!REPORT_ONLY)) && ((run_sim || run_model)); then
         name=sim_${platform}_np${np}_$op
         sim=(scripts/simulate.sh --platform "$platform" -np "$np" "${placement[@]}" commbench "${TRAFFIC[@]}")
         if ((run_sim)); then
-          # A simulated call repeats exactly but for what the previous call left in flight:
-          # one untimed call first (a first call also pays SMPI's set-up), then the median
-          # of --sim-reps (3; 1 at 256 ranks and more, for time).
+          # One untimed call first (a first call also pays SMPI's set-up), then the median
+          # of --sim-reps (3). Without --cross-traffic a simulated call repeats exactly.
           reps=$SIM_REPS
-          ((np >= 256)) && reps=1
           sizes=$SIZES
           echo "auto.sh: $name" >&2
           rm -f "$OUT/$name.skipped"
           limit=()
           ((SIM_TIMEOUT > 0)) && limit=(timeout "$SIM_TIMEOUT")
           rc=0
-          record "$name" "${limit[@]}" "${untuned[@]}" LIBCOMM_ONLINE_AFTER=0 "LIBCOMM_ONLINE_REPS=$reps" "${sim[@]}" \
+          record "$name" "${limit[@]}" "${untuned[@]}" "${sim[@]}" \
             --op "$op" $(op_args "$op") --sizes "$sizes" --reps "$reps" --warmup 1 --simulated-payload \
             --model-copy 1 --nodes "$nodes" --algo all,auto:online --save-learned "$OUT/$name.learned" \
             --json "$OUT/$name.json" || rc=$?
