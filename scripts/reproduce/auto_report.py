@@ -177,17 +177,20 @@ def conditions(records, detail):
         with open(paths["main"]) as f:
             reps[json.load(f).get("reps")] += 1
     few = sum(c for r, c in reps.items() if r is None or r < 3)
-    varied = set()
-    for platform in {k[0] for k, _, _, _ in detail}:
-        xml = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "inputs", "platforms", platform + ".xml")
-        if os.path.exists(xml) and re.search(r"(speed|bandwidth|latency|state)_file|profile", open(xml).read()):
-            varied.add(platform)
+    traffic = collections.Counter()
+    for _, _, paths, _ in detail:
+        with open(paths["main"]) as f:
+            ct = json.load(f).get("cross_traffic")
+        if ct:
+            traffic[f"{ct['pairs']} pairs, seed {ct['seed']}, {ct['mean_bytes'] / 1024:g} KiB mean messages, "
+                    f"{ct['gap_us']:g} us mean gaps"] += 1
+    with_traffic = sum(traffic.values())
     out = [f"What these verdicts rest on: {after0} of {n} runs set LIBCOMM_ONLINE_AFTER=0 (online measured from "
            f"the first call, not after its default warm-up); {few} of {n} ran fewer than 3 repetitions; "
-           f"{len(varied)} of {len({k[0] for k, _, _, _ in detail})} platforms vary over time "
-           "(availability or speed profiles)."]
-    if not varied:
-        out[0] += (" A simulation without variability repeats exactly, so online was scored on the very "
+           f"{with_traffic} of {n} ran with cross traffic (commbench --cross-traffic: "
+           + ("; ".join(f"{k}: {c} runs" for k, c in sorted(traffic.items())) if traffic else "none") + ")."]
+    if with_traffic < n:
+        out[0] += (f" The {n - with_traffic} runs without it repeat exactly, so online was scored there on the very "
                    "timings it chose from.")
     return out + [""]
 
@@ -550,7 +553,7 @@ def main():
                "[auto/](auto/). Each row: the best single algorithm at that block size (native included; an "
                "algorithm whose fallback ran counts as its fallback), and auto under its three policies "
                "(LIBCOMM_AUTO; in a simulation online runs beside the algorithms, table and model each in a run of "
-               "their own, which compare because a simulation repeats exactly): **online** times the candidates in place on the first calls, agrees on the "
+               "their own, which compare because a simulation repeats exactly; under cross traffic the separate runs see the same seeded traffic, though not at the same moments of their calls): **online** times the candidates in place on the first calls, agrees on the "
                "winner and keeps it (its time is after the warm-up); **model** picks by the cost formulas "
                "(docs/algorithms.md, \"Cost formulas\") with the platform's parameters from `commbench "
                "--calibrate` (inputs/tuning/PLATFORM.model); **table** is a later run that starts from the "
@@ -560,8 +563,8 @@ def main():
     if sim:
         platforms = sorted({k[0] for k, _, _, _ in summary})
         out.append("Simulated platforms (SMPI, `--simulated-payload --model-copy 1`; every algorithm timed "
-                   "after one untimed call; online measures from the first call, LIBCOMM_ONLINE_AFTER=0, as "
-                   "many timed runs per candidate as commbench's --reps; each run's command is under its table):")
+                   "after one untimed call; online's warm-up and repetitions as each run's command under its "
+                   "table sets them, counted under the SimGrid section's table):")
         out.append("")
         for p in platforms:
             out.append(f"- {PLATFORM_TEXT.get(p, p)}{model_text(p)}")
