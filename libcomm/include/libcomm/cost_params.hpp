@@ -124,6 +124,7 @@ namespace sim {
 struct PlatformTimes {
   std::vector<double> sizes, inter, intra;  // bytes; seconds
   bool inter_shared = true, intra_shared = true;  // do concurrent flows on those routes share a link
+  double copy = 0;  // s/byte of a local copy, where the simulation charges copies (--model-copy); else 0
   std::string route;                        // which hosts, which factors
 };
 std::optional<PlatformTimes> platform_times(const std::vector<double>& sizes);

@@ -68,6 +68,7 @@ CostParams default_cost_params() {
   c.alpha_intra = t->intra.front();
   c.beta = (t->inter.back() - t->inter.front()) / sizes.back();
   c.beta_intra = (t->intra.back() - t->intra.front()) / sizes.back();
+  if (t->copy > 0) c.copy = t->copy;
   c.share_inter = t->inter_shared ? 1 : 0;
   c.share_intra = t->intra_shared ? 1 : 0;
   c.source = "the simulated platform (" + t->route + ")";

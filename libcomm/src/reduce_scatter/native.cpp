@@ -83,13 +83,16 @@ double predicted_time(const ReduceScatterOp::Shape& s, const CostParams& c) {
   const double ring = entry_of<ReduceScatterOp>(ReduceScatterAlgo::Ring).cost(s, c);
 #ifdef LIBCOMM_SIMGRID
   if (library == cost::MpiLibrary::OpenMpi) {
+    CostParams free_combine = c;  // (SMPI does not charge its own reductions' arithmetic)
+    free_combine.gamma = 0;
+    const double ring_smpi = entry_of<ReduceScatterOp>(ReduceScatterAlgo::Ring).cost(s, free_combine);
     if (!s.equal && std::find(s.sizes.begin(), s.sizes.end(), std::size_t{0}) != s.sizes.end())
       return reduce_then_scatter(s, c);
     if (s.equal && s.largest == 0) return reduce_then_scatter(s, c);
     const bool power_of_two = (s.p & (s.p - 1)) == 0;
     const auto bytes = static_cast<double>(s.total);
     const bool halving = bytes <= 12 * 1024 || (bytes <= 256 * 1024 && power_of_two) || s.p >= 0.0012 * bytes + 8;
-    return halving ? recursive_halving(s, c) : ring;
+    return halving ? recursive_halving(s, free_combine) : ring_smpi;
   }
 #endif
   return std::min(ring, recursive_halving(s, c));

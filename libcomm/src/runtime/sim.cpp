@@ -154,6 +154,7 @@ std::optional<PlatformTimes> platform_times(const std::vector<double>& sizes) {
   };
   PlatformTimes t;
   t.sizes = sizes;
+  t.copy = g_copy_rate > 0 ? 1.0 / g_copy_rate : 0.0;
   t.inter_shared = shared(far);
   t.intra_shared = shared(self);
   for (const double n : sizes) {
