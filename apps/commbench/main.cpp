@@ -28,13 +28,13 @@ namespace commbench {
 
 namespace {
 
+// The command line as given (the record keeps it: a page can check what it prints against it).
+std::string g_command;
+
 // Under SimGrid: whose decision rules chose native's algorithm (smpi/coll-selector, as
 // scripts/simulate.sh --native-selector names them: "smpi" is SimGrid's "default") and the
 // algorithm a --cfg smpi/<collective>:ALGO forced for this operation, "" where none did.
 // Outside SimGrid both are "": native is the MPI library the program runs on.
-// The command line as given (the record keeps it: a page can check what it prints against it).
-std::string g_command;
-
 std::pair<std::string, std::string> native_selector(const std::string& op) {
 #ifdef LIBCOMM_SIMGRID
   std::string selector = simgrid::config::get_value<std::string>("smpi/coll-selector");
@@ -140,7 +140,7 @@ struct Options {
   bool list = false, fallbacks = false, config = false, config_table = false, skip_native = false, progress = false,
        simulated = false;
   double copy_gbs = 0;
-  std::vector<double> cross_traffic;  // seed, pairs, mean bytes, gap us: --cross-traffic
+  std::vector<double> cross_traffic;  // --cross-traffic: seed, pairs, mean bytes, gap us (defaults filled in)
 };
 
 // What to time: the operation, the algorithms, the sizes (with the repetitions and the node map).
@@ -225,17 +225,14 @@ std::vector<std::string> selected_algorithms(const Operation& operation, const O
   return algos;
 }
 
-// --cross-traffic's values with their defaults: seed, pairs, mean bytes, gap (us).
-std::vector<double> cross_traffic_values(const std::vector<double>& given) {
-  if (given.empty()) return {};
-  std::vector<double> v = given;
+// --cross-traffic as given, with its defaults filled in: seed, pairs, mean bytes, gap (us).
+void fill_cross_traffic_defaults(std::vector<double>& v) {
+  if (v.empty()) return;
   if (v.size() < 3) v.push_back(65536);
   if (v.size() < 4) v.push_back(1000);
-  return v;
 }
 
-std::string describe_cross_traffic(const std::vector<double>& given) {
-  const auto v = cross_traffic_values(given);
+std::string describe_cross_traffic(const std::vector<double>& v) {
   if (v.empty()) return "";
   std::ostringstream s;
   s << "\ncross traffic: " << v[1] << " pairs of hosts without a rank (seed " << static_cast<std::uint64_t>(v[0])
@@ -313,7 +310,7 @@ nlohmann::json record(const Options& o, const libcomm::Comm& comm, const std::ve
   j["nodes"] = comm.nodes().describe();
   j["reps"] = o.sizes.reps;
   j["model_copy_gbs"] = o.copy_gbs;
-  if (const auto v = cross_traffic_values(o.cross_traffic); !v.empty())
+  if (const auto& v = o.cross_traffic; !v.empty())
     j["cross_traffic"] = {{"seed", static_cast<std::uint64_t>(v[0])}, {"pairs", static_cast<int>(v[1])},
                           {"mean_bytes", v[2]}, {"gap_us", v[3]}};
   j["auto_policy"] = libcomm::auto_policy_name(libcomm::auto_policy());
@@ -365,7 +362,8 @@ int run(int argc, char** argv) {
   }
   libcomm::set_simulated_payload(o.simulated);
   apply_copy_model(o.copy_gbs);
-  if (const auto v = cross_traffic_values(o.cross_traffic); !v.empty())  // every rank checks; the first starts it
+  fill_cross_traffic_defaults(o.cross_traffic);
+  if (const auto& v = o.cross_traffic; !v.empty())  // every rank checks; the first starts it
     libcomm::sim::start_cross_traffic(static_cast<std::uint64_t>(v[0]), static_cast<int>(v[1]), v[2], v[3] * 1e-6,
                                       apps::is_root());
   if (!o.calibrate_path.empty())

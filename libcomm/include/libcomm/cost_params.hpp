@@ -108,10 +108,6 @@ namespace detail {
 double nonnegative_value(const std::string& where, const std::string& key, const std::string& value);
 }  // namespace detail
 
-// The parameters Auto's model uses: set_cost_params', else the file named by LIBCOMM_MODEL,
-// else inputs/model/<LIBCOMM_PLATFORM>.model when that exists (scripts/simulate.sh sets
-// LIBCOMM_PLATFORM to the platform's name), else the defaults above. Loaded once; a named
-// file that cannot be read is an Error.
 namespace sim {
 // The network as the simulated platform declares it (a SimGrid build under smpirun's flow
 // model): the one-way time of one message of each of `sizes` bytes, as SimGrid charges it
@@ -131,6 +127,11 @@ std::optional<PlatformTimes> platform_times(const std::vector<double>& sizes);
 
 }  // namespace sim
 
+// The parameters Auto's model uses: set_cost_params', else the file named by LIBCOMM_MODEL,
+// else inputs/model/<LIBCOMM_PLATFORM>.model when that exists (scripts/simulate.sh sets
+// LIBCOMM_PLATFORM to the platform's name), else in a simulation what the platform declares
+// (sim::platform_times), else the defaults above. Loaded once; a named file that cannot be
+// read is an Error.
 const CostParams& active_cost_params();
 void set_cost_params(const CostParams& c);
 

@@ -80,22 +80,21 @@ double reduce_then_scatter(const ReduceScatterOp::Shape& s, const CostParams& c)
 double predicted_time(const ReduceScatterOp::Shape& s, const CostParams& c) {
   const auto library = cost::mpi_library();
   if (library == cost::MpiLibrary::Smpi) return reduce_then_scatter(s, c);
-  const double ring = entry_of<ReduceScatterOp>(ReduceScatterAlgo::Ring).cost(s, c);
+  const auto& ring = entry_of<ReduceScatterOp>(ReduceScatterAlgo::Ring);
 #ifdef LIBCOMM_SIMGRID
   if (library == cost::MpiLibrary::OpenMpi) {
+    const bool a_block_empty =
+        s.equal ? s.largest == 0 : std::find(s.sizes.begin(), s.sizes.end(), std::size_t{0}) != s.sizes.end();
+    if (a_block_empty) return reduce_then_scatter(s, c);
     CostParams free_combine = c;  // (SMPI does not charge its own reductions' arithmetic)
     free_combine.gamma = 0;
-    const double ring_smpi = entry_of<ReduceScatterOp>(ReduceScatterAlgo::Ring).cost(s, free_combine);
-    if (!s.equal && std::find(s.sizes.begin(), s.sizes.end(), std::size_t{0}) != s.sizes.end())
-      return reduce_then_scatter(s, c);
-    if (s.equal && s.largest == 0) return reduce_then_scatter(s, c);
     const bool power_of_two = (s.p & (s.p - 1)) == 0;
     const auto bytes = static_cast<double>(s.total);
     const bool halving = bytes <= 12 * 1024 || (bytes <= 256 * 1024 && power_of_two) || s.p >= 0.0012 * bytes + 8;
-    return halving ? recursive_halving(s, free_combine) : ring_smpi;
+    return halving ? recursive_halving(s, free_combine) : ring.cost(s, free_combine);
   }
 #endif
-  return std::min(ring, recursive_halving(s, c));
+  return std::min(ring.cost(s, c), recursive_halving(s, c));
 }
 
 }  // namespace

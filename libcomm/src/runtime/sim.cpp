@@ -18,7 +18,6 @@
 #include <xbt/dynar.h>
 #include <smpi/smpi.h>
 #include <xbt/config.h>
-
 #include <xbt/config.hpp>
 // smpi_helpers.h turns clock_gettime into SMPI's simulated clock; here we want the real
 // CPU time of the thread.
@@ -132,14 +131,22 @@ std::optional<PlatformTimes> platform_times(const std::vector<double>& sizes) {
   const sg_host_t self = sg_host_self();
   sg_host_t* hosts = sg_host_list();
   sg_host_t far = self;
-  for (std::size_t i = 0, n = sg_host_count(); i < n; ++i)
-    if (hosts[i] != self && (far == self || sg_host_get_route_latency(self, hosts[i]) > sg_host_get_route_latency(self, far)))
-      far = hosts[i];
+  double far_latency = -1;
+  for (std::size_t i = 0, n = sg_host_count(); i < n; ++i) {
+    if (hosts[i] == self) continue;
+    const double latency = sg_host_get_route_latency(self, hosts[i]);
+    if (latency > far_latency) far = hosts[i], far_latency = latency;
+  }
   std::free(hosts);
-  const auto one_way = [&](sg_host_t to, double n) {
+  // The one-way times to `to` at every size.
+  const auto one_way = [&](sg_host_t to) {
     const double lat = sg_host_get_route_latency(self, to), bw = sg_host_get_route_bandwidth(self, to);
-    const double lf = smpi ? factor_at(lat_table, n) : lat_const, bf = smpi ? factor_at(bw_table, n) : bw_const;
-    return lat * lf + (bw > 0 ? n / (bw * bf) : 0.0);
+    std::vector<double> out;
+    for (const double n : sizes) {
+      const double lf = smpi ? factor_at(lat_table, n) : lat_const, bf = smpi ? factor_at(bw_table, n) : bw_const;
+      out.push_back(lat * lf + (bw > 0 ? n / (bw * bf) : 0.0));
+    }
+    return out;
   };
   // Whether flows on a route share a link (a cluster's loopback is often a fat pipe: each
   // flow at the full rate).
@@ -157,14 +164,11 @@ std::optional<PlatformTimes> platform_times(const std::vector<double>& sizes) {
   t.copy = g_copy_rate > 0 ? 1.0 / g_copy_rate : 0.0;
   t.inter_shared = shared(far);
   t.intra_shared = shared(self);
-  for (const double n : sizes) {
-    t.inter.push_back(one_way(far, n));
-    t.intra.push_back(one_way(self, n));
-  }
+  t.inter = one_way(far);
+  t.intra = one_way(self);
   t.route = std::string(sg_host_get_name(self)) + " -> " + sg_host_get_name(far) + ", network model " + model;
   return t;
 }
-
 
 namespace {
 
