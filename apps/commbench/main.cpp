@@ -62,8 +62,8 @@ int calibrate(const std::string& sizes_text, int reps, const std::string& path, 
   if (p < 2)
     throw libcomm::Error("--calibrate needs at least 2 ranks (a ping-pong between rank 0 and "
                          "the last rank); run it with mpiexec -n 2 or more");
-  const auto cal = libcomm::calibrate_flat_platform(MPI_COMM_WORLD, sizes, reps);
   const libcomm::Comm comm = apps::world_comm(nodes);
+  const auto cal = libcomm::calibrate_flat_platform(comm, sizes, reps);
   const libcomm::CostParams params = libcomm::calibrate_cost_params(comm, cal, reps);
   if (!apps::is_root()) return 0;
   const auto& f = cal.platform;

@@ -60,8 +60,7 @@ struct FlatCalibration {
   std::vector<double> copy_s;     // median memcpy time per size
   int peer = 1;                   // rank that answered the ping-pong
 };
-FlatCalibration calibrate_flat_platform(MPI_Comm comm, std::span<const std::size_t> sizes,
-                                        int reps);
+FlatCalibration calibrate_flat_platform(const Comm& comm, std::span<const std::size_t> sizes, int reps);
 // Auto's cost parameters (libcomm/cost_params.hpp) on the machine it runs on: alpha, beta and
 // copy from the flat calibration (rank 0 and the last rank: different nodes where the node
 // map has several), alpha_intra and beta_intra from a ping-pong of rank 0 with another rank

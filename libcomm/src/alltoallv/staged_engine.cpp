@@ -4,9 +4,8 @@
 // A rank holds runs of elements (alltoallv_internal.hpp). At the start of a stage the
 // router splits every held run into the send buckets (sBUF) of the stage's partners; a
 // bucket is a stream of [24-byte run header][run elements]... and travels as one message.
-// Receivers do not know message sizes in advance (they depend on other ranks' counts), so
-// a message is matched with MPI_Mprobe and received with MPI_Mrecv into rBUF
-// (under SimGrid, which lacks them, differently: see Probed).
+// Receivers do not know message sizes in advance (they depend on other ranks' counts): the
+// executor's ProbedMessages (runtime/messages.hpp) receives each into an rBUF of its size.
 //   Blocking (b):  per step of the schedule: Isend, probe + receive, wait for the send.
 //   n1:            per stage: post every send, receive in arrival order (any source), wait for the
 //                  sends, then distribute everything into the next stage's buckets.
@@ -22,7 +21,7 @@
 #include <string>
 
 #include "../runtime/comm_cache.hpp"
-#include "../runtime/mpi_bytes.hpp"
+#include "../runtime/messages.hpp"
 #include "../runtime/tags.hpp"
 #include "libcomm/sim.hpp"
 #include "alltoallv_internal.hpp"
@@ -41,60 +40,6 @@ std::vector<StageStep> rank_steps(const Schedule& stage, int me) {
 
 namespace {
 
-
-// A message seen by a probe, then received into a buffer of its size: matched probes
-// (MPI_Mprobe + MPI_Mrecv). SimGrid's SMPI (3.32) implements neither, and its blocking
-// MPI_Probe is a polling loop that injects simulated time at each turn (distorting the
-// timings, and slow at 100 ranks). So in a SimGrid build the probe does nothing and the
-// receive takes the message into a buffer of kSimulatedReceiveCap bytes (allocated, never
-// touched beyond the message), with the same source (or any) and tag. Equivalent here: one
-// thread per rank, and MPI's non-overtaking order makes the receive take the very message
-// the probe would have seen.
-#ifdef LIBCOMM_SIMGRID
-constexpr int kSimulatedReceiveCap = 1 << 28;
-#endif
-struct Probed {
-  MPI_Status status{};
-  int src = MPI_PROC_NULL, tag = 0;
-#ifndef LIBCOMM_SIMGRID
-  MPI_Message msg = MPI_MESSAGE_NULL;
-#endif
-  // Waits for a message from `from` (or MPI_ANY_SOURCE) with `tag`; `src` is its sender once
-  // it is received.
-  void probe(int from, int with_tag, MPI_Comm comm) {
-    src = from, tag = with_tag;
-#ifdef LIBCOMM_SIMGRID
-    (void)comm;
-#else
-    check_mpi(MPI_Mprobe(src, tag, comm, &msg, &status), "MPI_Mprobe");
-    src = status.MPI_SOURCE;
-#endif
-  }
-  // Receives the probed message into `in`, which ends up holding exactly its bytes.
-  template <class Buffer>
-  void receive(Buffer& in, MPI_Comm comm) {
-#ifdef LIBCOMM_SIMGRID
-    in.resize(kSimulatedReceiveCap);
-    MPI_Status got;
-    const int rc = MPI_Recv(in.data(), kSimulatedReceiveCap, MPI_BYTE, src, tag, comm, &got);
-    if (rc != MPI_SUCCESS)
-      throw Error("alltoallv: a message from rank " + std::to_string(src) +
-                  " exceeds the SimGrid build's receive cap of " +
-                  std::to_string(kSimulatedReceiveCap) + " bytes (kSimulatedReceiveCap)");
-    int n = 0;
-    check_mpi(MPI_Get_count(&got, MPI_BYTE, &n), "MPI_Get_count");
-    in.resize(static_cast<std::size_t>(n));
-    src = got.MPI_SOURCE;  // (a receive from any source learns which)
-#else
-    (void)comm;
-    MPI_Count n = 0;
-    check_mpi(MPI_Get_elements_x(&status, MPI_BYTE, &n), "MPI_Get_elements_x");
-    in.resize(static_cast<std::size_t>(n));
-    const MpiBytes t(static_cast<std::size_t>(n));
-    check_mpi(MPI_Mrecv(in.data(), t.count(), t.type(), &msg, MPI_STATUS_IGNORE), "MPI_Mrecv");
-#endif
-  }
-};
 
 // A growable byte buffer that does not zero what it grows (sBUF buckets, rBUF messages).
 class ByteBuf {
@@ -178,7 +123,7 @@ class Engine {
         alg_(*prep.alg),
         ws_(ws),
         comm_(comm),
-        mc_(comm.internal()),
+        messages_(comm.internal()),
         me_(comm.rank()),
         mode_(mode),
         stats_(stats) {}
@@ -383,19 +328,21 @@ class Engine {
     on_message(in, prev_sends);
   }
 
-  void receive_matched(Probed& probed, std::vector<MPI_Request>* prev_sends) {
+  // Receives the next message from `from` (or any source) with `tag`; returns its sender.
+  int receive(int from, int tag, std::vector<MPI_Request>* prev_sends) {
     ByteBuf& in = take_inbox();
-    probed.receive(in, mc_);
+    const int src = messages_.receive(from, tag, [&](std::size_t n) {
+      in.resize(n);
+      return in.data();
+    });
     on_message(in, prev_sends);
+    return src;
   }
 
   MPI_Request post_send(int s, int to) {
     const int idx = prep_.bucket_of[static_cast<std::size_t>(s)][static_cast<std::size_t>(to)];
     const ByteBuf& b = (*cur_)[static_cast<std::size_t>(idx)];
-    const MpiBytes t(b.size());
-    MPI_Request req = MPI_REQUEST_NULL;
-    check_mpi(MPI_Isend(b.data(), t.count(), t.type(), to, tags::kStagedBase + s, mc_, &req),
-              "MPI_Isend");
+    const MPI_Request req = messages_.send(b.data(), b.size(), to, tags::kStagedBase + s);
     ++st_->messages_sent;
     st_->sent_bytes += (*cur_pay_)[static_cast<std::size_t>(idx)];
     return req;
@@ -406,12 +353,8 @@ class Engine {
       MPI_Request req = MPI_REQUEST_NULL;
       if (step.send_to >= 0 && step.send_to != me_) req = post_send(s, step.send_to);
       if (step.send_to == me_) keep_own(s, nullptr);
-      if (step.recv_from >= 0 && step.recv_from != me_) {
-        Probed probed;
-        probed.probe(step.recv_from, tags::kStagedBase + s, mc_);
-        receive_matched(probed, nullptr);
-      }
-      check_mpi(MPI_Wait(&req, MPI_STATUS_IGNORE), "MPI_Wait");
+      if (step.recv_from >= 0 && step.recv_from != me_) receive(step.recv_from, tags::kStagedBase + s, nullptr);
+      wait_all(1, &req);
     }
   }
 
@@ -429,13 +372,11 @@ class Engine {
     // is this stage's alone, so whatever matches is an expected message), as paper 001's
     // non-blocking modes do; blocking on one chosen sender would serialise the others.
     while (!pending.empty()) {
-      Probed probed;
-      probed.probe(MPI_ANY_SOURCE, tags::kStagedBase + s, mc_);
-      receive_matched(probed, &prev_sends);
-      const auto it = std::find(pending.begin(), pending.end(), probed.src);
+      const int src = receive(MPI_ANY_SOURCE, tags::kStagedBase + s, &prev_sends);
+      const auto it = std::find(pending.begin(), pending.end(), src);
       if (it == pending.end())
         throw Error("alltoallv: rank " + std::to_string(me_) + ": stage " + std::to_string(s) +
-                    ": a message from rank " + std::to_string(probed.src) + ", which the schedule does not send");
+                    ": a message from rank " + std::to_string(src) + ", which the schedule does not send");
       pending.erase(it);
     }
   }
@@ -444,7 +385,7 @@ class Engine {
   StagedAlgorithm& alg_;
   Workspace& ws_;
   const Comm& comm_;
-  MPI_Comm mc_;
+  ProbedMessages messages_;
   int me_;
   AlltoallvMode mode_;
   AlltoallvStats* stats_;

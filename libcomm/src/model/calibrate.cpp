@@ -17,6 +17,8 @@
 #include "libcomm/reduction.hpp"
 #include "libcomm/buffer.hpp"
 #include "libcomm/sim.hpp"
+#include "libcomm/program.hpp"
+#include "../runtime/plan_state.hpp"
 
 namespace libcomm {
 
@@ -109,137 +111,79 @@ double median_of(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-}  // namespace
+// The measurements are step programs run by the executor, as libcomm's algorithms are:
+// what they time is what an algorithm pays per message. Every message has the Sync tag,
+// so that an empty one is posted too. A rank that takes no part runs an empty program.
 
-FlatCalibration calibrate_flat_platform(MPI_Comm comm, std::span<const std::size_t> sizes,
-                                        int reps) {
-  int me = 0, p = 0;
-  MPI_Comm_rank(comm, &me);
-  MPI_Comm_size(comm, &p);
-  require(p >= 2,
-          "calibration needs at least 2 ranks (a ping-pong between rank 0 and the "
-          "last rank), got " +
-              std::to_string(p));
-  require(reps >= 1, "calibration: reps must be at least 1, got " + std::to_string(reps));
-  require(sizes.size() >= 2, "calibration needs at least 2 message sizes to fit a line");
-  for (std::size_t s : sizes)
-    require(s <= static_cast<std::size_t>(INT_MAX),
-            "calibration: message size " + std::to_string(s) + " exceeds INT_MAX bytes");
-  FlatCalibration cal;
-  cal.peer = p - 1;
-  const std::size_t biggest = *std::max_element(sizes.begin(), sizes.end());
-  std::vector<std::byte> a(biggest + 1, std::byte{1}), b(biggest + 1, std::byte{2});
-  const int tag = 0x5ca1;
-  for (std::size_t s : sizes) {
-    const int n = round_trips(s), bytes = static_cast<int>(s);
-    std::vector<double> one_way, copy;
-    for (int rep = -1; rep < reps; ++rep) {  // rep -1: warm-up, not kept
-      MPI_Barrier(comm);
-      const double t0 = MPI_Wtime();
-      for (int k = 0; k < n; ++k) {
-        if (me == 0) {
-          MPI_Send(a.data(), bytes, MPI_BYTE, cal.peer, tag, comm);
-          MPI_Recv(b.data(), bytes, MPI_BYTE, cal.peer, tag, comm, MPI_STATUS_IGNORE);
-        } else if (me == cal.peer) {
-          MPI_Recv(b.data(), bytes, MPI_BYTE, 0, tag, comm, MPI_STATUS_IGNORE);
-          MPI_Send(a.data(), bytes, MPI_BYTE, 0, tag, comm);
-        }
-      }
-      const double t1 = MPI_Wtime();
-      if (me == 0) {
-        for (int k = 0; k < n; ++k) {
-          sim::charge_copy(static_cast<double>(s));  // (a simulation's copy model; nothing otherwise)
-          std::memcpy(b.data(), a.data(), s);
-          a[k % (biggest + 1)] = b[(k + 1) % (biggest + 1)];  // keep the copies observable
-        }
-      }
-      const double t2 = MPI_Wtime();
-      if (rep >= 0) one_way.push_back((t1 - t0) / (2.0 * n)), copy.push_back((t2 - t1) / n);
-    }
-    cal.sizes.push_back(static_cast<double>(s));
-    cal.one_way_s.push_back(median_of(one_way));
-    cal.copy_s.push_back(median_of(copy));
-  }
-  // Rank 0's figures for everyone.
-  MPI_Bcast(cal.one_way_s.data(), static_cast<int>(sizes.size()), MPI_DOUBLE, 0, comm);
-  MPI_Bcast(cal.copy_s.data(), static_cast<int>(sizes.size()), MPI_DOUBLE, 0, comm);
-  cal.transfer = fit_line_relative(cal.sizes, cal.one_way_s);
-  cal.copy = fit_line_relative(cal.sizes, cal.copy_s);
-  // A noisy fit can come out slightly negative (e.g. a copy cost hidden in clock
-  // resolution); the platform takes 0 then, the fit keeps the raw value.
-  cal.platform.name = "calibrated";
-  cal.platform.ts_us = std::max(0.0, cal.transfer.intercept * 1e6);
-  cal.platform.tc_td_us = std::max(0.0, cal.transfer.slope * 1e6);
-  cal.platform.tm_us = std::max(0.0, cal.copy.slope * 1e6);
-  return cal;
-}
-
-}  // namespace libcomm
-
-namespace libcomm {
-
-namespace {
-
-// One-way time of a ping-pong of `bytes` between ranks a and b of comm (median of reps).
-double ping_pong(MPI_Comm comm, int a, int b, std::size_t bytes, int reps) {
-  int me = 0;
-  MPI_Comm_rank(comm, &me);
-  std::vector<std::byte> buf(bytes + 1);
-  const int n = round_trips(bytes), tag = 0x5ca2;
+// The seconds of each of `reps` runs of this rank's `program` (after one untimed run), each
+// from a barrier.
+std::vector<double> timed_runs(const Comm& comm, StepProgram program, int reps) {
+  const std::size_t send = program.send_bytes, recv = program.recv_bytes;
+  const auto plan = detail::program_plan(comm, std::move(program), "calibration", false);
+  std::vector<std::byte> out(send + 1), in(recv + 1);
   std::vector<double> t;
   for (int rep = -1; rep < reps; ++rep) {
-    MPI_Barrier(comm);
+    MPI_Barrier(comm.internal());
     const double t0 = MPI_Wtime();
-    for (int k = 0; k < n; ++k) {
-      if (me == a) {
-        MPI_Send(buf.data(), static_cast<int>(bytes), MPI_BYTE, b, tag, comm);
-        MPI_Recv(buf.data(), static_cast<int>(bytes), MPI_BYTE, b, tag, comm, MPI_STATUS_IGNORE);
-      } else if (me == b) {
-        MPI_Recv(buf.data(), static_cast<int>(bytes), MPI_BYTE, a, tag, comm, MPI_STATUS_IGNORE);
-        MPI_Send(buf.data(), static_cast<int>(bytes), MPI_BYTE, a, tag, comm);
-      }
-    }
-    if (rep >= 0) t.push_back((MPI_Wtime() - t0) / (2.0 * n));
+    detail::run_blocking(*plan, out.data(), in.data(), comm);
+    if (rep >= 0) t.push_back(MPI_Wtime() - t0);
   }
-  double v = median_of(t);
-  MPI_Bcast(&v, 1, MPI_DOUBLE, a, comm);
+  return t;
+}
+
+// `trips` times: rank a sends `bytes` to b, then b sends them back.
+StepProgram ping_pong_program(int me, int p, int a, int b, std::size_t bytes, int trips) {
+  ProgramBuilder pb("ping-pong", me, p);
+  const ByteRange out{Area::Send, 0, bytes}, in{Area::Recv, 0, bytes};
+  for (std::uint32_t t = 0; t < static_cast<std::uint32_t>(trips) && (me == a || me == b); ++t) {
+    if (me == a) pb.send(2 * t, b, out, 2 * t, TagKind::Sync), pb.recv(2 * t + 1, b, in, 2 * t + 1, TagKind::Sync);
+    else pb.recv(2 * t, a, in, 2 * t, TagKind::Sync), pb.send(2 * t + 1, a, out, 2 * t + 1, TagKind::Sync);
+  }
+  pb.set_extents(bytes, bytes);
+  return std::move(pb).program();
+}
+
+// `trips` times: this rank sends `bytes` to each of `peers` and receives theirs, all at once.
+StepProgram exchanges_program(int me, int p, const std::vector<int>& peers, std::size_t bytes, int trips) {
+  ProgramBuilder pb("exchanges", me, p);
+  for (std::uint32_t t = 0; t < static_cast<std::uint32_t>(trips) && !peers.empty(); ++t)
+    for (std::size_t j = 0; j < peers.size(); ++j) {
+      pb.recv(t, peers[j], {Area::Recv, j * bytes, bytes}, t, TagKind::Sync);
+      pb.send(t, peers[j], {Area::Send, 0, bytes}, t, TagKind::Sync);
+    }
+  pb.set_extents(bytes, peers.size() * bytes);
+  return std::move(pb).program();
+}
+
+// One-way time of a ping-pong of `bytes` between ranks a and b (median of reps).
+double ping_pong(const Comm& comm, int a, int b, std::size_t bytes, int reps) {
+  const int n = round_trips(bytes);
+  std::vector<double> t = timed_runs(comm, ping_pong_program(comm.rank(), comm.size(), a, b, bytes, n), reps);
+  double v = median_of(t) / (2.0 * n);
+  MPI_Bcast(&v, 1, MPI_DOUBLE, a, comm.internal());
   return v;
 }
 
 // One-way time of `bytes` when every rank exchanges with all its `peers` at once (each
 // sends to each and receives from each; no peers: the rank only waits), the slowest
 // participant's, median of `reps`.
-double exchanges_time(MPI_Comm comm, const std::vector<int>& peers, std::size_t bytes, int reps, int trips = 0) {
-  std::vector<std::byte> out(bytes + 1), in(peers.size() * bytes + 1);
-  std::vector<MPI_Request> r(2 * peers.size());
-  const int n = trips > 0 ? trips : round_trips(bytes), tag = 0x5ca3;
-  std::vector<double> t;
-  for (int rep = -1; rep < reps; ++rep) {
-    MPI_Barrier(comm);
-    const double t0 = MPI_Wtime();
-    for (int i = 0; i < n && !peers.empty(); ++i) {
-      for (std::size_t j = 0; j < peers.size(); ++j) {
-        MPI_Irecv(in.data() + j * bytes, static_cast<int>(bytes), MPI_BYTE, peers[j], tag, comm, &r[2 * j]);
-        MPI_Isend(out.data(), static_cast<int>(bytes), MPI_BYTE, peers[j], tag, comm, &r[2 * j + 1]);
-      }
-      MPI_Waitall(static_cast<int>(r.size()), r.data(), MPI_STATUSES_IGNORE);
-    }
-    double mine = peers.empty() ? 0.0 : (MPI_Wtime() - t0) / n;
-    MPI_Allreduce(MPI_IN_PLACE, &mine, 1, MPI_DOUBLE, MPI_MAX, comm);
-    if (rep >= 0) t.push_back(mine);
+double exchanges_time(const Comm& comm, const std::vector<int>& peers, std::size_t bytes, int reps, int trips = 0) {
+  const int n = trips > 0 ? trips : round_trips(bytes);
+  std::vector<double> t = timed_runs(comm, exchanges_program(comm.rank(), comm.size(), peers, bytes, n), reps);
+  for (double& mine : t) {
+    mine = peers.empty() ? 0.0 : mine / n;
+    MPI_Allreduce(MPI_IN_PLACE, &mine, 1, MPI_DOUBLE, MPI_MAX, comm.internal());
   }
   return median_of(t);
 }
 
 // The same when the pairs (a[j], b[j]) exchange at once.
-double pairs_exchanging(MPI_Comm comm, const std::vector<int>& a, const std::vector<int>& b, std::size_t bytes,
+double pairs_exchanging(const Comm& comm, const std::vector<int>& a, const std::vector<int>& b, std::size_t bytes,
                         int reps) {
-  int me = 0;
-  MPI_Comm_rank(comm, &me);
   std::vector<int> partner;
   for (std::size_t j = 0; j < a.size(); ++j) {
-    if (me == a[j]) partner = {b[j]};
-    if (me == b[j]) partner = {a[j]};
+    if (comm.rank() == a[j]) partner = {b[j]};
+    if (comm.rank() == b[j]) partner = {a[j]};
   }
   return exchanges_time(comm, partner, bytes, reps);
 }
@@ -247,7 +191,7 @@ double pairs_exchanging(MPI_Comm comm, const std::vector<int>& a, const std::vec
 // How much m concurrent exchanges slow each other, as CostParams' share (0..1): with the
 // time ratio R of m pairs to one pair and f flows a pair puts on the shared resource,
 // R = (1 + (m f - 1) s) / (1 + (f - 1) s).
-double share_of(MPI_Comm comm, const std::vector<int>& a, const std::vector<int>& b, int flows_per_pair,
+double share_of(const Comm& comm, const std::vector<int>& a, const std::vector<int>& b, int flows_per_pair,
                 std::size_t bytes, int reps) {
   if (a.size() < 2) return 1.0;  // nothing to measure: the conservative full sharing
   const double one = pairs_exchanging(comm, {a[0]}, {b[0]}, bytes, reps);
@@ -268,10 +212,9 @@ double linear_share(double one, double all, std::size_t k) {
 
 // share_fanout: rank 0 exchanging `bytes` with every rank of `far` at once against with the
 // first alone; R = 1 + (k - 1) s.
-double fanout_share(MPI_Comm comm, const std::vector<int>& far, std::size_t bytes, int reps) {
+double fanout_share(const Comm& comm, const std::vector<int>& far, std::size_t bytes, int reps) {
   if (far.size() < 2) return 1.0;
-  int me = 0;
-  MPI_Comm_rank(comm, &me);
+  const int me = comm.rank();
   const auto timed = [&](std::size_t k) {  // rank 0 with the first k of `far`
     std::vector<int> peers;
     if (me == 0) peers.assign(far.begin(), far.begin() + static_cast<std::ptrdiff_t>(k));
@@ -286,35 +229,24 @@ double fanout_share(MPI_Comm comm, const std::vector<int>& far, std::size_t byte
 // share_fanin: the ranks of `far` sending `bytes` to rank 0 at once against the first alone
 // (rank 0 acknowledges each trip's messages with empty ones, so trips do not overlap);
 // R = 1 + (k - 1) s.
-double fanin_share(MPI_Comm comm, const std::vector<int>& far, std::size_t bytes, int reps) {
+double fanin_share(const Comm& comm, const std::vector<int>& far, std::size_t bytes, int reps) {
   if (far.size() < 2) return 1.0;
-  int me = 0;
-  MPI_Comm_rank(comm, &me);
-  const int trips = round_trips(bytes), tag = 0x5ca4;
-  std::vector<std::byte> buf(far.size() * bytes + 1);
+  const int me = comm.rank(), trips = round_trips(bytes);
   const auto timed = [&](std::size_t k) {
     const auto first = far.begin(), last = far.begin() + static_cast<std::ptrdiff_t>(k);
-    const bool sender = std::find(first, last, me) != last;
-    std::vector<MPI_Request> r(k);
-    std::vector<double> t;
-    for (int rep = -1; rep < reps; ++rep) {
-      MPI_Barrier(comm);
-      const double t0 = MPI_Wtime();
-      for (int i = 0; i < trips; ++i) {
-        if (me == 0) {
-          for (std::size_t j = 0; j < k; ++j)
-            MPI_Irecv(buf.data() + j * bytes, static_cast<int>(bytes), MPI_BYTE, far[j], tag, comm, &r[j]);
-          MPI_Waitall(static_cast<int>(k), r.data(), MPI_STATUSES_IGNORE);
-          for (std::size_t j = 0; j < k; ++j) MPI_Send(nullptr, 0, MPI_BYTE, far[j], tag + 1, comm);
-        } else if (sender) {
-          MPI_Send(buf.data(), static_cast<int>(bytes), MPI_BYTE, 0, tag, comm);
-          MPI_Recv(nullptr, 0, MPI_BYTE, 0, tag + 1, comm, MPI_STATUS_IGNORE);
-        }
+    ProgramBuilder pb("fan-in", me, comm.size());
+    for (std::uint32_t t = 0; t < static_cast<std::uint32_t>(trips); ++t) {
+      if (me == 0) {
+        for (std::size_t j = 0; j < k; ++j) pb.recv(2 * t, far[j], {Area::Recv, j * bytes, bytes}, 2 * t, TagKind::Sync);
+        for (std::size_t j = 0; j < k; ++j) pb.send(2 * t + 1, far[j], {}, 2 * t + 1, TagKind::Sync);
+      } else if (std::find(first, last, me) != last) {
+        pb.send(2 * t, 0, {Area::Send, 0, bytes}, 2 * t, TagKind::Sync);
+        pb.recv(2 * t + 1, 0, {}, 2 * t + 1, TagKind::Sync);
       }
-      if (rep >= 0) t.push_back((MPI_Wtime() - t0) / trips);
     }
-    double v = median_of(t);
-    MPI_Bcast(&v, 1, MPI_DOUBLE, 0, comm);
+    pb.set_extents(bytes, k * bytes);
+    double v = median_of(timed_runs(comm, std::move(pb).program(), reps)) / trips;
+    MPI_Bcast(&v, 1, MPI_DOUBLE, 0, comm.internal());
     return v;
   };
   const double one = timed(1);  // (in this order on every rank: each timing is collective)
@@ -327,13 +259,12 @@ double fanin_share(MPI_Comm comm, const std::vector<int>& far, std::size_t bytes
 // first; with the time ratio R the network carries N / R links' worth (network_links; 0: it
 // kept up with all N). Where it did not, the all-node exchange at every size (network_us,
 // a few round trips each: the network's cost of small messages, which fill it less well).
-void calibrate_network(MPI_Comm comm, const NodeMap& nodes, const std::vector<double>& sizes, int reps,
+void calibrate_network(const Comm& comm, const NodeMap& nodes, const std::vector<double>& sizes, int reps,
                        CostParams& c) {
   const int n = nodes.num_nodes();
   c.network_links = 0, c.network_nodes = 0, c.network.clear();
   if (n < 3) return;  // two nodes load the network no more than their links
-  int me = 0;
-  MPI_Comm_rank(comm, &me);
+  const int me = comm.rank();
   std::vector<int> leaders;
   for (int k = 0; k < n; ++k) leaders.push_back(nodes.ranks_of_node(k).front());
   const bool leader = std::find(leaders.begin(), leaders.end(), me) != leaders.end();
@@ -352,31 +283,21 @@ void calibrate_network(MPI_Comm comm, const NodeMap& nodes, const std::vector<do
 
 // Time rank a takes to post k empty messages to rank b and see them all arrive, per
 // message beyond the first: the overhead of a further message posted at once.
-double posting_overhead(MPI_Comm comm, int a, int b, int reps) {
-  int me = 0;
-  MPI_Comm_rank(comm, &me);
-  const int k = 32, tag = 0x5ca3;
-  const auto burst = [&](int count) {
-    std::vector<double> t;
-    std::vector<MPI_Request> q(static_cast<std::size_t>(count));
-    for (int rep = -1; rep < reps; ++rep) {
-      MPI_Barrier(comm);
-      const double t0 = MPI_Wtime();
-      if (me == a || me == b) {
-        for (int i = 0; i < count; ++i) {
-          if (me == a) MPI_Isend(nullptr, 0, MPI_BYTE, b, tag, comm, &q[static_cast<std::size_t>(i)]);
-          else MPI_Irecv(nullptr, 0, MPI_BYTE, a, tag, comm, &q[static_cast<std::size_t>(i)]);
-        }
-        MPI_Waitall(count, q.data(), MPI_STATUSES_IGNORE);
-        if (me == b) MPI_Send(nullptr, 0, MPI_BYTE, a, tag + 1, comm);
-        else MPI_Recv(nullptr, 0, MPI_BYTE, b, tag + 1, comm, MPI_STATUS_IGNORE);
-      }
-      if (rep >= 0) t.push_back(MPI_Wtime() - t0);
+double posting_overhead(const Comm& comm, int a, int b, int reps) {
+  const int me = comm.rank();
+  const auto burst = [&](std::uint32_t count) {
+    ProgramBuilder pb("burst", me, comm.size());
+    for (std::uint32_t i = 0; i < count; ++i) {
+      if (me == a) pb.send(0, b, {}, 0, TagKind::Sync);
+      if (me == b) pb.recv(0, a, {}, 0, TagKind::Sync);
     }
-    double v = median_of(t);
-    MPI_Bcast(&v, 1, MPI_DOUBLE, a, comm);
+    if (me == a) pb.recv(1, b, {}, 1, TagKind::Sync);
+    if (me == b) pb.send(1, a, {}, 1, TagKind::Sync);
+    double v = median_of(timed_runs(comm, std::move(pb).program(), reps));
+    MPI_Bcast(&v, 1, MPI_DOUBLE, a, comm.internal());
     return v;
   };
+  constexpr std::uint32_t k = 32;
   const double one = burst(1), many = burst(k);
   return std::max(0.0, (many - one) / (k - 1));
 }
@@ -396,13 +317,57 @@ double combine_seconds_per_byte() {
 
 }  // namespace
 
+FlatCalibration calibrate_flat_platform(const Comm& comm, std::span<const std::size_t> sizes, int reps) {
+  const int p = comm.size();
+  require(p >= 2,
+          "calibration needs at least 2 ranks (a ping-pong between rank 0 and the "
+          "last rank), got " +
+              std::to_string(p));
+  require(reps >= 1, "calibration: reps must be at least 1, got " + std::to_string(reps));
+  require(sizes.size() >= 2, "calibration needs at least 2 message sizes to fit a line");
+  for (std::size_t s : sizes)
+    require(s <= static_cast<std::size_t>(INT_MAX),
+            "calibration: message size " + std::to_string(s) + " exceeds INT_MAX bytes");
+  FlatCalibration cal;
+  cal.peer = p - 1;
+  const std::size_t biggest = *std::max_element(sizes.begin(), sizes.end());
+  std::vector<std::byte> a(biggest + 1, std::byte{1}), b(biggest + 1, std::byte{2});
+  for (std::size_t s : sizes) {
+    const int n = round_trips(s);
+    cal.sizes.push_back(static_cast<double>(s));
+    cal.one_way_s.push_back(ping_pong(comm, 0, cal.peer, s, reps));
+    // The copy rate on rank 0 (charged by a simulation's copy model; nothing otherwise).
+    std::vector<double> copy;
+    for (int rep = -1; rep < reps; ++rep) {  // rep -1: warm-up, not kept
+      const double t0 = MPI_Wtime();
+      for (int k = 0; k < n && comm.rank() == 0; ++k) {
+        sim::charge_copy(static_cast<double>(s));
+        std::memcpy(b.data(), a.data(), s);
+        a[k % (biggest + 1)] = b[(k + 1) % (biggest + 1)];  // keep the copies observable
+      }
+      if (rep >= 0) copy.push_back((MPI_Wtime() - t0) / n);
+    }
+    cal.copy_s.push_back(median_of(copy));
+  }
+  // Rank 0's copy figures for everyone (ping_pong gives everyone its figures already).
+  MPI_Bcast(cal.copy_s.data(), static_cast<int>(sizes.size()), MPI_DOUBLE, 0, comm.internal());
+  cal.transfer = fit_line_relative(cal.sizes, cal.one_way_s);
+  cal.copy = fit_line_relative(cal.sizes, cal.copy_s);
+  // A noisy fit can come out slightly negative (e.g. a copy cost hidden in clock
+  // resolution); the platform takes 0 then, the fit keeps the raw value.
+  cal.platform.name = "calibrated";
+  cal.platform.ts_us = std::max(0.0, cal.transfer.intercept * 1e6);
+  cal.platform.tc_td_us = std::max(0.0, cal.transfer.slope * 1e6);
+  cal.platform.tm_us = std::max(0.0, cal.copy.slope * 1e6);
+  return cal;
+}
+
 CostParams calibrate_cost_params(const Comm& comm, const FlatCalibration& flat, int reps) {
   CostParams c;
   c.source = "calibrated";
   c.alpha = std::max(0.0, flat.transfer.intercept);
   c.beta = std::max(0.0, flat.transfer.slope);
   c.copy = std::max(0.0, flat.copy.slope);
-  const MPI_Comm mc = comm.internal();
   const NodeMap& nodes = comm.nodes();
   const int last = comm.size() - 1;
   // Between ranks of one node: rank 0 and the next rank of its node, when it has one (a line
@@ -414,7 +379,7 @@ CostParams calibrate_cost_params(const Comm& comm, const FlatCalibration& flat, 
     const int peer = nodes.ranks_of_node(nodes.node_of(0)).at(1);
     c.one_way_intra.clear();
     for (double bytes : flat.sizes)
-      c.one_way_intra.push_back(ping_pong(mc, 0, peer, static_cast<std::size_t>(bytes), reps));
+      c.one_way_intra.push_back(ping_pong(comm, 0, peer, static_cast<std::size_t>(bytes), reps));
     const LineFit fit = fit_line_relative(flat.sizes, c.one_way_intra);
     c.alpha_intra = std::max(0.0, fit.intercept);
     c.beta_intra = std::max(0.0, fit.slope);
@@ -426,13 +391,13 @@ CostParams calibrate_cost_params(const Comm& comm, const FlatCalibration& flat, 
   const std::vector<int> mine = nodes.ranks_of_node(nodes.node_of(0));
   std::vector<int> a, b;
   for (std::size_t j = 0; j + 1 < mine.size(); j += 2) a.push_back(mine[j]), b.push_back(mine[j + 1]);
-  c.share_intra = share_of(mc, a, b, 2, kShareBytes, reps);
+  c.share_intra = share_of(comm, a, b, 2, kShareBytes, reps);
   a.clear(), b.clear();
   if (nodes.node_of(last) != nodes.node_of(0)) {
     const std::vector<int> theirs = nodes.ranks_of_node(nodes.node_of(last));
     for (std::size_t j = 0; j < std::min(mine.size(), theirs.size()); ++j) a.push_back(mine[j]), b.push_back(theirs[j]);
   }
-  c.share_inter = share_of(mc, a, b, 1, kShareBytes, reps);
+  c.share_inter = share_of(comm, a, b, 1, kShareBytes, reps);
   // One rank exchanging with up to 8 ranks of other nodes at once (one per node where the
   // nodes allow), against one of them alone.
   std::vector<int> far;
@@ -443,14 +408,14 @@ CostParams calibrate_cost_params(const Comm& comm, const FlatCalibration& flat, 
       const bool first_of_node = nodes.ranks_of_node(nodes.node_of(r)).front() == r;
       if (other && (pass == 0) == first_of_node) far.push_back(r);
     }
-  c.share_fanout = fanout_share(mc, far, kShareBytes, reps);
-  c.share_fanin = fanin_share(mc, far, kShareBytes, reps);
-  calibrate_network(mc, nodes, flat.sizes, reps, c);
-  c.overhead = posting_overhead(mc, 0, last, reps);
+  c.share_fanout = fanout_share(comm, far, kShareBytes, reps);
+  c.share_fanin = fanin_share(comm, far, kShareBytes, reps);
+  calibrate_network(comm, nodes, flat.sizes, reps, c);
+  c.overhead = posting_overhead(comm, 0, last, reps);
   // A reduction's combine: its bytes at the copy rate where a simulation charges reductions so
   // (a simulated payload), else what this core takes.
   double gamma = simulated_payload() ? c.copy : combine_seconds_per_byte();
-  MPI_Bcast(&gamma, 1, MPI_DOUBLE, 0, mc);
+  MPI_Bcast(&gamma, 1, MPI_DOUBLE, 0, comm.internal());
   c.gamma = gamma;
   return c;
 }

@@ -21,6 +21,7 @@
 #include "libcomm/settings.hpp"
 #include "libcomm/reduction.hpp"
 #include "libcomm/sim.hpp"
+#include "messages.hpp"
 #include "mpi_bytes.hpp"
 #include "plan_state.hpp"
 #include "tags.hpp"
@@ -561,6 +562,55 @@ std::shared_ptr<PlanState> native_plan(
   s->native_start = std::move(start_fn);
   return s;
 }
+
+void wait_all(int count, MPI_Request* requests) {
+#ifdef LIBCOMM_SIMGRID
+  for (int i = 0; i < count; ++i) check_mpi(MPI_Wait(&requests[i], MPI_STATUS_IGNORE), "MPI_Wait");
+#else
+  check_mpi(MPI_Waitall(count, requests, MPI_STATUSES_IGNORE), "MPI_Waitall");
+#endif
+}
+
+MPI_Request ProbedMessages::send(const std::byte* data, std::size_t bytes, int to, int tag) const {
+  const MpiBytes n(bytes);
+  MPI_Request req = MPI_REQUEST_NULL;
+  check_mpi(MPI_Isend(data, n.count(), n.type(), to, tag, comm_, &req), "MPI_Isend");
+  return req;
+}
+
+// A matched probe (MPI_Mprobe + MPI_Mrecv) learns the length and receives exactly the message
+// it saw. SimGrid's SMPI (3.32) implements neither, and its blocking MPI_Probe is a polling
+// loop that injects simulated time at each turn (distorting the timings, and slow at 100
+// ranks). So in a SimGrid build the message is received into kSimulatedReceiveCap bytes
+// (placed, never touched beyond the message) with the same source (or any) and tag, then
+// cut to its length. Equivalent here: one thread per rank, and MPI's non-overtaking order
+// makes the receive take the very message a probe would have seen.
+#ifdef LIBCOMM_SIMGRID
+constexpr int kSimulatedReceiveCap = 1 << 28;
+int ProbedMessages::receive(int from, int tag, const std::function<std::byte*(std::size_t)>& place) const {
+  MPI_Status got;
+  const int rc = MPI_Recv(place(kSimulatedReceiveCap), kSimulatedReceiveCap, MPI_BYTE, from, tag, comm_, &got);
+  if (rc != MPI_SUCCESS)
+    throw Error("alltoallv: a message from rank " + std::to_string(from) +
+                " exceeds the SimGrid build's receive cap of " + std::to_string(kSimulatedReceiveCap) +
+                " bytes (kSimulatedReceiveCap)");
+  int n = 0;
+  check_mpi(MPI_Get_count(&got, MPI_BYTE, &n), "MPI_Get_count");
+  place(static_cast<std::size_t>(n));
+  return got.MPI_SOURCE;
+}
+#else
+int ProbedMessages::receive(int from, int tag, const std::function<std::byte*(std::size_t)>& place) const {
+  MPI_Message msg = MPI_MESSAGE_NULL;
+  MPI_Status status{};
+  check_mpi(MPI_Mprobe(from, tag, comm_, &msg, &status), "MPI_Mprobe");
+  MPI_Count n = 0;
+  check_mpi(MPI_Get_elements_x(&status, MPI_BYTE, &n), "MPI_Get_elements_x");
+  const MpiBytes t(static_cast<std::size_t>(n));
+  check_mpi(MPI_Mrecv(place(static_cast<std::size_t>(n)), t.count(), t.type(), &msg, MPI_STATUS_IGNORE), "MPI_Mrecv");
+  return status.MPI_SOURCE;
+}
+#endif
 
 void run_blocking(PlanState& s, const void* send, void* recv, const Comm& comm) {
   // (No scratch, no trip through the Comm's lock: most programs of whole blocks need none.)

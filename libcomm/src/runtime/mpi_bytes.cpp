@@ -15,14 +15,6 @@ void check_mpi(int rc, const char* call) {
   throw Error(std::string(call) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
 }
 
-void wait_all(int count, MPI_Request* requests) {
-#ifdef LIBCOMM_SIMGRID
-  for (int i = 0; i < count; ++i) check_mpi(MPI_Wait(&requests[i], MPI_STATUS_IGNORE), "MPI_Wait");
-#else
-  check_mpi(MPI_Waitall(count, requests, MPI_STATUSES_IGNORE), "MPI_Waitall");
-#endif
-}
-
 MpiBytes::MpiBytes(std::size_t bytes) {
   if (bytes <= static_cast<std::size_t>(INT_MAX)) {
     count_ = static_cast<int>(bytes);

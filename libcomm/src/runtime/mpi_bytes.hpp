@@ -30,11 +30,4 @@ class MpiBytes {
 // Raises libcomm::Error naming the MPI call when rc is not MPI_SUCCESS.
 void check_mpi(int rc, const char* call);
 
-// MPI_Waitall on `count` requests, raising Error on failure. In a SimGrid build it waits
-// for them one by one in order instead: SMPI's MPI_Waitall runs one MPI_Waitany over all
-// requests per completion, O(count^2) simulator work (with 2(P-1) requests per rank that
-// dominated runs of 512 simulated ranks). The simulated time is the same, since the
-// transfers progress in the simulated network whether or not the rank waits on them.
-void wait_all(int count, MPI_Request* requests);
-
 }  // namespace libcomm::detail
