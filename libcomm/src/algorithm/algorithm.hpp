@@ -5,13 +5,15 @@
 // environment override, the fallbacks (docs/fallbacks.md is printed from them), the model
 // policy's candidates, the plans. docs/architecture.md, "Adding an algorithm".
 //
-// An operation (alltoall/alltoall_internal.hpp is the model) supplies: Algo, Options,
-// Args (the buffers and sizes of one call), Shape (what choices and plans depend on,
-// derived from ShapeBase, with `opts`), name, what, setting (its LIBCOMM_<OP>), Extra (what
-// its descriptors add), algorithms(), shape(args, comm, opts), options(shape) (the options
-// decisions and plans depend on), and for the collective argument check argument_check,
-// sizes_differ, modes_differ and check_agreement (check mode). What only some operations
-// need is in OpHooks.
+// An operation (alltoall/alltoall_internal.hpp is the model) derives from OperationBase
+// (operation.hpp), which names it (Algo, Options, setting: its LIBCOMM_<OP>, name, what) and gives
+// the defaults (Extra: nothing; sizes_differ: a fixed text), and supplies what really
+// differs: Args (the buffers and sizes of one call), Shape (what choices and plans depend
+// on, derived from ShapeBase, with `opts`), algorithms(), shape(args, comm, opts),
+// options(shape) (the options decisions and plans depend on), and for the collective
+// argument check argument_check, modes_differ and check_agreement (check mode). The
+// Operation concept (choice/driver.hpp) checks it. What only some operations need is in
+// OpHooks.
 #pragma once
 
 #include <algorithm>

@@ -8,11 +8,8 @@
 #include <cstddef>
 #include <vector>
 
-#include "../algorithm/cost_terms.hpp"
+#include "../algorithm/operation.hpp"
 #include "../cycles/cycles.hpp"
-#include "../algorithm/algorithm.hpp"
-#include "../runtime/check.hpp"
-#include "../runtime/plan_state.hpp"
 #include "libcomm/allgather.hpp"
 #include "libcomm/comm.hpp"
 #include "libcomm/program.hpp"
@@ -28,12 +25,7 @@ struct Blocks {
   explicit Blocks(std::span<const std::size_t> counts);
 };
 
-struct AllgatherOp {
-  using Algo = AllgatherAlgo;
-  using Options = AllgatherOptions;
-  static constexpr std::string_view name = "allgather";
-  static constexpr std::string_view what = "allgather";
-  static constexpr Setting setting = Setting::Allgather;
+struct AllgatherOp : OperationBase<AllgatherAlgo, AllgatherOptions, Setting::Allgather, "allgather"> {
   struct Args {
     const void* send = nullptr;
     std::size_t send_bytes = 0;
@@ -44,7 +36,6 @@ struct AllgatherOp {
   struct Shape : ShapeBase {
     const Options* opts = nullptr;
   };
-  struct Extra {};
   static std::span<const Algorithm<AllgatherOp>> algorithms();
   static Shape shape(const Args& a, const Comm& comm, const Options& o);
   // A shape without a Comm: blocks of `counts` on `nodes`.

@@ -10,10 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "../algorithm/cost_terms.hpp"
-#include "../algorithm/algorithm.hpp"
-#include "../runtime/check.hpp"
-#include "../runtime/plan_state.hpp"
+#include "../algorithm/operation.hpp"
 #include "libcomm/alltoall.hpp"
 #include "libcomm/comm.hpp"
 #include "libcomm/program.hpp"
@@ -22,12 +19,7 @@
 
 namespace libcomm::detail {
 
-struct AlltoallOp {
-  using Algo = AlltoallAlgo;
-  using Options = AlltoallOptions;
-  static constexpr std::string_view name = "alltoall";
-  static constexpr std::string_view what = "all-to-all";
-  static constexpr Setting setting = Setting::Alltoall;
+struct AlltoallOp : OperationBase<AlltoallAlgo, AlltoallOptions, Setting::Alltoall, "alltoall", "all-to-all"> {
   struct Args {
     const void* send = nullptr;
     void* recv = nullptr;

@@ -385,10 +385,11 @@ class SchemeBuilder {
 
 namespace {
 
-template <StepProgram (SchemeBuilder::*build)()>
-StepProgram scheme_program(std::string_view name, const NodeMap& nodes, int rank, std::size_t b,
-                           const InnerChoice& inner, bool library_collectives, bool shared_memory) {
-  SchemeBuilder sb(name, nodes, rank, b, inner, library_collectives, shared_memory);
+// A scheme's program builder (its descriptor's Extra::scheme): `build` of SchemeBuilder.
+template <StepProgram (SchemeBuilder::*build)(), Literal name>
+StepProgram scheme_program(const NodeMap& nodes, int rank, std::size_t b, const InnerChoice& inner,
+                           bool library_collectives, bool shared_memory) {
+  SchemeBuilder sb(name.view(), nodes, rank, b, inner, library_collectives, shared_memory);
   return (sb.*build)();
 }
 
@@ -478,26 +479,20 @@ extern const AlltoallAlgorithm leader_alltoall{
     .summary = "gather to one leader per node, all-to-all among leaders, scatter", .paper = "paper 002, s. 5",
     .unfit = needs_regular_inter_node, .applies = "any node map, with a regular inter-node algorithm",
     .cost = leader_cost, .plan = plan<leader_alltoall>, .node_memory = true, .node_map = true,
-    .extra = {.scheme = [](const NodeMap& n, int r, std::size_t b, const InnerChoice& i, bool l, bool s) {
-      return scheme_program<&SchemeBuilder::leader>("leader", n, r, b, i, l, s);
-    }}};
+    .extra = {.scheme = scheme_program<&SchemeBuilder::leader, "leader">}};
 
 extern const AlltoallAlgorithm send_aggregate_alltoall{
     .algo = AlltoallAlgo::SendAggregate, .name = "send_aggregate",
     .summary = "SA: intra-node exchange, then all-to-all among equal local ranks", .paper = "paper 002, s. 5",
     .unfit = needs_regular_inter_node, .applies = "any node map, with a regular inter-node algorithm",
     .cost = columns_cost, .plan = plan<send_aggregate_alltoall>, .node_memory = true, .node_map = true,
-    .extra = {.scheme = [](const NodeMap& n, int r, std::size_t b, const InnerChoice& i, bool l, bool s) {
-      return scheme_program<&SchemeBuilder::send_aggregate>("send_aggregate", n, r, b, i, l, s);
-    }}};
+    .extra = {.scheme = scheme_program<&SchemeBuilder::send_aggregate, "send_aggregate">}};
 
 extern const AlltoallAlgorithm recv_distribute_alltoall{
     .algo = AlltoallAlgo::RecvDistribute, .name = "recv_distribute",
     .summary = "RD: all-to-all among equal local ranks, then intra-node distribution", .paper = "paper 002, s. 5",
     .unfit = needs_regular_inter_node, .applies = "any node map, with a regular inter-node algorithm",
     .cost = columns_cost, .plan = plan<recv_distribute_alltoall>, .node_memory = true, .node_map = true,
-    .extra = {.scheme = [](const NodeMap& n, int r, std::size_t b, const InnerChoice& i, bool l, bool s) {
-      return scheme_program<&SchemeBuilder::recv_distribute>("recv_distribute", n, r, b, i, l, s);
-    }}};
+    .extra = {.scheme = scheme_program<&SchemeBuilder::recv_distribute, "recv_distribute">}};
 
 }  // namespace libcomm::detail

@@ -14,10 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "../algorithm/cost_terms.hpp"
-#include "../algorithm/algorithm.hpp"
-#include "../runtime/check.hpp"
-#include "../runtime/plan_state.hpp"
+#include "../algorithm/operation.hpp"
 #include "libcomm/alltoallv.hpp"
 #include "libcomm/program.hpp"
 
@@ -27,12 +24,7 @@ namespace libcomm::detail {
 // traits, defined in alltoallv.cpp; its algorithms one per file, each exporting its
 // descriptor (A1 direct.cpp, A2 two_stage.cpp, A3 mesh.cpp, A4 four_stage.cpp).
 class StagedAlgorithm;
-struct AlltoallvOp {
-  using Algo = AlltoallvAlgo;
-  using Options = AlltoallvOptions;
-  static constexpr std::string_view name = "alltoallv";
-  static constexpr std::string_view what = "alltoallv";
-  static constexpr Setting setting = Setting::Alltoallv;
+struct AlltoallvOp : OperationBase<AlltoallvAlgo, AlltoallvOptions, Setting::Alltoallv, "alltoallv"> {
   struct Args {
     const void* send = nullptr;
     std::span<const std::int64_t> sc, sd;

@@ -9,21 +9,13 @@
 #include <cstddef>
 #include <vector>
 
-#include "../algorithm/cost_terms.hpp"
+#include "../algorithm/operation.hpp"
 #include "../cycles/cycles.hpp"
-#include "../algorithm/algorithm.hpp"
-#include "../runtime/check.hpp"
-#include "../runtime/plan_state.hpp"
 #include "libcomm/reduce_scatter.hpp"
 
 namespace libcomm::detail {
 
-struct ReduceScatterOp {
-  using Algo = ReduceScatterAlgo;
-  using Options = ReduceScatterOptions;
-  static constexpr std::string_view name = "reduce_scatter";
-  static constexpr std::string_view what = "reduce_scatter";
-  static constexpr Setting setting = Setting::ReduceScatter;
+struct ReduceScatterOp : OperationBase<ReduceScatterAlgo, ReduceScatterOptions, Setting::ReduceScatter, "reduce_scatter"> {
   struct Args {
     const void* send = nullptr;
     void* recv = nullptr;
@@ -36,7 +28,6 @@ struct ReduceScatterOp {
     ReduceOp op = ReduceOp::Sum;
     const Options* opts = nullptr;
   };
-  struct Extra {};
   static std::span<const Algorithm<ReduceScatterOp>> algorithms();
   static Shape shape(const Args& a, const Comm& comm, const Options& o);
   // A shape without a Comm: blocks of `counts` bytes on `nodes`.
@@ -45,7 +36,6 @@ struct ReduceScatterOp {
   static std::uint64_t options(const Shape& s);
   static ArgumentCheck argument_check(const Args& a, const Shape& s, const Comm& comm, Algo algo, const Options& o,
                                       bool have_buffers);
-  static std::string sizes_differ(const Args&, std::uint64_t, std::uint64_t) { return "counts differ across ranks"; }
   static std::string modes_differ(Algo algo, const Options& o);
   static void check_agreement(const Args& a, const Comm& comm, const Options& o);
 };
