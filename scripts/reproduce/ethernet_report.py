@@ -80,6 +80,15 @@ def main(folder):
           "(simulated); throughput = |M|(|M|-1) x block x 8 / time. Paper columns: Figs. 6-8 "
           "(LAM, MPICH, generated routine), measured on a real 100 Mbit/s cluster. SimGrid's flow "
           "model shares links fairly, so contention costs less than on real switches.\n")
+    selectors = sorted({json.loads(p.read_text()).get("native_selector") or "smpi"
+                        for p in folder.glob("fig5*_libcomm.json")})
+    print(f"`native` is SMPI's MPI_Alltoall as the {', '.join(selectors)} selector decides "
+          "(`smpi/coll-selector`, as the records say"
+          + ("; `smpi` is SMPI's own default, which posts every message at once" if "smpi" in selectors else "")
+          + "). `simgrid:NAME` runs SMPI's MPI_Alltoall with `smpi/alltoall:NAME`: an algorithm by its name, "
+          "or for `ompi` and `mpich` the one that Open MPI's or MPICH's decision rules pick; `simgrid:mpich` "
+          "is the simulated counterpart of the paper's MPICH column.\n")
+    before = load_before(folder / "before_ompi_native.json") if selectors != ["smpi"] else {}
     for topo in ("fig5a", "fig5b", "fig5c"):
         lib = folder / f"{topo}_libcomm.json"
         if not lib.exists():
@@ -143,8 +152,51 @@ def main(folder):
                 pthr = aggregate_mbps(m, b, paper[2] / 1e3)
                 print(f"  (paper: {pthr:.0f} Mbit/s = {pthr / bound:.0%} of the bound)")
         print()
+        if topo in before:
+            now = {a: {b // KIB: (rows.get((a, b)) if a in algos else builtin[a].get(b)) for b in sizes}
+                   for a in names}
+            now = {a: {k: r["median_s"] * 1e3 for k, r in v.items() if r} for a, v in now.items()}
+            print(native_change_text(before[topo], now))
     print(f"validation: {'PASS' if ok else 'FAIL'}")
     return 0 if ok else 1
+
+
+def load_before(path):
+    """{topo: {column: {KiB: ms}}} of the page before native ran under Open MPI's decision."""
+    if not path.exists():
+        return {}
+    cells = json.loads(path.read_text())["cells"]
+    return {t: {c: {int(k): v for k, v in d.items()} for c, d in cols.items()} for t, cols in cells.items()}
+
+
+def fastest(cols, kib):
+    """The column with the least time at kib KiB (ties: the first), or None."""
+    have = [(v[kib], c) for c, v in cols.items() if kib in v]
+    return min(have, key=lambda x: x[0])[1] if have else None
+
+
+def native_change_text(old, now):
+    """Native under SMPI's default (the page before) against native now, size by size, and
+    where that changes which column is fastest."""
+    sizes = sorted(set(old.get("native", {})) & set(now.get("native", {})))
+    if not sizes:
+        return ""
+    common = set(old) & set(now)
+    old = {c: v for c, v in old.items() if c in common}
+    now = {c: v for c, v in now.items() if c in common}
+    out = ["Native before (SMPI's default selector) and now, in ms, and the fastest of the columns both "
+           "pages have (the page before is in before_ompi_native.json):\n",
+           "| block | native before | native now | fastest before | fastest now |", "|---|---:|---:|---|---|"]
+    changed = []
+    for kib in sizes:
+        fb, fn = fastest(old, kib), fastest(now, kib)
+        out.append(f"| {kib} KiB | {old['native'][kib]:.1f} | {now['native'][kib]:.1f} | {fb} | {fn} |")
+        if fb != fn:
+            changed.append(f"{kib} KiB ({fb} before, {fn} now)")
+    out.append("")
+    out.append("The fastest column changes at " + ", ".join(changed) + "." if changed else
+               "The fastest column is the same at every size.")
+    return "\n".join(out) + "\n"
 
 
 PACKET_ALGOS = ["tree_scheduled", "tree_scheduled_barrier", "linear", "ring", "ring_sendrecv",
