@@ -82,8 +82,8 @@ if ((REPORT_ONLY)); then
       > docs/results/ethernet_packet.md
     plots docs/results/ethernet_packet docs/results
   else
-    echo "ethernet.sh: --report-only: the fluid records are not committed; run the fluid model" >&2
-    exit 2
+    python3 scripts/reproduce/ethernet_report.py docs/results/ethernet > docs/results/ethernet.md
+    plots docs/results/ethernet docs/results
   fi
   exit 0
 fi

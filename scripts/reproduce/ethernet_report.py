@@ -82,7 +82,7 @@ def main(folder):
           "model shares links fairly, so contention costs less than on real switches.\n")
     selectors = sorted({json.loads(p.read_text()).get("native_selector") or "smpi"
                         for p in folder.glob("fig5*_libcomm.json")})
-    print(f"`native` is SMPI's MPI_Alltoall as the {', '.join(selectors)} selector decides "
+    print(f"`native` is SMPI's MPI_Alltoall as the {', '.join(selectors) or 'recorded'} selector decides "
           "(`smpi/coll-selector`, as the records say"
           + ("; `smpi` is SMPI's own default, which posts every message at once" if "smpi" in selectors else "")
           + "). `simgrid:NAME` runs SMPI's MPI_Alltoall with `smpi/alltoall:NAME`: an algorithm by its name, "
