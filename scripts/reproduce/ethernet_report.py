@@ -143,10 +143,15 @@ def main(folder):
             if not r:
                 continue
             thr = aggregate_mbps(m, b, r["median_s"])
-            best = max(names, key=lambda a: -(rows.get((a, b)) or builtin.get(a, {}).get(b) or {"median_s": 1e9})["median_s"])
+            times = {a: {b: (rows.get((a, b)) or builtin.get(a, {}).get(b) or {"median_s": 1e9})["median_s"]}
+                     for a in names}
+            best = ", ".join(fastest(times, b)) + f" (within {TIE:.1%})"
             eff = f", {thr / bound_eff:.0%} of the effective bound" if bound_eff else ""
+            mpich = builtin.get("simgrid:mpich", {}).get(b)
+            vs = (f"; MPICH's decision (simgrid:mpich) takes {mpich['median_s'] / r['median_s']:.2f}x "
+                  "tree_scheduled's time") if mpich else ""
             print(f"- tree_scheduled at {b // KIB} KiB: {thr:.0f} Mbit/s = {thr / bound:.0%} of the nominal "
-                  f"bound{eff}; fastest at this size: {best}")
+                  f"bound{eff}; fastest at this size: {best}{vs}")
             paper = PAPER[topo].get(b // KIB)
             if paper:
                 pthr = aggregate_mbps(m, b, paper[2] / 1e3)
@@ -169,35 +174,42 @@ def load_before(path):
     return {t: {c: {int(k): v for k, v in d.items()} for c, d in cols.items()} for t, cols in cells.items()}
 
 
+TIE = 0.005  # columns within 0.5 % of the fastest count as fastest (runs differ by less)
+
+
 def fastest(cols, kib):
-    """The column with the least time at kib KiB (ties: the first), or None."""
-    have = [(v[kib], c) for c, v in cols.items() if kib in v]
-    return min(have, key=lambda x: x[0])[1] if have else None
+    """The columns within TIE of the least time at kib KiB, in column order."""
+    have = {c: v[kib] for c, v in cols.items() if kib in v}
+    if not have:
+        return []
+    best = min(have.values())
+    return [c for c, t in have.items() if t <= best * (1 + TIE)]
 
 
 def native_change_text(old, now):
     """Native under SMPI's default (the page before) against native now, size by size, and
-    where that changes which column is fastest."""
+    whether native is among the fastest of the columns both pages have, before and now."""
     sizes = sorted(set(old.get("native", {})) & set(now.get("native", {})))
     if not sizes:
         return ""
     common = set(old) & set(now)
     old = {c: v for c, v in old.items() if c in common}
     now = {c: v for c, v in now.items() if c in common}
-    out = ["Native before (SMPI's default selector) and now, in ms, and the fastest of the columns both "
-           "pages have (the page before is in before_ompi_native.json):\n",
-           "| block | native before | native now | fastest before | fastest now |", "|---|---:|---:|---|---|"]
-    changed = []
+    out = [f"Native before (SMPI's default selector; the page before is in before_ompi_native.json) and now, "
+           f"in ms, and whether it is among the fastest (within {TIE:.1%}) of the columns both pages have:\n",
+           "| block | native before | native now | now / before | among the fastest before | now |",
+           "|---|---:|---:|---:|---|---|"]
+    moved = []
     for kib in sizes:
-        fb, fn = fastest(old, kib), fastest(now, kib)
-        out.append(f"| {kib} KiB | {old['native'][kib]:.1f} | {now['native'][kib]:.1f} | {fb} | {fn} |")
+        a, b = old["native"][kib], now["native"][kib]
+        fb, fn = "native" in fastest(old, kib), "native" in fastest(now, kib)
+        out.append(f"| {kib} KiB | {a:.1f} | {b:.1f} | {b / a:.3f} | {'yes' if fb else 'no'} | {'yes' if fn else 'no'} |")
         if fb != fn:
-            changed.append(f"{kib} KiB ({fb} before, {fn} now)")
+            moved.append(f"{kib} KiB ({'among' if fn else 'not among'} the fastest now)")
     out.append("")
-    out.append("The fastest column changes at " + ", ".join(changed) + "." if changed else
-               "The fastest column is the same at every size.")
+    out.append("Native's standing changes at " + ", ".join(moved) + "." if moved else
+               "Native's standing is the same at every size.")
     return "\n".join(out) + "\n"
-
 
 PACKET_ALGOS = ["tree_scheduled", "tree_scheduled_barrier", "linear", "ring", "ring_sendrecv",
                 "pairwise", "native"]
