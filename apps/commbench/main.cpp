@@ -20,9 +20,6 @@
 #include "operation.hpp"
 #include "timing.hpp"
 
-#ifdef LIBCOMM_SIMGRID
-#include <xbt/config.hpp>
-#endif
 
 namespace commbench {
 
@@ -30,26 +27,6 @@ namespace {
 
 // The command line as given (the record keeps it: a page can check what it prints against it).
 std::string g_command;
-
-// Under SimGrid: whose decision rules chose native's algorithm (smpi/coll-selector, as
-// scripts/simulate.sh --native-selector names them: "smpi" is SimGrid's "default") and the
-// algorithm a --cfg smpi/<collective>:ALGO forced for this operation, "" where none did.
-// Outside SimGrid both are "": native is the MPI library the program runs on.
-std::pair<std::string, std::string> native_selector(const std::string& op) {
-#ifdef LIBCOMM_SIMGRID
-  std::string selector = simgrid::config::get_value<std::string>("smpi/coll-selector");
-  if (selector == "default") selector = "smpi";
-  std::string forced;
-  try {
-    forced = simgrid::config::get_value<std::string>("smpi/" + op);
-  } catch (...) {  // (no per-collective setting of that name)
-  }
-  return {selector, forced};
-#else
-  (void)op;
-  return {"", ""};
-#endif
-}
 
 // commbench --calibrate FILE: the flat model's parameters of this machine (paper 001,
 // s. 2), printed point by point beside the fitted line, and saved for --predict file:FILE.
@@ -277,7 +254,7 @@ void print_table(const Options& o, int p, const std::vector<Row>& rows) {
   for (const auto& r : rows)
     if (!r.note.empty() && notes.insert(r.note).second) std::cout << "note: " << r.note << "\n";
   if (libcomm::built_for_simulation()) {
-    const auto [selector, forced] = native_selector(o.op);
+    const auto [selector, forced] = apps::native_selector(o.op);
     std::cout << "note: native is SMPI's " << o.op << " as the " << selector << " selector decides"
               << (forced.empty() ? "" : " (forced: smpi/" + o.op + ":" + forced + ")") << "\n";
   }
@@ -315,7 +292,7 @@ nlohmann::json record(const Options& o, const libcomm::Comm& comm, const std::ve
                           {"mean_bytes", v[2]}, {"gap_us", v[3]}};
   j["auto_policy"] = libcomm::auto_policy_name(libcomm::auto_policy());
   if (libcomm::built_for_simulation()) {
-    const auto [selector, forced] = native_selector(o.op);
+    const auto [selector, forced] = apps::native_selector(o.op);
     j["native_selector"] = selector;
     if (!forced.empty()) j["native_forced"] = forced;
   }

@@ -5,6 +5,10 @@
 
 #include "libcomm/error.hpp"
 
+#ifdef LIBCOMM_SIMGRID
+#include <xbt/config.hpp>
+#endif
+
 namespace apps {
 
 namespace {
@@ -46,10 +50,29 @@ std::string Validation::line(const std::string& what, const std::string& what_fa
   return "validation: FAIL (" + std::to_string(failed_) + " of " + std::to_string(runs_) + " " + what_failed + ")";
 }
 
+std::pair<std::string, std::string> native_selector(const std::string& op) {
+#ifdef LIBCOMM_SIMGRID
+  std::string selector = simgrid::config::get_value<std::string>("smpi/coll-selector");
+  if (selector == "default") selector = "smpi";
+  std::string forced;
+  try {
+    forced = simgrid::config::get_value<std::string>("smpi/" + op);
+  } catch (...) {  // (no per-collective setting of that name)
+  }
+  return {selector, forced};
+#else
+  (void)op;
+  return {"", ""};
+#endif
+}
+
 void write_json(const std::string& path, const nlohmann::json& record) {
   if (path.empty()) return;
   std::ofstream out(path);
-  out << record.dump(2) << "\n";
+  nlohmann::json with = record;
+  if (const std::string sel = native_selector("alltoall").first; !sel.empty() && !with.contains("native_selector"))
+    with["native_selector"] = sel;
+  out << with.dump(2) << "\n";
   libcomm::require(static_cast<bool>(out), "--json: cannot write '" + path + "'");
 }
 

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace apps {
@@ -54,7 +55,14 @@ class Validation {
   int runs_ = 0, failed_ = 0;
 };
 
-// Writes the record to `path` (nothing when path is empty); an error names --json.
+// Under SimGrid: whose decision rules chose native's algorithm (smpi/coll-selector, as
+// scripts/simulate.sh --native-selector names them: "smpi" is SimGrid's "default") and the
+// algorithm a --cfg smpi/<op>:ALGO forced for the collective `op`, "" where none did.
+// Outside SimGrid both are "": native is the MPI library the program runs on.
+std::pair<std::string, std::string> native_selector(const std::string& op);
+
+// Writes the record to `path` (nothing when path is empty); an error names --json. Under
+// SimGrid a record that does not say it gets "native_selector" (native_selector above).
 void write_json(const std::string& path, const nlohmann::json& record);
 
 }  // namespace apps
