@@ -632,7 +632,26 @@ def settings_lines(d):
     lines += [f"- `{name}`: {SETTING_MEANING.get(name, 'see the SimGrid documentation')}." for name in used]
     if missing:
         lines.append(f"- No command was recorded for: {', '.join(missing)}.")
+    lines.append(selector_line(d))
     return lines + [""]
+
+
+def selector_line(d):
+    """Whose decision rules chose the MPI library's collectives (native, and the library
+    collectives inside the hierarchical schemes), as the records say (native_selector; a
+    record without it ran SimGrid's own default)."""
+    runs = {}
+    for path in sorted(glob.glob(os.path.join(d, "*.json"))):
+        with open(path) as f:
+            sel = json.load(f).get("native_selector") or "smpi (unrecorded)"
+        runs.setdefault(sel, []).append(os.path.basename(path)[:-5])
+    parts = [f"{sel}: {len(names)} runs" for sel, names in sorted(runs.items())]
+    text = ("- Native's selector (`smpi/coll-selector`; `--cfg smpi/<collective>:ALGO` above overrides it for "
+            "that collective): " + "; ".join(parts) + ".")
+    if "smpi (unrecorded)" in runs:
+        text += (" A record that names none was made before simulate.sh ran native under Open MPI's decision: "
+                 "native there is SimGrid's own default, which posts every message at once.")
+    return text
 
 
 def main():
