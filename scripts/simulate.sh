@@ -34,8 +34,8 @@
 #                      per run of a stage trace). The log costs the simulation 2-3x its time
 #     --native-selector S  whose decision rules pick the algorithm of the MPI library's own
 #                      collectives (what commbench calls native): ompi (default, Open MPI's
-#                      tuned rules over SMPI's copies of its algorithms), mpich (MPICH's), or
-#                      smpi (SMPI's own default, which for allgather and alltoall posts every
+#                      tuned rules over SMPI's copies of its algorithms), mpich (MPICH's),
+#                      mvapich2 (MVAPICH2's: paper 002's flat baseline), or smpi (SMPI's own default, which for allgather and alltoall posts every
 #                      message at once); sets smpi/coll-selector, which a per-collective
 #                      --cfg smpi/<collective>:ALGO overrides for that collective. Records
 #                      say which ran (commbench's native_selector)
@@ -102,13 +102,13 @@ print(n if 0 < n < 2**32 else "")' "$TCP_BUFFER")
 [[ -z "$TCP_LOG" ]] || : >"$TCP_LOG" ||
   { echo "simulate.sh: --tcp-log: cannot write '$TCP_LOG'" >&2; exit 2; }
 case "$SELECTOR" in
-  ompi|mpich) SELECTOR_CFG="$SELECTOR" ;;
+  ompi|mpich|mvapich2) SELECTOR_CFG="$SELECTOR" ;;
   smpi) SELECTOR_CFG=default ;;  # SimGrid's name for its own choices
-  *) echo "simulate.sh: --native-selector must be ompi, mpich or smpi, got '$SELECTOR'" >&2; exit 2 ;;
+  *) echo "simulate.sh: --native-selector must be ompi, mpich, mvapich2 or smpi, got '$SELECTOR'" >&2; exit 2 ;;
 esac
 for c in "${CFG[@]}"; do
   [[ "$c" != --cfg=smpi/coll-selector:* ]] ||
-    { echo "simulate.sh: give the selector as --native-selector (ompi, mpich or smpi), not $c" >&2; exit 2; }
+    { echo "simulate.sh: give the selector as --native-selector (ompi, mpich, mvapich2 or smpi), not $c" >&2; exit 2; }
 done
 [[ -z "$HOSTFILE_IN" || -f "$HOSTFILE_IN" ]] || { echo "simulate.sh: no host file '$HOSTFILE_IN'" >&2; exit 2; }
 

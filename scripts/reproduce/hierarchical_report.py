@@ -68,29 +68,47 @@ def plot(path, title, xlabel, ylabel, series, sizes, logy=True):
 
 def multicore(folder, out_dir, lines):
     for path in sorted(folder.glob("multicore_64x8_np*.json")):
-        multicore_one(path, out_dir, lines)
+        if "." not in path.stem:  # (X.orig.json: the flat baseline of X)
+            multicore_one(path, out_dir, lines)
+
+
+def flat_baseline(path, t):
+    """Adds ("flat", size) to t: the paper's "orig", MVAPICH-PSM's size-based choice (Bruck
+    up to 256 B, Isend/Irecv up to 32 KiB), from libcomm's bruck and linear in PATH.orig.json;
+    returns the column's heading, or falls back to auto (older runs)."""
+    orig = path.with_name(path.stem + ".orig.json")
+    if orig.exists():
+        _, to, sizes, _, _ = load(orig)
+        for b in sizes:
+            t[("flat", b)] = to[("bruck" if b <= 256 else "linear", b)]
+        return "flat (orig: bruck to 256 B, then linear)"
+    for (a, b), v in list(t.items()):
+        if a == "auto":
+            t[("flat", b)] = v
+    return "flat (`auto`)"
 
 
 def multicore_one(path, out_dir, lines):
     rec, t, sizes, algos, ran = load(path)
-    flat = "auto"
+    flat_head = flat_baseline(path, t)
     lines += [
         f"## Paper 002: send-aggregate, receive-distribute and leader, {rec['ranks']} ranks of 64 x 8",
         "",
         f"SimGrid platform `inputs/platforms/cluster64x8.xml`, {rec['ranks']} ranks "
-        f"({rec['nodes']}). `auto` is the flat size-based choice of MVAPICH-PSM that the "
-        "paper calls `orig` (Bruck up to 256 B, Isend/Irecv up to 32 KiB, pairwise); "
-        "the hierarchical schemes use the same choice for their inter-node step. Times are "
+        f"({rec['nodes']}). The flat baseline is the paper's `orig`, MVAPICH-PSM's size-based choice "
+        "(Bruck up to 256 B, Isend/Irecv up to 32 KiB): libcomm's bruck and linear "
+        "(`multicore_64x8_np*.orig.json`; in older runs, `auto`). `auto` is libcomm's own choice, which may "
+        "be a hierarchical scheme; the schemes use libcomm's choice for their inter-node step. Times are "
         "simulated microseconds. The reduction column is 1 - SA / flat (the paper reports "
         "55 % at 512 B).",
         "",
-        "| block | " + " | ".join(algos) + " | SA vs flat | RD vs flat |",
-        "|---|" + "---|" * (len(algos) + 2),
+        "| block | " + " | ".join(algos) + f" | {flat_head} | SA vs flat | RD vs flat |",
+        "|---|" + "---|" * (len(algos) + 3),
     ]
     for b in sizes:
-        cells = [f"{t[(a, b)] * 1e6:.1f}" for a in algos]
-        sa = 1 - t[("send_aggregate", b)] / t[(flat, b)]
-        rd = 1 - t[("recv_distribute", b)] / t[(flat, b)]
+        cells = [f"{t[(a, b)] * 1e6:.1f}" for a in algos + ["flat"]]
+        sa = 1 - t[("send_aggregate", b)] / t[("flat", b)]
+        rd = 1 - t[("recv_distribute", b)] / t[("flat", b)]
         lines.append(f"| {fmt_size(b)} | " + " | ".join(cells) + f" | {sa:+.0%} | {rd:+.0%} |")
     lines.append("")
     png = out_dir / f"hierarchical_64x8_np{rec['ranks']}.png"
@@ -760,6 +778,48 @@ def packet_main(folder, out):
     return 0
 
 
+def main_records(folder):
+    """The records of whole runs (multicore_*, uneven_<layout>), not their traces and replays."""
+    return sorted(p for p in folder.glob("*.json")
+                  if p.stem.startswith(("multicore_", "uneven_")) and "." not in p.stem)
+
+
+def selector_lines(folder):
+    """Which selector chose native's algorithm (and the MPI all-to-alls inside the schemes),
+    as the records say: commbench's native_selector, else SMPI's own default (older records)."""
+    named = sorted({load_json(p).get("native_selector") or "smpi" for p in main_records(folder)})
+    if not named:
+        return []
+    text = ", ".join(named)
+    return [f"`native`, and the library all-to-alls inside the hierarchical schemes, are SMPI's MPI_Alltoall "
+            f"as the {text} selector decides (`smpi/coll-selector`, as the records say"
+            + ("; `smpi` is SMPI's own default, which posts every message at once" if "smpi" in named else "")
+            + ").", ""]
+
+
+def before_ompi_lines(folder):
+    """Each record against its copy in before_ompi/ (made under SMPI's default selector): how many
+    (algorithm, size) cells moved by more than 0.5 %, and which."""
+    before = folder / "before_ompi"
+    pairs = [(p, before / p.name) for p in main_records(folder) if (before / p.name).exists()]
+    if not pairs or all((load_json(p).get("native_selector") or "smpi") == "smpi" for p, _ in pairs):
+        return []
+    out = ["## Before and after native ran under Open MPI's decision", "",
+           "Each record against its copy made under SMPI's default selector (`before_ompi/`): the cells "
+           "(algorithm, block) whose time moved by more than 0.5 %.", "",
+           "| record | cells | moved | the moved cells (now / before) |", "|---|---:|---:|---|"]
+    for now_path, old_path in pairs:
+        _, t_now, _, _, _ = load(now_path)
+        _, t_old, _, _, _ = load(old_path)
+        common = sorted(set(t_now) & set(t_old), key=lambda k: (k[1], k[0]))
+        moved = [(a, b, t_now[(a, b)] / t_old[(a, b)]) for a, b in common
+                 if t_old[(a, b)] > 0 and abs(t_now[(a, b)] / t_old[(a, b)] - 1) > 0.005]
+        cells = "; ".join(f"{a} {fmt_size(b)} {r:.2f}x" for a, b, r in moved) or "-"
+        out.append(f"| {now_path.stem} | {len(common)} | {len(moved)} | {cells} |")
+    out.append("")
+    return out
+
+
 def main():
     if len(sys.argv) == 5 and sys.argv[1] == "--network" and sys.argv[2] == "packet":
         return packet_main(pathlib.Path(sys.argv[3]), pathlib.Path(sys.argv[4]))
@@ -769,8 +829,10 @@ def main():
     lines = ["# Hierarchical all-to-all: simulated reproduction", "",
              "Written by `scripts/reproduce/hierarchical.sh`; do not edit by hand "
              "(the discussion is in `docs/results/hierarchical.md`).", ""]
+    lines += selector_lines(folder)
     multicore(folder, out.parent, lines)
     uneven(folder, out.parent, lines)
+    lines += before_ompi_lines(folder)
     out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -46,7 +46,7 @@ done
 echo "== the selector's name is checked, and given one way only"
 rc=0
 scripts/simulate.sh --native-selector lam -np 2 commbench --sizes 8 >"$TMP/bad.log" 2>&1 || rc=$?
-[[ $rc == 2 ]] && grep -q "must be ompi, mpich or smpi" "$TMP/bad.log" || fail "an unknown selector: exit $rc"
+[[ $rc == 2 ]] && grep -q "must be ompi, mpich, mvapich2 or smpi" "$TMP/bad.log" || fail "an unknown selector: exit $rc"
 rc=0
 scripts/simulate.sh --cfg smpi/coll-selector:mpich -np 2 commbench --sizes 8 >"$TMP/cfg.log" 2>&1 || rc=$?
 [[ $rc == 2 ]] && grep -q "give the selector as --native-selector" "$TMP/cfg.log" || fail "--cfg smpi/coll-selector: exit $rc"
