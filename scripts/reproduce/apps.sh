@@ -62,7 +62,7 @@ for part in ${ONLY//,/ }; do
 done
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
 
-((COMMANDS_ONLY)) || ensure_packages "${LIBCOMM_PACKAGES[@]}" libsimgrid-dev python3-matplotlib
+((COMMANDS_ONLY)) || ensure_packages "${LIBCOMM_PACKAGES[@]}" libsimgrid-dev  # (plots only where matplotlib is)
 BUILD="${SIMGRID_BUILD_DIR:-build-sim}"
 # (SIM_REBUILD=0, as for simulate.sh: use the binaries already in $BUILD as they are.)
 if [[ "${SIM_REBUILD:-1}" == 1 ]] && ((!COMMANDS_ONLY)); then

@@ -67,7 +67,8 @@ done
 if ((QUICK)); then
   NP=64 SLAB_NP=64 REPS=1 ALGOS=auto,leader
 fi
-ensure_packages python3-matplotlib
+# (The plot needs matplotlib; without it the report says so and writes the tables: the
+# other reproduction scripts do the same, and none installs it.)
 mkdir -p "$OUT"
 SIM="$ROOT/scripts/simulate.sh"
 "$SIM" -np 1 fft3d --n 8 --reps 1 --algo native >/dev/null  # builds build-sim once
