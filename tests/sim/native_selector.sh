@@ -51,6 +51,20 @@ rc=0
 scripts/simulate.sh --cfg smpi/coll-selector:mpich -np 2 commbench --sizes 8 >"$TMP/cfg.log" 2>&1 || rc=$?
 [[ $rc == 2 ]] && grep -q "give the selector as --native-selector" "$TMP/cfg.log" || fail "--cfg smpi/coll-selector: exit $rc"
 
+echo "== Open MPI's pairwise alltoallv at a P that is not a power of two runs (SMPI's ring, named)"
+# Open MPI picks pairwise at P = 3; SimGrid's XOR pair would abort there, simulate.sh runs ring.
+if scripts/simulate.sh -np 3 commbench --op alltoallv --sizes 8 --reps 1 --algo native \
+  --json "$TMP/av3.json" >"$TMP/av3.log" 2>&1; then
+  [[ $(field_of "$TMP/av3.json" native_forced) == ring ]] || fail "P = 3 alltoallv: the record does not name ring"
+else
+  cat "$TMP/av3.log"
+  fail "P = 3 alltoallv under Open MPI's decision did not run"
+fi
+rc=0  # a user's own choice is kept: SimGrid's pair still aborts at P = 3
+scripts/simulate.sh -np 3 --cfg smpi/alltoallv:pair commbench --op alltoallv --sizes 8 --reps 1 --algo native \
+  >"$TMP/pair3.log" 2>&1 || rc=$?
+[[ $rc != 0 ]] && grep -q "power of two" "$TMP/pair3.log" || fail "--cfg smpi/alltoallv:pair was not kept (exit $rc)"
+
 echo "== an all-empty alltoallv costs nothing under the model, in every mode"
 if scripts/simulate.sh -np 16 commbench --op alltoallv --sizes 8 --reps 3 --algo native,auto:model \
   --json "$TMP/empty.json" >"$TMP/empty.log" 2>&1; then
