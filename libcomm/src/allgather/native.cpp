@@ -63,7 +63,32 @@ std::shared_ptr<PlanState> plan(const PlanCall<AllgatherOp>& call) {
 // once (its non-blocking linear allgather); Open MPI and MPICH choose among the ring,
 // recursive doubling and Bruck (both log2 P steps, the butterfly's cost), taken here as
 // the cheaper of the two.
+#ifdef LIBCOMM_SIMGRID
+// SMPI's copy of Open MPI's decision (smpi/coll-selector:ompi) by P and block: recursive
+// doubling or Bruck (log2 P rounds: the butterfly's cost), the neighbour exchange (a block
+// with one neighbour, then P / 2 - 1 rounds of two blocks; even P, else the ring) or the ring.
+double simgrid_ompi_time(const AllgatherOp::Shape& s, const CostParams& c) {
+  const double b = static_cast<double>(s.largest);
+  const double log_rounds = entry_of<AllgatherOp>(AllgatherAlgo::Butterfly).cost(s, c);
+  const double ring = entry_of<AllgatherOp>(AllgatherAlgo::Ring).cost(s, c);
+  const Layout l = layout_of(s);
+  const double neighbour = s.p % 2 ? ring
+                                   : cost::exchange_round(l, c, b, 1) + (s.p / 2 - 1) * cost::exchange_round(l, c, 2 * b, 1);
+  // (block bound below which the log rounds run, then the neighbour exchange's, else the ring)
+  const auto pick = [&](double logs_below, double neighbour_below) {
+    return b < logs_below ? log_rounds : b < neighbour_below ? neighbour : ring;
+  };
+  if (s.p < 32) return log_rounds;
+  if (s.p < 64) return pick(1024, 65536);
+  if (s.p < 256) return pick(512, s.p < 128 ? 65536 : 131072);
+  return pick(1024, 131072);
+}
+#endif
+
 double predicted_time(const AllgatherOp::Shape& s, const CostParams& c) {
+#ifdef LIBCOMM_SIMGRID
+  if (cost::mpi_library() == cost::MpiLibrary::OpenMpi) return simgrid_ompi_time(s, c);
+#endif
   if (cost::mpi_library() == cost::MpiLibrary::Smpi)
     return cost::all_at_once(layout_of(s), c, static_cast<double>(s.largest)) + cost::copy(c, s.largest);
   return std::min(entry_of<AllgatherOp>(AllgatherAlgo::Ring).cost(s, c),
