@@ -116,6 +116,11 @@ double predicted_time(const AlltoallvOp::Shape& s, const CostParams& c) {
     case cost::MpiLibrary::OpenMpi: {
       const int p = s.p;
       const bool pair = p < 4 || (p >= 64 && p < 128) || (p >= 256 && p < 1024);
+#ifdef LIBCOMM_SIMGRID
+      // SMPI runs Open MPI's pairwise as its XOR pair on a power-of-two P (partners on the
+      // node first), as the ring elsewhere (scripts/simulate.sh).
+      if (pair && cost::is_power_of_two(p)) return cost::xor_exchange_rounds(l, c, m) + tail;
+#endif
       return pair ? pairwise : linear;
     }
     case cost::MpiLibrary::Other: break;
