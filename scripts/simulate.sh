@@ -35,8 +35,9 @@
 #     --native-selector S  whose decision rules pick the algorithm of the MPI library's own
 #                      collectives (what commbench calls native): ompi (default, Open MPI's
 #                      tuned rules over SMPI's copies of its algorithms), mpich (MPICH's),
-#                      mvapich2 (MVAPICH2's: paper 002's flat baseline), or smpi (SMPI's own default, which for allgather and alltoall posts every
-#                      message at once); sets smpi/coll-selector, which a per-collective
+#                      mvapich2 (MVAPICH2's), or smpi (SMPI's own default, which for
+#                      allgather and alltoall posts every message at once); sets
+#                      smpi/coll-selector, which a per-collective
 #                      --cfg smpi/<collective>:ALGO overrides for that collective. Records
 #                      say which ran (commbench's native_selector)
 #     --cfg N:V        any further SimGrid setting (e.g. smpi/alltoall:pair)
@@ -162,7 +163,9 @@ OPTS=(--cfg=smpi/shared-malloc:global --cfg=smpi/privatization:dlopen --cfg=smpi
 # and receives from rank - step (coll_base_alltoallv.c), SMPI's `ring`; SimGrid 3.32 maps
 # it to its XOR `pair` instead, which aborts when P is not a power of two. There simulate.sh
 # runs `ring`, what Open MPI runs, unless a --cfg smpi/alltoallv:ALGO says otherwise
-# (records name it: commbench's native_forced).
+# (records name it: commbench's native_forced). The setting is global and keyed on -np: an
+# MPI_Alltoallv on a sub-communicator of another size is not corrected (none of libcomm's
+# programs makes one), and on a power-of-two P SMPI's XOR order stays (the model prices it so).
 if [[ "$SELECTOR" == ompi && " ${CFG[*]} " != *" --cfg=smpi/alltoallv:"* ]] && ((NP & (NP - 1))) &&
    ((NP < 4 || (NP >= 64 && NP < 128) || (NP >= 256 && NP < 1024))); then
   OPTS+=(--cfg=smpi/alltoallv:ring)

@@ -1,6 +1,8 @@
 // native: the MPI library's MPI_Allgather / MPI_Allgatherv (and their non-blocking forms),
 // the reference.
 #include <climits>
+#include <initializer_list>
+#include <utility>
 
 #include "../runtime/mpi_bytes.hpp"
 #include "../runtime/plan_state.hpp"
@@ -59,32 +61,49 @@ std::shared_ptr<PlanState> plan(const PlanCall<AllgatherOp>& call) {
   });
 }
 
-// What the MPI library runs: SMPI's default selector posts every block to every rank at
-// once (its non-blocking linear allgather); Open MPI and MPICH choose among the ring,
-// recursive doubling and Bruck (both log2 P steps, the butterfly's cost), taken here as
-// the cheaper of the two.
 #ifdef LIBCOMM_SIMGRID
-// SMPI's copy of Open MPI's decision (smpi/coll-selector:ompi) by P and block: recursive
-// doubling or Bruck (log2 P rounds: the butterfly's cost), the neighbour exchange (a block
-// with one neighbour, then P / 2 - 1 rounds of two blocks; even P, else the ring) or the ring.
+// SMPI's copy of Open MPI's decision (smpi/coll-selector:ompi), its table by P and block:
+// recursive doubling or Bruck (log2 P rounds: the butterfly's cost), the neighbour exchange
+// (a block with one neighbour, then P / 2 - 1 rounds of two blocks; even P, else the ring)
+// or the ring. (At P >= 1024 the table alternates recursive doubling and Bruck below 4 KiB.)
 double simgrid_ompi_time(const AllgatherOp::Shape& s, const CostParams& c) {
-  const double b = static_cast<double>(s.largest);
-  const double log_rounds = entry_of<AllgatherOp>(AllgatherAlgo::Butterfly).cost(s, c);
-  const double ring = entry_of<AllgatherOp>(AllgatherAlgo::Ring).cost(s, c);
-  const Layout l = layout_of(s);
-  const double neighbour = s.p % 2 ? ring
-                                   : cost::exchange_round(l, c, b, 1) + (s.p / 2 - 1) * cost::exchange_round(l, c, 2 * b, 1);
-  // (block bound below which the log rounds run, then the neighbour exchange's, else the ring)
-  const auto pick = [&](double logs_below, double neighbour_below) {
-    return b < logs_below ? log_rounds : b < neighbour_below ? neighbour : ring;
+  enum Pick { LogRounds, Neighbour, Ring };
+  struct Band {
+    int p_below;
+    std::initializer_list<std::pair<double, Pick>> blocks;  // (block below, what runs)
   };
-  if (s.p < 32) return log_rounds;
-  if (s.p < 64) return pick(1024, 65536);
-  if (s.p < 256) return pick(512, s.p < 128 ? 65536 : 131072);
-  return pick(1024, 131072);
+  constexpr double kAny = 1e300;
+  static const Band table[] = {
+      {32, {{kAny, LogRounds}}},
+      {64, {{1024, LogRounds}, {65536, Neighbour}, {kAny, Ring}}},
+      {128, {{512, LogRounds}, {65536, Neighbour}, {kAny, Ring}}},
+      {256, {{512, LogRounds}, {131072, Neighbour}, {524288, Ring}, {1048576, Neighbour}, {kAny, Ring}}},
+      {512, {{1024, LogRounds}, {131072, Neighbour}, {524288, Ring}, {1048576, Neighbour}, {kAny, Ring}}},
+      {1024, {{2048, LogRounds}, {kAny, Neighbour}}},
+      {INT_MAX, {{4096, LogRounds}, {kAny, Neighbour}}}};
+  const double b = static_cast<double>(s.largest);
+  Pick pick = Ring;
+  for (const Band& band : table) {
+    if (s.p >= band.p_below) continue;
+    for (const auto& [below, what] : band.blocks)
+      if (b < below) {
+        pick = what;
+        break;
+      }
+    break;
+  }
+  const double ring = entry_of<AllgatherOp>(AllgatherAlgo::Ring).cost(s, c);
+  if (pick == LogRounds) return entry_of<AllgatherOp>(AllgatherAlgo::Butterfly).cost(s, c);
+  if (pick == Ring || s.p % 2) return ring;
+  const Layout l = layout_of(s);
+  return cost::exchange_round(l, c, b, 1) + (s.p / 2 - 1) * cost::exchange_round(l, c, 2 * b, 1);
 }
 #endif
 
+// What the MPI library runs: SMPI's default selector posts every block to every rank at
+// once (its non-blocking linear allgather); under SimGrid's ompi selector, Open MPI's table
+// above; a real Open MPI and MPICH choose among the ring, recursive doubling and Bruck (both
+// log2 P steps, the butterfly's cost), taken here as the cheaper of the two.
 double predicted_time(const AllgatherOp::Shape& s, const CostParams& c) {
 #ifdef LIBCOMM_SIMGRID
   if (cost::mpi_library() == cost::MpiLibrary::OpenMpi) return simgrid_ompi_time(s, c);
