@@ -338,17 +338,6 @@ def p002_before(path, t, sizes):
     return ["", text]
 
 
-def ran_at_split(folder, stem, size):
-    """What the record folder/stem.json ran at `size` (its first algorithm's `ran`)."""
-    path = folder / f"{stem}.json"
-    if not path.exists():
-        return None
-    for r in json.loads(path.read_text())["results"]:
-        if r["block_bytes"] == size:
-            return r.get("ran")
-    return None
-
-
 def ran_at(path, algo, size):
     """What `algo` ran at `size` in the record (auto's pick)."""
     for r in json.loads(path.read_text())["results"]:
@@ -402,7 +391,7 @@ def p002_packet():
         for b in sizes:
             # auto counts as flat where it ran a flat algorithm (the record's `ran`)
             flat = [a for a in ("auto", "linear", "pairwise", "bruck")
-                    if a in algos and not (a == "auto" and ran_at_split(HIER_PACKET, f"p002_{shape}_auto", b) in hier)]
+                    if a in algos and not (a == "auto" and ran_at(HIER_PACKET / f"p002_{shape}_auto.json", "auto", b) in hier)]
             best = min(flat, key=lambda a: t[(a, b)])
             sa, rd = t[("send_aggregate", b)], t[("recv_distribute", b)]
             fastest = min(algos, key=lambda a: t.get((a, b), 1e9))

@@ -23,6 +23,9 @@ import shlex
 import sys
 import xml.etree.ElementTree as ET
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import native_records  # noqa: E402
+
 PAPER_CPMD = 33.0  # paper 002, s. 6.2: CPMD up to 33 % faster on 16 x 8 (Fig. 13(a))
 GOAL_CPMD = 25.0   # issue 21's goal for the transform
 # The flat (node-unaware) algorithms, native included: what a library without the paper's
@@ -645,7 +648,7 @@ def selector_line(d):
     runs = {}
     for path in sorted(glob.glob(os.path.join(d, "*.json"))):
         with open(path) as f:
-            sel = json.load(f).get("native_selector") or "smpi (unrecorded)"
+            sel = native_records.selector_of(json.load(f))
         runs.setdefault(sel, []).append(os.path.basename(path)[:-5])
     parts = [f"{sel}: {len(names)} runs" for sel, names in sorted(runs.items())]
     text = ("- Native's selector (`smpi/coll-selector`; `--cfg smpi/<collective>:ALGO` above overrides it for "
@@ -675,8 +678,7 @@ def before_ompi_section(d):
         t_old = {(r["algo"], r.get("block_bytes")): r["median_s"] for r in old["results"]}
         t_new = {(r["algo"], r.get("block_bytes")): r["median_s"] for r in new["results"]}
         common = [k for k in t_new if k in t_old and t_old[k] > 0]
-        moved = [f"{a} {t_new[(a, b)] / t_old[(a, b)]:.2f}x" for a, b in common
-                 if abs(t_new[(a, b)] / t_old[(a, b)] - 1) > 0.005]
+        moved = [f"{a} {r:.2f}x" for (a, _), r in native_records.moved(t_old, t_new, common)]
         fb = min(common, key=lambda k: t_old[k])[0] if common else "-"
         fn = min(common, key=lambda k: t_new[k])[0] if common else "-"
         rows.append(f"| {name} | {new['native_selector']} | {len(common)} | {'; '.join(moved) or '-'} | {fb} | {fn} |")

@@ -15,6 +15,10 @@ import json
 import os
 import re
 import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from native_records import selector_of  # noqa: E402
 
 ONLINE_LIMIT, MODEL_LIMIT = 1.05, 1.25
 POLICIES = ("online", "model", "table")
@@ -152,18 +156,6 @@ def ratio_table(ev, policies, extra=None):
 
 
 SUMMARY_RUNS = []  # one run_summary per run, simulated then real, filled by the sections
-
-
-def selector_of(meta):
-    """Whose rules chose native's algorithm in a simulated record (commbench's native_selector,
-    written since scripts/simulate.sh --native-selector; a record without it ran SMPI's own)."""
-    if meta is None:
-        return "-"
-    sel = meta.get("native_selector")
-    if sel is None:
-        return "smpi (unrecorded)"
-    forced = meta.get("native_forced")
-    return f"{sel} ({meta.get('op', '')}: {forced})" if forced else sel
 
 
 def conditions(records, detail):

@@ -21,6 +21,7 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from topo2platform import parse  # noqa: E402
 import verdicts  # noqa: E402
+import native_records  # noqa: E402
 
 KIB = 1024
 # Paper 003, Figs. 6-8 (completion time in ms; "KB" read as KiB): LAM, MPICH, generated.
@@ -80,14 +81,12 @@ def main(folder):
           "(simulated); throughput = |M|(|M|-1) x block x 8 / time. Paper columns: Figs. 6-8 "
           "(LAM, MPICH, generated routine), measured on a real 100 Mbit/s cluster. SimGrid's flow "
           "model shares links fairly, so contention costs less than on real switches.\n")
-    selectors = sorted({json.loads(p.read_text()).get("native_selector") or "smpi"
-                        for p in folder.glob("fig5*_libcomm.json")})
-    print(f"`native` is SMPI's MPI_Alltoall as the {', '.join(selectors) or 'recorded'} selector decides "
-          "(`smpi/coll-selector`, as the records say"
-          + ("; `smpi` is SMPI's own default, which posts every message at once" if "smpi" in selectors else "")
-          + "). `simgrid:NAME` runs SMPI's MPI_Alltoall with `smpi/alltoall:NAME`: an algorithm by its name, "
+    records = [json.loads(p.read_text()) for p in folder.glob("fig5*_libcomm.json")]
+    print(native_records.selector_sentence(records, "`native` is")
+          + " `simgrid:NAME` runs SMPI's MPI_Alltoall with `smpi/alltoall:NAME`: an algorithm by its name, "
           "or for `ompi` and `mpich` the one that Open MPI's or MPICH's decision rules pick; `simgrid:mpich` "
           "is the simulated counterpart of the paper's MPICH column.\n")
+    selectors = sorted({r.get("native_selector") or "smpi" for r in records})
     before = load_before(folder / "before_ompi_native.json") if selectors != ["smpi"] else {}
     for topo in ("fig5a", "fig5b", "fig5c"):
         lib = folder / f"{topo}_libcomm.json"
@@ -145,7 +144,7 @@ def main(folder):
             thr = aggregate_mbps(m, b, r["median_s"])
             times = {a: {b: (rows.get((a, b)) or builtin.get(a, {}).get(b) or {"median_s": 1e9})["median_s"]}
                      for a in names}
-            best = ", ".join(fastest(times, b)) + f" (within {TIE:.1%})"
+            best = ", ".join(fastest(times, b)) + f" (within {native_records.TIE:.1%})"
             eff = f", {thr / bound_eff:.0%} of the effective bound" if bound_eff else ""
             mpich = builtin.get("simgrid:mpich", {}).get(b)
             vs = (f"; MPICH's decision (simgrid:mpich) takes {mpich['median_s'] / r['median_s']:.2f}x "
@@ -174,16 +173,9 @@ def load_before(path):
     return {t: {c: {int(k): v for k, v in d.items()} for c, d in cols.items()} for t, cols in cells.items()}
 
 
-TIE = 0.005  # columns within 0.5 % of the fastest count as fastest (runs differ by less)
-
-
 def fastest(cols, kib):
-    """The columns within TIE of the least time at kib KiB, in column order."""
-    have = {c: v[kib] for c, v in cols.items() if kib in v}
-    if not have:
-        return []
-    best = min(have.values())
-    return [c for c, t in have.items() if t <= best * (1 + TIE)]
+    """The columns within native_records.TIE of the least time at kib KiB, in column order."""
+    return native_records.fastest({c: v[kib] for c, v in cols.items() if kib in v})
 
 
 def native_change_text(old, now):
@@ -196,7 +188,7 @@ def native_change_text(old, now):
     old = {c: v for c, v in old.items() if c in common}
     now = {c: v for c, v in now.items() if c in common}
     out = [f"Native before (SMPI's default selector; the page before is in before_ompi_native.json) and now, "
-           f"in ms, and whether it is among the fastest (within {TIE:.1%}) of the columns both pages have:\n",
+           f"in ms, and whether it is among the fastest (within {native_records.TIE:.1%}) of the columns both pages have:\n",
            "| block | native before | native now | now / before | among the fastest before | now |",
            "|---|---:|---:|---:|---|---|"]
     moved = []

@@ -20,6 +20,7 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import verdicts  # noqa: E402
+import native_records  # noqa: E402
 
 
 def load(path):
@@ -787,14 +788,11 @@ def main_records(folder):
 def selector_lines(folder):
     """Which selector chose native's algorithm (and the MPI all-to-alls inside the schemes),
     as the records say: commbench's native_selector, else SMPI's own default (older records)."""
-    named = sorted({load_json(p).get("native_selector") or "smpi" for p in main_records(folder)})
-    if not named:
+    records = [load_json(p) for p in main_records(folder)]
+    if not records:
         return []
-    text = ", ".join(named)
-    return [f"`native`, and the library all-to-alls inside the hierarchical schemes, are SMPI's MPI_Alltoall "
-            f"as the {text} selector decides (`smpi/coll-selector`, as the records say"
-            + ("; `smpi` is SMPI's own default, which posts every message at once" if "smpi" in named else "")
-            + ").", ""]
+    return [native_records.selector_sentence(
+        records, "`native`, and the library all-to-alls inside the hierarchical schemes, are"), ""]
 
 
 def before_ompi_lines(folder):
@@ -812,9 +810,8 @@ def before_ompi_lines(folder):
         _, t_now, _, _, _ = load(now_path)
         _, t_old, _, _, _ = load(old_path)
         common = sorted(set(t_now) & set(t_old), key=lambda k: (k[1], k[0]))
-        moved = [(a, b, t_now[(a, b)] / t_old[(a, b)]) for a, b in common
-                 if t_old[(a, b)] > 0 and abs(t_now[(a, b)] / t_old[(a, b)] - 1) > 0.005]
-        cells = "; ".join(f"{a} {fmt_size(b)} {r:.2f}x" for a, b, r in moved) or "-"
+        moved = native_records.moved(t_old, t_now, common)
+        cells = "; ".join(f"{a} {fmt_size(b)} {r:.2f}x" for (a, b), r in moved) or "-"
         out.append(f"| {now_path.stem} | {len(common)} | {len(moved)} | {cells} |")
     out.append("")
     return out
