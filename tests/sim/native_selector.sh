@@ -65,6 +65,38 @@ scripts/simulate.sh -np 3 --cfg smpi/alltoallv:pair commbench --op alltoallv --s
   >"$TMP/pair3.log" 2>&1 || rc=$?
 [[ $rc != 0 ]] && grep -q "power of two" "$TMP/pair3.log" || fail "--cfg smpi/alltoallv:pair was not kept (exit $rc)"
 
+echo "== the model prices what Open MPI's table runs"
+# alltoall, 16 ranks, 4 KiB blocks: the table's linear exchange, priced as libcomm's linear
+# (the 1.x-era rule the model followed before said the ring).
+if scripts/simulate.sh -np 16 commbench --op alltoall --sizes 4K --reps 1 --warmup 0 --simulated-payload \
+  --algo native,linear,ring_sendrecv --json "$TMP/price_a2a.json" >"$TMP/price_a2a.log" 2>&1; then
+  python3 - "$TMP/price_a2a.json" <<'PY' || fail "alltoall at 16 ranks: the model's native is not the linear exchange"
+import json, sys
+rows = {r["algo"]: r["auto_model_s"] for r in json.load(open(sys.argv[1]))["results"]}
+print("predicted:", rows)
+assert abs(rows["native"] - rows["linear"]) <= 1e-9 * rows["linear"] and rows["native"] != rows["ring_sendrecv"]
+PY
+else
+  cat "$TMP/price_a2a.log"
+  fail "alltoall at 16 ranks: run"
+fi
+# reduce_scatter, 64 ranks of cluster64x8 (8 per node), 4 KiB blocks: the table's butterfly
+# took 544 us; the old rule's recursive halving was predicted at 2499 us.
+if LIBCOMM_PLATFORM=cluster64x8.untuned LIBCOMM_MODEL=inputs/tuning/cluster64x8.model \
+  scripts/simulate.sh --platform cluster64x8 -np 64 --ppn 8 commbench --op reduce_scatter --sizes 4K --reps 1 \
+  --warmup 0 --simulated-payload --model-copy 1 --nodes ppn=8 --algo native \
+  --json "$TMP/price_rs.json" >"$TMP/price_rs.log" 2>&1; then
+  python3 - "$TMP/price_rs.json" <<'PY' || fail "reduce_scatter at 64 ranks: the model's native is not within 1.5x of its time"
+import json, sys
+r = next(r for r in json.load(open(sys.argv[1]))["results"] if r["algo"] == "native")
+ratio = r["auto_model_s"] / r["median_s"]
+print(f"reduce_scatter 64 ranks 4 KiB: native predicted {r['auto_model_s'] * 1e6:.0f} us, took {r['median_s'] * 1e6:.0f} us")
+assert 1 / 1.5 <= ratio <= 1.5, ratio
+PY
+else
+  cat "$TMP/price_rs.log"
+  fail "reduce_scatter at 64 ranks: run"
+fi
 echo "== an all-empty alltoallv costs nothing under the model, in every mode"
 if scripts/simulate.sh -np 16 commbench --op alltoallv --sizes 8 --reps 3 --algo native,auto:model \
   --json "$TMP/empty.json" >"$TMP/empty.log" 2>&1; then

@@ -423,7 +423,8 @@ std::string needs_regular_inter_node(const AlltoallOp::Shape& s) {
 constexpr double kNever = std::numeric_limits<double>::infinity();
 
 // The inter-node step: the column's algorithm (the model's pick on the column's own shape
-// for auto) among p nodes with `block`-byte bundles, the node's link shared by `link_share`.
+// for auto) among p nodes with `block`-byte bundles, the node's link shared by `link_share`,
+// and the copy of the rank's own bundle (a whole bundle here, not one block).
 double inter_node(int p, double block, double link_share, const CostParams& c, AlltoallAlgo inter) {
   if (p <= 1) return cost::copy(c, block);
   AlltoallOptions o;
@@ -441,7 +442,7 @@ double inter_node(int p, double block, double link_share, const CostParams& c, A
   CostParams shared = c;  // the node's columns share its link
   shared.beta_scale *= c.inter_flows(link_share);
   const auto& e = entry_of<AlltoallOp>(algo);
-  return e.cost != nullptr ? e.cost(column, shared) : kNever;
+  return e.cost != nullptr ? e.cost(column, shared) + cost::copy(c, block) : kNever;
 }
 
 // The intra-node exchange of a scheme: through the node's shared window (one copy of the

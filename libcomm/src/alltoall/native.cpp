@@ -56,12 +56,12 @@ double predicted_time(const AlltoallOp::Shape& s, const CostParams& c) {
   const double linear = cost::all_at_once(l, c, b), pairs = cost::one_exchange_per_round(l, c, b);
   const double log_rounds = cost::log_rounds_alltoall(l, c, b);
 #ifdef LIBCOMM_SIMGRID
-  // SMPI's copy of Open MPI's decision (smpi/coll-selector:ompi, the 1.x-3.x era's rules):
-  // Bruck's log rounds below 200 B on more than 12 ranks, the linear exchange below 3000 B,
-  // the ring (one exchange per round) beyond.
+  // SMPI's copy of Open MPI's decision (smpi/coll-selector:ompi, SimGrid 3.32) is the table
+  // above, with linear_sync and two_proc run as the basic linear algorithm and pairwise as
+  // SMPI's XOR pairs (partners on the node first).
   if (cost::mpi_library() == cost::MpiLibrary::OpenMpi) {
-    if (s.block < 200 && s.p > 12) return log_rounds;
-    return s.block < 3000 ? linear : pairs;
+    const int algo = open_mpi_alltoall_algorithm(s.p, s.block);
+    return algo == 3 ? log_rounds : algo == 2 ? cost::xor_exchange_rounds(l, c, b) : linear;
   }
 #endif
   switch (cost::mpi_library()) {

@@ -71,30 +71,83 @@ double reduce_then_scatter(const ReduceScatterOp::Shape& s, const CostParams& c)
   return cost::linear_gather(l, c, static_cast<double>(s.total)) + cost::linear_gather(l, c, static_cast<double>(s.largest));
 }
 
-// What the MPI library runs. Open MPI's fixed decision as SMPI's ompi selector copies it
-// (coll_tuned_decision_fixed of the Open MPI 1.x-3.x era): recursive halving when the whole
-// vector is at most 12 KiB, or at most 256 KiB on a power-of-two P, or P >= 0.0012 x bytes
-// + 8; the ring beyond; reduce-then-scatter (SMPI's default) when a block is empty. A real
-// Open MPI (4.x's tables) and MPICH choose between the ring and recursive halving too,
-// taken there as the cheaper.
+// Open MPI's butterfly (Open MPI 4's choice for most sizes): the fold of P into a power of
+// two P' (rank 2i to 2i + 1), log2 P' exchanges of half the remaining vector from the
+// nearest partner (XOR 1, 2, ...) outward, then every rank swaps its finished block with the
+// rank of its bit-reversed number (mostly on another node), and the folded ranks get theirs.
+double butterfly(const ReduceScatterOp::Shape& s, const CostParams& c) {
+  const Layout l = layout_of(s);
+  int p2 = 1;
+  while (p2 * 2 <= s.p) p2 *= 2;
+  double t = 0, part = static_cast<double>(s.total);
+  const double fold = cost::nodes_of_first(l, 2 * (s.p - p2)), block = static_cast<double>(s.largest);
+  if (p2 != s.p) t += cost::exchange_round(l, c, part, 1, fold) + cost::combine(c, part);
+  for (int dist = 1; dist < p2; dist *= 2) {
+    part /= 2;
+    t += cost::xor_round(l, c, part, dist) + cost::combine(c, part);
+  }
+  if (p2 > 1) t += cost::xor_round(l, c, block, p2 / 2);
+  if (p2 != s.p) t += cost::exchange_round(l, c, block, 1, fold);
+  return t;
+}
+
+#ifdef LIBCOMM_SIMGRID
+// SMPI's copy of Open MPI 4's decision (smpi/coll-selector:ompi, SimGrid 3.32), by P and the
+// whole vector's bytes: reduce-then-scatter (its "non-overlapping"), recursive halving, the
+// ring or the butterfly. (Its test for empty blocks is commented out: they change nothing.)
+double simgrid_ompi_time(const ReduceScatterOp::Shape& s, const CostParams& c) {
+  enum Pick { ReduceThenScatter, Halving, Ring, Butterfly };
+  struct Band {
+    int p_below;
+    std::initializer_list<std::pair<double, Pick>> bytes;  // (vector below, what runs)
+  };
+  constexpr double kAny = 1e300;
+  static const Band table[] = {
+      {4, {{65536, Ring}, {131072, Butterfly}, {kAny, Ring}}},
+      {8, {{8, ReduceThenScatter}, {262144, Halving}, {kAny, Ring}}},
+      {32, {{262144, Halving}, {kAny, Ring}}},
+      {64, {{64, ReduceThenScatter}, {2048, Halving}, {524288, Butterfly}, {kAny, Ring}}},
+      {128, {{256, ReduceThenScatter}, {512, Halving}, {2048, Butterfly}, {4096, Halving}, {kAny, Butterfly}}},
+      {256, {{256, ReduceThenScatter}, {512, Halving}, {kAny, Butterfly}}},
+      {512, {{256, ReduceThenScatter}, {1024, Halving}, {kAny, Butterfly}}},
+      {1024, {{512, ReduceThenScatter}, {2048, Halving}, {8192, Butterfly}, {16384, Halving}, {kAny, Butterfly}}},
+      {2048, {{512, ReduceThenScatter}, {4096, Halving}, {16384, Butterfly}, {32768, Halving}, {kAny, Butterfly}}},
+      {4096, {{512, ReduceThenScatter}, {4096, Halving}, {kAny, Butterfly}}},
+      {INT_MAX, {{1024, ReduceThenScatter}, {8192, Halving}, {kAny, Butterfly}}}};
+  const double bytes = static_cast<double>(s.total);
+  Pick pick = Butterfly;
+  for (const Band& band : table) {
+    if (s.p >= band.p_below) continue;
+    for (const auto& [below, what] : band.bytes)
+      if (bytes < below) {
+        pick = what;
+        break;
+      }
+    break;
+  }
+  CostParams free_combine = c;  // (SMPI does not charge its own reductions' arithmetic)
+  free_combine.gamma = 0;
+  switch (pick) {
+    case ReduceThenScatter: return reduce_then_scatter(s, c);
+    case Halving: return recursive_halving(s, free_combine);
+    case Ring: return entry_of<ReduceScatterOp>(ReduceScatterAlgo::Ring).cost(s, free_combine);
+    case Butterfly: break;
+  }
+  return butterfly(s, free_combine);
+}
+#endif
+
+// What the MPI library runs: SMPI's default reduces to rank 0 and scatters; under
+// SimGrid's ompi selector, Open MPI's table above. A real Open MPI and MPICH choose among
+// the ring, recursive halving and the butterfly, taken here as the cheapest.
 double predicted_time(const ReduceScatterOp::Shape& s, const CostParams& c) {
   const auto library = cost::mpi_library();
   if (library == cost::MpiLibrary::Smpi) return reduce_then_scatter(s, c);
-  const auto& ring = entry_of<ReduceScatterOp>(ReduceScatterAlgo::Ring);
 #ifdef LIBCOMM_SIMGRID
-  if (library == cost::MpiLibrary::OpenMpi) {
-    const bool a_block_empty =
-        s.equal ? s.largest == 0 : std::find(s.sizes.begin(), s.sizes.end(), std::size_t{0}) != s.sizes.end();
-    if (a_block_empty) return reduce_then_scatter(s, c);
-    CostParams free_combine = c;  // (SMPI does not charge its own reductions' arithmetic)
-    free_combine.gamma = 0;
-    const bool power_of_two = (s.p & (s.p - 1)) == 0;
-    const auto bytes = static_cast<double>(s.total);
-    const bool halving = bytes <= 12 * 1024 || (bytes <= 256 * 1024 && power_of_two) || s.p >= 0.0012 * bytes + 8;
-    return halving ? recursive_halving(s, free_combine) : ring.cost(s, free_combine);
-  }
+  if (library == cost::MpiLibrary::OpenMpi) return simgrid_ompi_time(s, c);
 #endif
-  return std::min(ring.cost(s, c), recursive_halving(s, c));
+  const auto& ring = entry_of<ReduceScatterOp>(ReduceScatterAlgo::Ring);
+  return std::min({ring.cost(s, c), recursive_halving(s, c), butterfly(s, c)});
 }
 
 }  // namespace
