@@ -86,7 +86,7 @@ double butterfly(const ReduceScatterOp::Shape& s, const CostParams& c) {
     part /= 2;
     t += cost::xor_round(l, c, part, dist) + cost::combine(c, part);
   }
-  if (p2 > 1) t += cost::xor_round(l, c, block, p2 / 2);
+  if (p2 > 2) t += cost::xor_round(l, c, block, p2 / 2);  // (at P' = 2 both numbers mirror to themselves)
   if (p2 != s.p) t += cost::exchange_round(l, c, block, 1, fold);
   return t;
 }
