@@ -1,9 +1,8 @@
 // native: the MPI library's MPI_Allgather / MPI_Allgatherv (and their non-blocking forms),
 // the reference.
 #include <climits>
-#include <initializer_list>
-#include <utility>
 
+#include "../algorithm/decision_table.hpp"
 #include "../runtime/mpi_bytes.hpp"
 #include "../runtime/plan_state.hpp"
 #include "allgather_internal.hpp"
@@ -68,30 +67,17 @@ std::shared_ptr<PlanState> plan(const PlanCall<AllgatherOp>& call) {
 // or the ring. (At P >= 1024 the table alternates recursive doubling and Bruck below 4 KiB.)
 double simgrid_ompi_time(const AllgatherOp::Shape& s, const CostParams& c) {
   enum Pick { LogRounds, Neighbour, Ring };
-  struct Band {
-    int p_below;
-    std::initializer_list<std::pair<double, Pick>> blocks;  // (block below, what runs)
-  };
-  constexpr double kAny = 1e300;
-  static const Band table[] = {
-      {32, {{kAny, LogRounds}}},
-      {64, {{1024, LogRounds}, {65536, Neighbour}, {kAny, Ring}}},
-      {128, {{512, LogRounds}, {65536, Neighbour}, {kAny, Ring}}},
-      {256, {{512, LogRounds}, {131072, Neighbour}, {524288, Ring}, {1048576, Neighbour}, {kAny, Ring}}},
-      {512, {{1024, LogRounds}, {131072, Neighbour}, {524288, Ring}, {1048576, Neighbour}, {kAny, Ring}}},
-      {1024, {{2048, LogRounds}, {kAny, Neighbour}}},
-      {INT_MAX, {{4096, LogRounds}, {kAny, Neighbour}}}};
+  using cost::kAnySize;
+  static const cost::DecisionBand<Pick> table[] = {
+      {32, {{kAnySize, LogRounds}}},
+      {64, {{1024, LogRounds}, {65536, Neighbour}, {kAnySize, Ring}}},
+      {128, {{512, LogRounds}, {65536, Neighbour}, {kAnySize, Ring}}},
+      {256, {{512, LogRounds}, {131072, Neighbour}, {524288, Ring}, {1048576, Neighbour}, {kAnySize, Ring}}},
+      {512, {{1024, LogRounds}, {131072, Neighbour}, {524288, Ring}, {1048576, Neighbour}, {kAnySize, Ring}}},
+      {1024, {{2048, LogRounds}, {kAnySize, Neighbour}}},
+      {INT_MAX, {{4096, LogRounds}, {kAnySize, Neighbour}}}};
   const double b = static_cast<double>(s.largest);
-  Pick pick = Ring;
-  for (const Band& band : table) {
-    if (s.p >= band.p_below) continue;
-    for (const auto& [below, what] : band.blocks)
-      if (b < below) {
-        pick = what;
-        break;
-      }
-    break;
-  }
+  const Pick pick = cost::decide(table, s.p, b, Ring);
   const double ring = entry_of<AllgatherOp>(AllgatherAlgo::Ring).cost(s, c);
   if (pick == LogRounds) return entry_of<AllgatherOp>(AllgatherAlgo::Butterfly).cost(s, c);
   if (pick == Ring || s.p % 2) return ring;

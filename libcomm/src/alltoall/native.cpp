@@ -3,6 +3,7 @@
 // MPICH's size rule).
 #include <limits>
 
+#include "../algorithm/decision_table.hpp"
 #include "../runtime/mpi_bytes.hpp"
 #include "../runtime/plan_state.hpp"
 #include "alltoall_internal.hpp"
@@ -12,40 +13,28 @@ namespace libcomm::detail {
 namespace {
 
 // Open MPI's fixed alltoall decision (coll/tuned's decision function, also SMPI's default
-// selector): the algorithm it runs for P ranks and b-byte blocks. 1 linear, 2 pairwise,
-// 3 modified Bruck, 4 linear with a bounded window of requests, 5 two-process exchange.
-struct Threshold {
-  std::uint64_t below;  // block bytes
-  int algo;
+// selector): the algorithm it runs for P ranks and b-byte blocks.
+enum OpenMpiAlltoall { Linear, Pairwise, ModifiedBruck, LinearSync, TwoProc };
+const cost::DecisionBand<OpenMpiAlltoall> kOpenMpiAlltoall[] = {
+    {3, {{2, Pairwise}, {4, TwoProc}, {16, Pairwise}, {64, TwoProc}, {256, Pairwise}, {4096, TwoProc},
+         {32768, Pairwise}, {262144, LinearSync}, {1048576, TwoProc}, {cost::kAnySize, Pairwise}}},
+    {8, {{8192, LinearSync}, {16384, Linear}, {65536, LinearSync}, {524288, Linear}, {1048576, Pairwise},
+         {cost::kAnySize, Linear}}},
+    {16, {{262144, LinearSync}, {cost::kAnySize, Linear}}},
+    {32, {{4, LinearSync}, {512, ModifiedBruck}, {8192, LinearSync}, {32768, Linear}, {262144, LinearSync},
+          {524288, Linear}, {cost::kAnySize, LinearSync}}},
+    {64, {{512, ModifiedBruck}, {524288, Linear}, {cost::kAnySize, LinearSync}}},
+    {128, {{1024, ModifiedBruck}, {2048, Linear}, {4096, LinearSync}, {262144, Linear}, {cost::kAnySize, Pairwise}}},
+    {256, {{1024, ModifiedBruck}, {2048, LinearSync}, {262144, Linear}, {cost::kAnySize, Pairwise}}},
+    {512, {{1024, ModifiedBruck}, {8192, LinearSync}, {32768, Linear}, {cost::kAnySize, Pairwise}}},
+    {1024, {{512, ModifiedBruck}, {8192, LinearSync}, {16384, Linear}, {131072, LinearSync}, {262144, Linear},
+            {cost::kAnySize, Pairwise}}},
+    {2048, {{512, ModifiedBruck}, {1024, LinearSync}, {2048, Linear}, {16384, LinearSync}, {262144, Linear},
+            {cost::kAnySize, LinearSync}}},
+    {4096, {{1024, ModifiedBruck}, {4096, LinearSync}, {8192, Linear}, {131072, LinearSync}, {cost::kAnySize, Linear}}},
+    {std::numeric_limits<int>::max(), {{2048, ModifiedBruck}, {8192, LinearSync}, {16384, Linear}, {32768, LinearSync},
+                                       {65536, Linear}, {cost::kAnySize, LinearSync}}},
 };
-struct SizeRule {
-  int ranks_below;
-  Threshold rules[11];
-};
-constexpr std::uint64_t kAll = std::numeric_limits<std::uint64_t>::max();
-constexpr SizeRule kOpenMpiAlltoall[] = {
-    {3, {{2, 2}, {4, 5}, {16, 2}, {64, 5}, {256, 2}, {4096, 5}, {32768, 2}, {262144, 4}, {1048576, 5}, {kAll, 2}}},
-    {8, {{8192, 4}, {16384, 1}, {65536, 4}, {524288, 1}, {1048576, 2}, {kAll, 1}}},
-    {16, {{262144, 4}, {kAll, 1}}},
-    {32, {{4, 4}, {512, 3}, {8192, 4}, {32768, 1}, {262144, 4}, {524288, 1}, {kAll, 4}}},
-    {64, {{512, 3}, {524288, 1}, {kAll, 4}}},
-    {128, {{1024, 3}, {2048, 1}, {4096, 4}, {262144, 1}, {kAll, 2}}},
-    {256, {{1024, 3}, {2048, 4}, {262144, 1}, {kAll, 2}}},
-    {512, {{1024, 3}, {8192, 4}, {32768, 1}, {kAll, 2}}},
-    {1024, {{512, 3}, {8192, 4}, {16384, 1}, {131072, 4}, {262144, 1}, {kAll, 2}}},
-    {2048, {{512, 3}, {1024, 4}, {2048, 1}, {16384, 4}, {262144, 1}, {kAll, 4}}},
-    {4096, {{1024, 3}, {4096, 4}, {8192, 1}, {131072, 4}, {kAll, 1}}},
-    {std::numeric_limits<int>::max(), {{2048, 3}, {8192, 4}, {16384, 1}, {32768, 4}, {65536, 1}, {kAll, 4}}},
-};
-
-int open_mpi_alltoall_algorithm(int p, std::uint64_t b) {
-  for (const SizeRule& r : kOpenMpiAlltoall) {
-    if (p >= r.ranks_below) continue;
-    for (const Threshold& t : r.rules)
-      if (b < t.below) return t.algo;
-  }
-  return 1;
-}
 
 // Open MPI's fixed decision (SMPI's default selector copies it, running its linear variants
 // as the basic linear algorithm), MPICH's size rule (the log-rounds algorithm up to 256 B on
@@ -60,19 +49,21 @@ double predicted_time(const AlltoallOp::Shape& s, const CostParams& c) {
   // above, with linear_sync and two_proc run as the basic linear algorithm and pairwise as
   // SMPI's XOR pairs (partners on the node first).
   if (cost::mpi_library() == cost::MpiLibrary::OpenMpi) {
-    const int algo = open_mpi_alltoall_algorithm(s.p, s.block);
-    return algo == 3 ? log_rounds : algo == 2 ? cost::xor_exchange_rounds(l, c, b) : linear;
+    const auto algo = cost::decide(kOpenMpiAlltoall, s.p, b, Linear);
+    return algo == ModifiedBruck ? log_rounds : algo == Pairwise ? cost::xor_exchange_rounds(l, c, b) : linear;
   }
 #endif
   switch (cost::mpi_library()) {
     case cost::MpiLibrary::Smpi:
     case cost::MpiLibrary::OpenMpi:
-      switch (open_mpi_alltoall_algorithm(s.p, s.block)) {
-        case 2: return cost::is_power_of_two(s.p) ? cost::xor_exchange_rounds(l, c, b) : pairs;
-        case 5: return pairs;
-        case 3: return log_rounds;
-        default: return linear;
+      switch (cost::decide(kOpenMpiAlltoall, s.p, b, Linear)) {
+        case Pairwise: return cost::is_power_of_two(s.p) ? cost::xor_exchange_rounds(l, c, b) : pairs;
+        case TwoProc: return pairs;
+        case ModifiedBruck: return log_rounds;
+        case Linear:
+        case LinearSync: return linear;
       }
+      break;
     case cost::MpiLibrary::Mpich:
       if (s.block <= 256 && s.p >= 8) return log_rounds;
       return s.block <= 32768 ? linear : pairs;

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "../algorithm/decision_table.hpp"
 #include "../runtime/mpi_bytes.hpp"
 #include "../runtime/plan_state.hpp"
 #include "reduce_scatter_internal.hpp"
@@ -97,34 +98,20 @@ double butterfly(const ReduceScatterOp::Shape& s, const CostParams& c) {
 // ring or the butterfly. (Its test for empty blocks is commented out: they change nothing.)
 double simgrid_ompi_time(const ReduceScatterOp::Shape& s, const CostParams& c) {
   enum Pick { ReduceThenScatter, Halving, Ring, Butterfly };
-  struct Band {
-    int p_below;
-    std::initializer_list<std::pair<double, Pick>> bytes;  // (vector below, what runs)
-  };
-  constexpr double kAny = 1e300;
-  static const Band table[] = {
-      {4, {{65536, Ring}, {131072, Butterfly}, {kAny, Ring}}},
-      {8, {{8, ReduceThenScatter}, {262144, Halving}, {kAny, Ring}}},
-      {32, {{262144, Halving}, {kAny, Ring}}},
-      {64, {{64, ReduceThenScatter}, {2048, Halving}, {524288, Butterfly}, {kAny, Ring}}},
-      {128, {{256, ReduceThenScatter}, {512, Halving}, {2048, Butterfly}, {4096, Halving}, {kAny, Butterfly}}},
-      {256, {{256, ReduceThenScatter}, {512, Halving}, {kAny, Butterfly}}},
-      {512, {{256, ReduceThenScatter}, {1024, Halving}, {kAny, Butterfly}}},
-      {1024, {{512, ReduceThenScatter}, {2048, Halving}, {8192, Butterfly}, {16384, Halving}, {kAny, Butterfly}}},
-      {2048, {{512, ReduceThenScatter}, {4096, Halving}, {16384, Butterfly}, {32768, Halving}, {kAny, Butterfly}}},
-      {4096, {{512, ReduceThenScatter}, {4096, Halving}, {kAny, Butterfly}}},
-      {INT_MAX, {{1024, ReduceThenScatter}, {8192, Halving}, {kAny, Butterfly}}}};
-  const double bytes = static_cast<double>(s.total);
-  Pick pick = Butterfly;
-  for (const Band& band : table) {
-    if (s.p >= band.p_below) continue;
-    for (const auto& [below, what] : band.bytes)
-      if (bytes < below) {
-        pick = what;
-        break;
-      }
-    break;
-  }
+  using cost::kAnySize;
+  static const cost::DecisionBand<Pick> table[] = {
+      {4, {{65536, Ring}, {131072, Butterfly}, {kAnySize, Ring}}},
+      {8, {{8, ReduceThenScatter}, {262144, Halving}, {kAnySize, Ring}}},
+      {32, {{262144, Halving}, {kAnySize, Ring}}},
+      {64, {{64, ReduceThenScatter}, {2048, Halving}, {524288, Butterfly}, {kAnySize, Ring}}},
+      {128, {{256, ReduceThenScatter}, {512, Halving}, {2048, Butterfly}, {4096, Halving}, {kAnySize, Butterfly}}},
+      {256, {{256, ReduceThenScatter}, {512, Halving}, {kAnySize, Butterfly}}},
+      {512, {{256, ReduceThenScatter}, {1024, Halving}, {kAnySize, Butterfly}}},
+      {1024, {{512, ReduceThenScatter}, {2048, Halving}, {8192, Butterfly}, {16384, Halving}, {kAnySize, Butterfly}}},
+      {2048, {{512, ReduceThenScatter}, {4096, Halving}, {16384, Butterfly}, {32768, Halving}, {kAnySize, Butterfly}}},
+      {4096, {{512, ReduceThenScatter}, {4096, Halving}, {kAnySize, Butterfly}}},
+      {INT_MAX, {{1024, ReduceThenScatter}, {8192, Halving}, {kAnySize, Butterfly}}}};
+  const Pick pick = cost::decide(table, s.p, static_cast<double>(s.total), Butterfly);
   CostParams free_combine = c;  // (SMPI does not charge its own reductions' arithmetic)
   free_combine.gamma = 0;
   switch (pick) {
