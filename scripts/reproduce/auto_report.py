@@ -251,7 +251,9 @@ def sim_section(records):
             if per[pol] is not None and per[pol] > worst[pol][0]:
                 worst[pol] = (per[pol], key)
         summary.append((key, per, len(ev), selector_of(meta)))
-        SUMMARY_RUNS.append(run_summary(platform, np_, op, selector_of(meta), ev, rows))
+        ct = meta.get("cross_traffic")
+        varies = f"cross traffic ({ct['pairs']} pairs)" if ct else "nothing: repeats exactly"
+        SUMMARY_RUNS.append(run_summary(platform, np_, op, selector_of(meta), ev, rows, varies))
         detail.append((key, ev, paths, rows))
     lines.append("## SimGrid: auto / best single algorithm")
     lines.append("")
@@ -347,11 +349,11 @@ def warm_of(rows, b, e):
             statistics.median(r.get("warmup_s", 0.0) for r in rs), e["online"][1] * e["best"][1])
 
 
-def run_summary(where, np_, op, sel, ev, rows):
-    """One row of the page's summary: a run's sizes, each policy's sizes within target and
-    worst ratio, and online's warm-up (median calls over the sizes, the most time beyond as
-    many calls of the winner)."""
-    out = {"where": where, "np": np_, "op": op, "sel": sel, "sizes": len(ev)}
+def run_summary(where, np_, op, sel, ev, rows, varies):
+    """One row of the page's summary: a run's sizes, what varied between its timings, each
+    policy's sizes within target and worst ratio, and online's warm-up (median calls over
+    the sizes, the most time beyond as many calls of the winner)."""
+    out = {"where": where, "np": np_, "op": op, "sel": sel, "sizes": len(ev), "varies": varies}
     for pol in ("online", "model"):
         rs = [e[pol][1] for e in ev.values() if pol in e]
         out[pol] = (sum(1 for r in rs if r <= LIMITS[pol]), len(rs), max(rs) if rs else None)
@@ -365,16 +367,17 @@ def summary_section(runs):
     if not runs:
         return []
     lines = ["## Summary: simulated and real runs side by side", ""]
-    lines.append("One row per run: where it ran, native's selector (simulations), the sizes, for online "
+    lines.append("One row per run: where it ran, native's selector (simulations), the sizes, what varied "
+                 "between the timings online chose from and those it is scored on, for online "
                  "and model the sizes within target (online 1.05, model 1.25; `**` marks a worst ratio "
                  "beyond it) and the worst ratio to the best single algorithm, and online's warm-up: the "
                  "median number of calls over the sizes before it settled, and the most time those calls "
                  "took beyond as many calls of what it then ran (simulated time in a simulation). What the "
                  "simulated verdicts rest on is said under the SimGrid section's table.")
     lines.append("")
-    lines.append("| where | ranks | operation | native's selector | sizes | online within | online worst | "
-                 "model within | model worst | warm-up calls | warm-up beyond the winner, ms |")
-    lines.append("|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    lines.append("| where | ranks | operation | native's selector | sizes | what varies | online within | "
+                 "online worst | model within | model worst | warm-up calls | warm-up beyond the winner, ms |")
+    lines.append("|---|---:|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
     for r in runs:
         cells = []
         for pol in ("online", "model"):
@@ -382,7 +385,8 @@ def summary_section(runs):
             cells += [f"{w} of {n}", fmt_ratio(pol, worst) if worst is not None else "-"]
         calls = f"{r['calls']:.0f}" if r["calls"] is not None else "-"
         extra = f"{r['extra_ms']:.2f}" if r["extra_ms"] is not None else "-"
-        lines.append(f"| {r['where']} | {r['np']} | {r['op']} | {r['sel']} | {r['sizes']} | " + " | ".join(cells)
+        lines.append(f"| {r['where']} | {r['np']} | {r['op']} | {r['sel']} | {r['sizes']} | {r['varies']} | "
+                     + " | ".join(cells)
                      + f" | {calls} | {extra} |")
     lines.append("")
     for kind, label in (("sim", "Simulated"), ("real", "On this machine")):
@@ -444,7 +448,7 @@ def real_section(records):
             return f"{ratio:.2f}"
 
         lines += ratio_table(ev, ("online", "model"), ("native's spread", spread))
-        SUMMARY_RUNS.append(run_summary("this machine", np_, op, "-", ev, rows))
+        SUMMARY_RUNS.append(run_summary("this machine", np_, op, "-", ev, rows, "the machine itself"))
         for b, e in ev.items():
             t = e["best"][1]
             if "online" in e:
