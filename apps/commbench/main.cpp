@@ -308,7 +308,9 @@ nlohmann::json record(const Options& o, const libcomm::Comm& comm, const std::ve
     // What auto's cost model predicts for this algorithm at this size (the model's accuracy:
     // scripts/reproduce/auto_report.py).
     const std::string algo = parse_timed(r.algo).algo;
-    for (const auto& pr : libcomm::predict(o.op, comm, r.block)) {
+    // alltoallv: of the pattern's messages (their mean beside the longest), which the record says.
+    if (r.mean_message >= 0) row["auto_model_mean_bytes"] = r.mean_message;
+    for (const auto& pr : libcomm::predict(o.op, comm, r.block, r.mean_message)) {
       if (pr.algo == algo) row["auto_model_s"] = pr.seconds;
       if (algo == "auto") row["auto_model_all_s"][std::string(pr.algo)] = pr.seconds;  // what auto's model weighed
     }

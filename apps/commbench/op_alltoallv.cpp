@@ -75,6 +75,7 @@ class AlltoallvOp : public Operation {
   }
 
   double count_spread() const override { return stats_.spread(); }
+  double mean_message() const override { return stats_.mean_bytes; }
 
   // NAME alone: every --modes (native has none).
   std::vector<std::string> expand(const std::string& name) const override {

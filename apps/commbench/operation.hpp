@@ -83,6 +83,8 @@ class Operation {
   // Irregular operations: longest / mean message of the last prepared counts (what auto
   // decides on besides the size); 1 for regular ones.
   virtual double count_spread() const { return 1.0; }
+  // The prepared size's mean message in bytes (alltoallv's pattern); -1: every block alike.
+  virtual double mean_message() const { return -1; }
   virtual double predict_us(const std::string& /*algo*/, std::size_t /*block*/) const { return -1; }
 
  protected:

@@ -100,6 +100,7 @@ std::vector<Row> time_algorithms(Operation& operation, const libcomm::Comm& comm
     for (std::size_t k = 0; k < algos.size(); ++k) {
       size_rows[k].algo = algos[k];
       size_rows[k].block = b;
+      size_rows[k].mean_message = operation.mean_message();
       if (parse_timed(algos[k]).algo == "auto") warm_up_auto(operation, comm, algos[k], simulated, size_rows[k]);
     }
     for (int rep = 0; rep < warmup + reps; ++rep) {

@@ -21,6 +21,7 @@ struct Row {
   long long bad = 0;  // wrong blocks over all ranks (0 when not validated)
   double median = 0, min = 0, ratio = 0;
   double model_us = -1;  // --predict (operations with a cost model)
+  double mean_message = -1;  // alltoallv: the pattern's mean message (bytes) at this size
   // auto: the calls its online policy took to decide (its warm-up, run before the timed
   // repetitions; the last one ran the winner) and their summed time; 0 when it decided at once.
   int warmup_calls = 0;

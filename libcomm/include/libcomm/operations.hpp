@@ -30,13 +30,14 @@ struct OperationAlgorithms {
 };
 
 // What auto's cost model predicts for every algorithm that applies to a call of `op` on comm
-// with blocks of `bytes` (equal blocks; alltoallv: every message `bytes` long), in registry
-// order: name and seconds (docs/algorithms.md, "Cost formulas"). No communication.
+// with blocks of `bytes` (equal blocks; alltoallv: the longest message `bytes`, the mean
+// `mean_bytes`, every message `bytes` long when it is negative), in registry order: name and
+// seconds (docs/algorithms.md, "Cost formulas"). No communication.
 struct Prediction {
   std::string_view algo;
   double seconds = 0;
 };
-std::vector<Prediction> predict(std::string_view op, const Comm& comm, std::size_t bytes);
+std::vector<Prediction> predict(std::string_view op, const Comm& comm, std::size_t bytes, double mean_bytes = -1);
 
 // alltoall, alltoallv, allgather, reduce_scatter.
 const std::vector<OperationAlgorithms>& operations();

@@ -92,7 +92,7 @@ std::vector<Prediction> predictions(const typename Op::Shape& s) {
 
 }  // namespace
 
-std::vector<Prediction> predict(std::string_view op, const Comm& comm, std::size_t bytes) {
+std::vector<Prediction> predict(std::string_view op, const Comm& comm, std::size_t bytes, double mean_bytes) {
   const std::vector<std::size_t> counts(static_cast<std::size_t>(comm.size()), bytes);
   if (op == detail::AlltoallOp::name) {
     static const AlltoallOptions o;
@@ -111,7 +111,7 @@ std::vector<Prediction> predict(std::string_view op, const Comm& comm, std::size
   static const AlltoallvOptions o;
   operation_named(op);  // (an unknown name is an Error)
   return predictions<detail::AlltoallvOp>(
-      detail::AlltoallvOp::shape(comm.size(), comm.nodes(), {bytes, static_cast<double>(bytes)}, o));
+      detail::AlltoallvOp::shape(comm.size(), comm.nodes(), {bytes, mean_bytes < 0 ? static_cast<double>(bytes) : mean_bytes}, o));
 }
 
 // Reads the environment's settings again (libcomm/settings.hpp), so that what a call runs
