@@ -312,7 +312,7 @@ def sim_section(records):
             if "model" not in e or e["model"][1] <= MODEL_LIMIT:
                 continue
             best, tb = e["best"]
-            pick = e["model"][0]
+            best, pick = base(best), base(e["model"][0])  # (alltoallv's rows name their mode: mesh/b)
             singles = {base(a): v for a, v in rows.get(b, {}).items() if not a.startswith("auto")}
             # The model run's own predictions (its parameters may be newer than the main run's).
             model_row = e["model"][2][0] if e["model"][2] else {}
