@@ -53,6 +53,12 @@ def unmeasured(records, measured):
                 else:
                     out.append(f"- {platform}, {np_} ranks, {op}: not run")
     slots = {p: platform_slots(p) for p in platforms}
+    for p in platforms:
+        full = [n for n in MATRIX_RANKS if slots[p] == n]
+        if full:
+            out.append(f"- {p}, {full[0]} ranks: every core of the platform runs a rank, so no cross traffic can "
+                       "run beside them (commbench --cross-traffic needs hosts without a rank): its runs there, "
+                       "if any, repeat exactly")
     beyond = [p for p in platforms if slots[p] is not None and slots[p] < 1024]
     if beyond:
         out.append("- 1024 ranks (issue 40 asks for alltoall and allgather on one platform): not run; at one rank "
