@@ -359,6 +359,7 @@ def sim_section(records):
         details.append("")
         details += ratio_table(ev, POLICIES)
         details.append("")
+        details += before_rerun(paths["main"], ev)
     if mismatched:
         lines.append("Commands that do not match their records (the detail tables print them with the same remark):")
         lines.append("")
@@ -366,6 +367,36 @@ def sim_section(records):
         lines.append("")
     lines += details
     return lines, summary
+
+
+def before_rerun(path, ev):
+    """Where a run was redone under Open MPI's decision and its record from before is kept
+    (before_ompi/NAME.json beside it): the best single algorithm and online's pick per size
+    then and now, and which changed."""
+    before = os.path.join(os.path.dirname(path), "before_ompi", os.path.basename(path))
+    if not os.path.exists(before):
+        return []
+    meta, rows = load([before])
+    old = evaluate(rows)
+    out = [f"Before this rerun (before_ompi/{os.path.basename(path)}; native there: {selector_of(meta)}, "
+           f"{meta.get('reps')} repetition(s)):", "",
+           "| block | best single then | us | best single now | us | online ran then | online ran now |",
+           "|---:|---|---:|---|---:|---|---|"]
+    moved, compared = [], 0
+    for b, e in ev.items():
+        if b not in old:
+            continue
+        compared += 1
+        (n0, t0), (n1, t1) = old[b]["best"], e["best"]
+        o0 = old[b]["online"][0] if "online" in old[b] else "-"
+        o1 = e["online"][0] if "online" in e else "-"
+        out.append(f"| {size_text(b)} | {n0} | {t0 * 1e6:.1f} | {n1} | {t1 * 1e6:.1f} | {o0} | {o1} |")
+        if base(n0) != base(n1):
+            moved.append(size_text(b))
+    out.append("")
+    out.append(f"The best single algorithm changed at {len(moved)} of {compared} sizes"
+               + (f" ({', '.join(moved)})." if moved else "."))
+    return out + [""]
 
 
 def warm_of(rows, b, e):
