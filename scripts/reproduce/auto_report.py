@@ -210,7 +210,9 @@ def conditions(records, detail):
            f"{with_traffic} of {n} ran with cross traffic (commbench --cross-traffic: "
            + ("; ".join(f"{k}: {c} runs" for k, c in sorted(traffic.items())) if traffic else "none") + ")."]
     if with_traffic < n:
-        out[0] += (f" The {n - with_traffic} runs without it repeat exactly, so online was scored there on the very "
+        k = n - with_traffic
+        out[0] += ((f" The {k} runs without it repeat exactly" if k > 1 else " The run without it repeats exactly") +
+                   ", so online was scored there on the very "
                    "timings it chose from.")
     return out + [""]
 
