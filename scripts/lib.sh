@@ -111,14 +111,24 @@ configure_and_build() {
 }
 
 # Prints a Python interpreter that can import matplotlib: the PATH one if it can, else
-# Debian's /usr/bin/python3 (python3-matplotlib installs for the system interpreter only),
-# else the PATH one (the report scripts then skip their plots and say so).
+# Debian's /usr/bin/python3 (python3-matplotlib installs for the system interpreter only);
+# nothing when neither can (no script installs matplotlib for its plots).
+matplotlib_python() {
+  local py
+  for py in python3 /usr/bin/python3; do
+    if "$py" -c 'import matplotlib' 2>/dev/null; then
+      echo "$py"
+      return
+    fi
+  done
+}
+
+# The interpreter for a report that draws its plots where it can: matplotlib_python's, else
+# the PATH one (the report scripts then skip their plots and say so).
 plot_python() {
-  if ! python3 -c 'import matplotlib' 2>/dev/null && /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
-    echo /usr/bin/python3
-  else
-    echo python3
-  fi
+  local py
+  py="$(matplotlib_python)"
+  echo "${py:-python3}"
 }
 
 # build_simgrid_target BUILD_DIR TARGET: configures the SimGrid variant

@@ -120,11 +120,11 @@ compgen -G "$OUT/*.failed" >/dev/null && status=1
 
 # The plots need matplotlib (Debian's python3-matplotlib, for the system interpreter); it is
 # not installed for them: without it the tables are written and the plots are not drawn.
-PY="$(plot_python)"
-if "$PY" -c 'import matplotlib' 2>/dev/null; then
+PY="$(matplotlib_python)"
+if [[ -n "$PY" ]]; then
   "$PY" scripts/reproduce/cycles_tables.py "$OUT" "$PLOTS" | tee "$OUT/tables.txt"
 else
-  "$PY" scripts/reproduce/cycles_tables.py "$OUT" | tee "$OUT/tables.txt"
+  python3 scripts/reproduce/cycles_tables.py "$OUT" | tee "$OUT/tables.txt"
   echo "cycles.sh: no matplotlib: the tables are written, the plots in $PLOTS are not drawn" >&2
 fi
 exit $status

@@ -108,10 +108,7 @@ case_run() {
 [[ $ONLY == pencil ]] || case_run slab_n${N}_np$SLAB_NP "$SLAB_NP" --decomp slab
 [[ $ONLY == slab ]] || case_run pencil_n${N}_np$NP "$NP" --decomp pencil
 
-PY=python3
-if ! python3 -c 'import matplotlib' 2>/dev/null && /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
-  PY=/usr/bin/python3
-fi
+PY="$(plot_python)"
 # The records are kept beside the page (docs/results/fft3d_sim/, with the cells of the page
 # before native ran under Open MPI's decision), which the pages test regenerates from them.
 RECORDS="$ROOT/docs/results/fft3d_sim"

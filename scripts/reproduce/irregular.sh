@@ -141,8 +141,8 @@ python3 scripts/reproduce/irregular_report.py "$OUT" "$DOCS" >"$DOCS/irregular_t
 cat "$DOCS/irregular_tables.md"
 # PNG plots where matplotlib is (the Debian interpreter's python3-matplotlib; it is not
 # installed for them): without it the tables are written and the plots are not drawn.
-PY="$(plot_python)"
-if "$PY" -c 'import matplotlib' 2>/dev/null; then
+PY="$(matplotlib_python)"
+if [[ -n "$PY" ]]; then
   "$PY" scripts/reproduce/irregular_report.py "$OUT" "$DOCS" --plots >/dev/null || status=1
 else
   echo "irregular.sh: no matplotlib: the tables are written, the plots are not drawn" >&2
