@@ -20,6 +20,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from native_records import selector_of  # noqa: E402
 
+INPUTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "inputs")  # platforms, tuning
 ONLINE_LIMIT, MODEL_LIMIT = 1.05, 1.25
 POLICIES = ("online", "model", "table")
 LIMITS = {"online": ONLINE_LIMIT, "model": MODEL_LIMIT, "table": MODEL_LIMIT}
@@ -72,8 +73,7 @@ def unmeasured(records, measured):
 
 def platform_slots(platform):
     """Cores of the platform file's clusters (radical ranges times core=), or None."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "inputs", "platforms",
-                        platform + ".xml")
+    path = os.path.join(INPUTS, "platforms", platform + ".xml")
     if not os.path.exists(path):
         return None
     total = 0
@@ -88,8 +88,7 @@ def platform_slots(platform):
 
 def model_text(platform):
     """What the platform's calibration says about the network between its nodes."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "inputs", "tuning",
-                        platform + ".model")
+    path = os.path.join(INPUTS, "tuning", platform + ".model")
     try:
         text = open(path).read()
     except OSError:

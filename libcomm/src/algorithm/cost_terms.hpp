@@ -14,6 +14,12 @@ namespace libcomm::detail::cost {
 
 int log2_ceil(int p);  // ceil(log2 p), 0 for p <= 1
 inline bool is_power_of_two(int p) { return p > 0 && (p & (p - 1)) == 0; }
+// The largest power of two <= p (1 for p <= 1): where a non-power-of-two P folds into.
+inline int power_of_two_at_most(int p) {
+  int p2 = 1;
+  while (p2 <= p / 2) p2 *= 2;
+  return p2;
+}
 
 // The nodes that hold the first `ranks` ranks (the senders of a step only part of the
 // ranks take, such as the fold of P into a power of two).

@@ -51,8 +51,7 @@ std::shared_ptr<PlanState> plan(const PlanCall<ReduceScatterOp>& call) {
 // first.
 double recursive_halving(const ReduceScatterOp::Shape& s, const CostParams& c) {
   const Layout l = layout_of(s);
-  int p2 = 1;
-  while (p2 * 2 <= s.p) p2 *= 2;
+  const int p2 = cost::power_of_two_at_most(s.p);
   double t = 0, part = static_cast<double>(s.total);
   const double fold = cost::nodes_of_first(l, s.p - p2), cube = cost::nodes_of_first(l, p2);  // who sends
   if (p2 != s.p) t += cost::exchange_round(l, c, part, p2, fold) + cost::combine(c, part);
@@ -78,8 +77,7 @@ double reduce_then_scatter(const ReduceScatterOp::Shape& s, const CostParams& c)
 // rank of its bit-reversed number (mostly on another node), and the folded ranks get theirs.
 double butterfly(const ReduceScatterOp::Shape& s, const CostParams& c) {
   const Layout l = layout_of(s);
-  int p2 = 1;
-  while (p2 * 2 <= s.p) p2 *= 2;
+  const int p2 = cost::power_of_two_at_most(s.p);
   double t = 0, part = static_cast<double>(s.total);
   const double fold = cost::nodes_of_first(l, 2 * (s.p - p2)), block = static_cast<double>(s.largest);
   if (p2 != s.p) t += cost::exchange_round(l, c, part, 1, fold) + cost::combine(c, part);
