@@ -224,6 +224,7 @@ void print_header(const Options& o, const libcomm::Comm& comm, const std::string
             << (libcomm::active_tuning_table() ? libcomm::active_tuning_table()->source() : std::string("none"))
             << ", cost parameters " << libcomm::active_cost_params().source
             << (o.copy_gbs > 0 ? "\n" + describe_copy_model(o.copy_gbs) : "") << describe_cross_traffic(o.cross_traffic)
+            << (o.sizes.arrival_skew.empty() ? "" : "\n" + describe_arrival_skew(o.sizes.arrival_skew))
             << "\ntime = median over reps of the slowest rank; ratio = time / " << reference << " time\n\n";
 }
 
@@ -290,6 +291,8 @@ nlohmann::json record(const Options& o, const libcomm::Comm& comm, const std::ve
   if (const auto& v = o.cross_traffic; !v.empty())
     j["cross_traffic"] = {{"seed", static_cast<std::uint64_t>(v[0])}, {"pairs", static_cast<int>(v[1])},
                           {"mean_bytes", v[2]}, {"gap_us", v[3]}};
+  if (const auto& v = o.sizes.arrival_skew; !v.empty())
+    j["arrival_skew"] = {{"seed", static_cast<std::uint64_t>(v[0])}, {"mean_us", v[1]}};
   j["auto_policy"] = libcomm::auto_policy_name(libcomm::auto_policy());
   if (libcomm::built_for_simulation()) {
     const auto [selector, forced] = apps::native_selector(o.op);
@@ -351,6 +354,7 @@ int run(int argc, char** argv) {
   if (!o.auto_policy.empty()) libcomm::set_auto_policy(libcomm::auto_policy_from_name(o.auto_policy));
   const auto sizes = block_sizes(o.sizes);
   const libcomm::Comm comm = apps::world_comm(o.sizes.nodes);
+  apply_arrival_skew(o.sizes.arrival_skew, comm.rank());
   auto operation = registry().at(o.op).make(comm, o.settings);
   const auto algos = selected_algorithms(*operation, o, sizes);
   if (apps::is_root()) print_header(o, comm, algos[0]);

@@ -6,12 +6,31 @@
 #include <random>
 #include <sstream>
 
+#include <mpi.h>
+
 #include "apps/common.hpp"
+#include "libcomm/buffer.hpp"
 #include "libcomm/error.hpp"
 #include "libcomm/sim.hpp"
 
 namespace commbench {
 namespace {
+
+// --arrival-skew: this rank's generator and mean wait (0: off).
+struct ArrivalSkew {
+  std::mt19937_64 draw;
+  double mean_s = 0;
+};
+ArrivalSkew g_skew;
+
+// Waits this call's skew on this rank (simulated time in a simulation).
+void wait_arrival_skew() {
+  if (g_skew.mean_s <= 0) return;
+  const double wait = 2 * g_skew.mean_s * std::uniform_real_distribution<double>(0.0, 1.0)(g_skew.draw);
+  if (libcomm::built_for_simulation()) return libcomm::sim::charge_seconds(wait);
+  for (const double until = MPI_Wtime() + wait; MPI_Wtime() < until;) {
+  }
+}
 
 std::vector<std::size_t> size_range(std::size_t lo, std::size_t hi) {
   libcomm::require(lo <= hi, "--min (" + std::to_string(lo) + ") is larger than --max (" +
@@ -40,6 +59,35 @@ void add_size_options(CLI::App& app, SizeOptions& o, const std::string& reps_hel
       ->capture_default_str();
   app.add_option("--nodes", o.nodes, "node map: shared | flat | ppn=N | sizes=A,B,.. | map=N0,N1,.. | file:PATH")
       ->capture_default_str();
+  add_arrival_skew_option(app, o.arrival_skew);
+}
+
+void add_arrival_skew_option(CLI::App& app, std::vector<double>& seed_us) {
+  app.add_option("--arrival-skew", seed_us,
+                 "SEED,US: the ranks reach every timed call apart: after its barrier each rank waits uniform "
+                 "[0, 2 US] microseconds (its own generator, seeded by SEED and the rank) before its clock starts; "
+                 "simulated time in a SimGrid build, a busy wait on a real machine; one seed repeats a simulation")
+      ->delimiter(',')
+      ->expected(1, 2)
+      ->check(CLI::Range(0.0, 1e12));
+}
+
+void apply_arrival_skew(const std::vector<double>& seed_us, int rank) {
+  if (seed_us.empty()) return;
+  libcomm::require(seed_us.size() == 2, "--arrival-skew: needs SEED,US (two values), got " +
+                                            std::to_string(seed_us.size()));
+  if (libcomm::built_for_simulation()) libcomm::sim::require_cost_model_applies("--arrival-skew");
+  std::seed_seq seq{static_cast<std::uint64_t>(seed_us[0]), static_cast<std::uint64_t>(rank)};
+  g_skew.draw.seed(seq);
+  g_skew.mean_s = seed_us[1] * 1e-6;
+}
+
+std::string describe_arrival_skew(const std::vector<double>& seed_us) {
+  if (seed_us.empty()) return "";
+  std::ostringstream s;
+  s << "arrival skew: each rank starts every call after uniform [0, " << 2 * seed_us[1] << "] us (seed "
+    << static_cast<std::uint64_t>(seed_us[0]) << ", --arrival-skew)";
+  return s.str();
 }
 
 std::vector<std::size_t> block_sizes(const std::string& min_s, const std::string& max_s,
@@ -57,13 +105,14 @@ std::vector<std::size_t> size_list(const std::string& text) {
 
 namespace {
 
-// One run on every rank, timed from a barrier to the slowest rank's return: {run time,
-// charged local work} and what ran.
+// One run on every rank, timed from a barrier (and this rank's --arrival-skew) to the slowest
+// rank's return: {run time, charged local work} and what ran.
 std::string timed_run(Operation& operation, const libcomm::Comm& comm, const std::string& algo, bool checked,
                       double t[2]) {
   operation.reset();
   const PolicyScope policy(algo);  // (auto:POLICY: set before the clock starts, for every row alike)
   MPI_Barrier(comm.mpi());
+  wait_arrival_skew();
   const double charged0 = libcomm::sim::charged_seconds();
   const double t0 = MPI_Wtime();
   std::string ran = operation.run(algo, checked);

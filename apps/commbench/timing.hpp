@@ -34,6 +34,7 @@ struct SizeOptions {
   std::string min = "8", max = "4MiB", sizes;  // --sizes, when given, overrides --min/--max
   int reps = 5, warmup = 1;
   std::string nodes = "shared";
+  std::vector<double> arrival_skew;  // --arrival-skew SEED,US (below)
 };
 // Adds them to app, their defaults the values `o` holds; reps_help says what the median is for.
 void add_size_options(CLI::App& app, SizeOptions& o, const std::string& reps_help);
@@ -70,5 +71,20 @@ void add_copy_model_option(CLI::App& app, double& gbs);
 void apply_copy_model(double gbs);
 // "local copies charged at GBS GB/s (--model-copy)", or "" when the model is off.
 std::string describe_copy_model(double gbs);
+
+// --arrival-skew SEED,US, shared by commbench and tune: the ranks do not reach a call
+// together (as an application's do not; a platform whose every host runs a rank has no room
+// for --cross-traffic, and this is its variability). After the barrier that starts every
+// timed call, each rank waits a time drawn uniform in [0, 2 US] microseconds from its own
+// generator (seeded by SEED and the rank, one draw per call), then starts its clock: a
+// call's time is still the slowest rank's from its own arrival to its return, so what an
+// algorithm makes early ranks wait for late ones is in it. Simulated time in a SimGrid build
+// (without --host-speed), a busy wait on a real machine. One seed repeats its run exactly in
+// a simulation.
+void add_arrival_skew_option(CLI::App& app, std::vector<double>& seed_us);
+// Applies the option on this rank (empty: no skew); throws Error when it cannot apply.
+void apply_arrival_skew(const std::vector<double>& seed_us, int rank);
+// "arrival skew: ...", or "" without it.
+std::string describe_arrival_skew(const std::vector<double>& seed_us);
 
 }  // namespace commbench

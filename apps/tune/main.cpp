@@ -229,7 +229,9 @@ void write_header(std::ostream& table, const Options& o, int argc, char** argv) 
   table << "# libcomm tuning table (format: inputs/tuning/README.md)\n# platform: " << o.platform << "; measured "
         << date << " by apps/tune, " << o.sizes.reps << " reps, median of the slowest rank"
         << (o.simulated ? "; simulated payload" : "")
-        << (o.copy_gbs > 0 ? "; " + commbench::describe_copy_model(o.copy_gbs) : "") << "\n# command: tune";
+        << (o.copy_gbs > 0 ? "; " + commbench::describe_copy_model(o.copy_gbs) : "")
+        << (o.sizes.arrival_skew.empty() ? "" : "; " + commbench::describe_arrival_skew(o.sizes.arrival_skew))
+        << "\n# command: tune";
   for (int k = 1; k < argc; ++k) table << " " << argv[k];
   table << "\n# columns: OP RANKS PPN FROM TO ALGORITHM [spread=S] [topology=tree]\n";
 }
@@ -267,6 +269,7 @@ int run(int argc, char** argv) {
   libcomm::set_tuning_table(nullptr);  // auto is not measured; no table needed
   const auto sizes = commbench::block_sizes(o.sizes);
   const libcomm::Comm comm = apps::world_comm(o.sizes.nodes);
+  commbench::apply_arrival_skew(o.sizes.arrival_skew, comm.rank());
 
   std::ostringstream table;
   write_header(table, o, argc, argv);

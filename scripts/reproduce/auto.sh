@@ -8,6 +8,7 @@
 #   scripts/reproduce/auto.sh [--only sim|real|dropin]... [--platforms "flat512 tree16x16 cluster64x8"]
 #                             [--ranks "16 64 256"] [--ops "..."] [--sizes LIST] [--sim-reps N]
 #                             [--sim-timeout S] [--cross-traffic SEED,PAIRS[,BYTES[,GAP_US]]]
+#                             [--arrival-skew SEED,US]
 #                             [--real-runs N] [--real-reps N] [--report-only]
 # sim:    SimGrid (deterministic): flat512 (one switch), tree16x16 (a two-level fat tree,
 #         rank r on leaf r mod 16) and cluster64x8 (nodes of 8 cores, --ppn 8); 16, 64 and
@@ -20,6 +21,9 @@
 #         blocks holds more scratch than this machine's 23 GB: run it with --sizes.
 #         --cross-traffic passes commbench --cross-traffic to every simulated run (other jobs
 #         on the network, so that online is scored on timings it did not choose from).
+#         --arrival-skew passes commbench --arrival-skew (every rank reaches every call after
+#         its own seeded wait): the variability of a platform whose every host runs a rank,
+#         where no cross traffic fits (tree16x16 at 256 ranks).
 # real:   this machine, 2 ranks, and 4 ranks as 2 virtual nodes of 2 (--nodes ppn=2);
 #         the library's defaults (online after 16 native calls, 3 timings per candidate);
 #         N runs of each command (default 3; --real-reps timed repetitions each, default 31),
@@ -43,7 +47,7 @@ REPORT_ONLY=0
 SIZES=8,64,512,4K,32K,256K,1M
 SIM_REPS=3
 SIM_TIMEOUT=0
-TRAFFIC=()
+TRAFFIC=()  # --cross-traffic and --arrival-skew, passed to every simulated run
 while (($#)); do
   case "$1" in
     --only) ONLY+=("$2"); shift 2 ;;
@@ -55,9 +59,10 @@ while (($#)); do
     --sizes) SIZES="$2"; shift 2 ;;
     --sim-reps) SIM_REPS="$2"; shift 2 ;;
     --sim-timeout) SIM_TIMEOUT="$2"; shift 2 ;;
-    --cross-traffic) TRAFFIC=(--cross-traffic "$2"); shift 2 ;;
+    --cross-traffic) TRAFFIC+=(--cross-traffic "$2"); shift 2 ;;
+    --arrival-skew) TRAFFIC+=(--arrival-skew "$2"); shift 2 ;;
     --report-only) REPORT_ONLY=1; shift ;;
-    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "auto.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done

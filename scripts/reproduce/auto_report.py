@@ -37,19 +37,24 @@ PLATFORM_TEXT = {
 MATRIX_RANKS = (16, 64, 256)  # the rank counts issue 33 asks for
 
 
-def unmeasured(records, measured):
+def unmeasured(records, measured):  # measured: {(platform, ranks, op): the record's metadata}
     """The platform, rank count and operation triples of the matrix without a record: a run
-    stopped by auto.sh --sim-timeout (NAME.skipped: its command, then what happened), or none."""
+    stopped by auto.sh --sim-timeout (NAME.skipped: its command, then what happened), or none.
+    A NAME.skipped beside a record says which of the record's sizes were left out, and why."""
     platforms = sorted({k[0] for k in measured})
     out = []
     for platform in platforms:
         for np_ in MATRIX_RANKS:
             for op in OPS:
-                if (platform, np_, op) in measured:
-                    continue
                 path = os.path.join(records, f"sim_{platform}_np{np_}_{op}.skipped")
+                what = cmd = None
                 if os.path.exists(path):
                     cmd, _, what = open(path).read().strip().partition("\n")
+                if (platform, np_, op) in measured:
+                    if what is not None:
+                        out.append(f"- {platform}, {np_} ranks, {op}, the sizes its record lacks: "
+                                   f"{what.strip()}: `{cmd.strip()}`")
+                elif what is not None:
                     out.append(f"- {platform}, {np_} ranks, {op}: {what.strip()}: `{cmd.strip()}`")
                 else:
                     out.append(f"- {platform}, {np_} ranks, {op}: not run")
@@ -57,9 +62,15 @@ def unmeasured(records, measured):
     for p in platforms:
         full = [n for n in MATRIX_RANKS if slots[p] == n]
         if full:
+            runs = {op: meta for (q, np_, op), meta in measured.items() if q == p and np_ == full[0]}
+            still = sorted(op for op, meta in runs.items() if not meta.get("arrival_skew"))
+            how = ("its runs there vary by the ranks' arrival skew instead (commbench --arrival-skew)"
+                   if not still else
+                   f"{', '.join(still)} there repeat{'s' if len(still) == 1 else ''} exactly: run without the "
+                   "ranks' arrival skew (commbench --arrival-skew), the variability such a platform can have" +
+                   (f" ({', '.join(sorted(set(runs) - set(still)))} ran with it)" if len(still) < len(runs) else ""))
             out.append(f"- {p}, {full[0]} ranks: every core of the platform runs a rank, so no cross traffic can "
-                       "run beside them (commbench --cross-traffic needs hosts without a rank): its runs there, "
-                       "if any, repeat exactly")
+                       f"run beside them (commbench --cross-traffic needs hosts without a rank); {how}")
     beyond = [p for p in platforms if slots[p] is not None and slots[p] < 1024]
     if beyond:
         out.append("- 1024 ranks (issue 40 asks for alltoall and allgather on one platform): not run; at one rank "
@@ -196,22 +207,31 @@ def conditions(records, detail):
         with open(paths["main"]) as f:
             reps[json.load(f).get("reps")] += 1
     few = sum(c for r, c in reps.items() if r is None or r < 3)
-    traffic = collections.Counter()
+    traffic, skew = collections.Counter(), collections.Counter()
+    still = 0  # runs with neither: a simulation that repeats exactly
     for _, _, paths, _ in detail:
         with open(paths["main"]) as f:
-            ct = json.load(f).get("cross_traffic")
+            j = json.load(f)
+        ct, sk = j.get("cross_traffic"), j.get("arrival_skew")
         if ct:
             traffic[f"{ct['pairs']} pairs, seed {ct['seed']}, {ct['mean_bytes'] / 1024:g} KiB mean messages, "
                     f"{ct['gap_us']:g} us mean gaps"] += 1
-    with_traffic = sum(traffic.values())
+        if sk:
+            skew[f"seed {sk['seed']}, uniform 0-{2 * sk['mean_us']:g} us"] += 1
+        still += not ct and not sk
+    listed = lambda c: "; ".join(f"{k}: {v} runs" if v > 1 else f"{k}: 1 run" for k, v in sorted(c.items()))
     out = [f"What these verdicts rest on: {after0} of {n} runs set LIBCOMM_ONLINE_AFTER=0 (online measured from "
            f"the first call, not after its default warm-up); {few} of {n} ran fewer than 3 repetitions; "
-           f"{with_traffic} of {n} ran with cross traffic (commbench --cross-traffic: "
-           + ("; ".join(f"{k}: {c} runs" for k, c in sorted(traffic.items())) if traffic else "none") + ")."]
-    if with_traffic < n:
-        k = n - with_traffic
-        out[0] += ((f" The {k} runs without it repeat exactly" if k > 1 else " The run without it repeats exactly") +
-                   ", so online was scored there on the very "
+           f"{sum(traffic.values())} of {n} ran with cross traffic (commbench --cross-traffic: "
+           + (listed(traffic) if traffic else "none") + ")"]
+    if skew:
+        out[0] += (f"; {sum(skew.values())} of {n} with the ranks reaching every call apart (commbench "
+                   f"--arrival-skew: {listed(skew)})")
+    out[0] += "."
+    if still:
+        which = "with neither" if skew else "without it"
+        out[0] += ((f" The {still} runs {which} repeat exactly" if still > 1 else
+                    f" The run {which} repeats exactly") + ", so online was scored there on the very "
                    "timings it chose from.")
     return out + [""]
 
@@ -255,13 +275,14 @@ def sim_section(records):
         return [], []
     lines, summary = [], []
     worst = {pol: (0, None) for pol in POLICIES}
-    detail = []
+    detail, metas = [], {}
     for key in sorted(found, key=lambda k: (k[0], k[1], OPS.index(k[2]) if k[2] in OPS else 9)):
         platform, np_, op = key
         paths = found[key]
         if "main" not in paths:
             continue
         meta, rows = load([paths["main"]])
+        metas[key] = meta
         for pol in ("table", "model"):  # a policy's own run (deterministic: runs compare)
             if pol not in paths:
                 continue
@@ -280,8 +301,7 @@ def sim_section(records):
             if per[pol] is not None and per[pol] > worst[pol][0]:
                 worst[pol] = (per[pol], key)
         summary.append((key, per, len(ev), selector_of(meta)))
-        ct = meta.get("cross_traffic")
-        varies = f"cross traffic ({ct['pairs']} pairs)" if ct else "nothing: repeats exactly"
+        varies = what_varies(meta)
         SUMMARY_RUNS.append(run_summary(platform, np_, op, selector_of(meta), ev, rows, varies))
         detail.append((key, ev, paths, rows))
     lines.append("## SimGrid: auto / best single algorithm")
@@ -301,7 +321,7 @@ def sim_section(records):
                  + (" \"smpi (unrecorded)\" marks a record made before simulate.sh chose and recorded a "
                  "selector: native there is SMPI's own default, not Open MPI's decision." if "smpi (unrecorded)" in sels else ""))
     lines.append("")
-    lines += unmeasured(records, {k for k, _, _, _ in summary})
+    lines += unmeasured(records, metas)
     lines += conditions(records, detail)
     for pol in POLICIES:
         r, key = worst[pol]
@@ -413,6 +433,15 @@ def warm_of(rows, b, e):
     rs = [r for r in first if r.get("warmup_calls", 0) == most]
     return (statistics.median(r.get("warmup_calls", 0) for r in rs),
             statistics.median(r.get("warmup_s", 0.0) for r in rs), e["online"][1] * e["best"][1])
+
+
+def what_varies(meta):
+    """What differs between a simulated run's calls: its cross traffic, its arrival skew, or
+    nothing (a simulation repeats exactly)."""
+    ct, sk = meta.get("cross_traffic"), meta.get("arrival_skew")
+    parts = ([f"cross traffic ({ct['pairs']} pairs)"] if ct else []) + \
+            ([f"arrival skew (0-{2 * sk['mean_us']:g} us)"] if sk else [])
+    return ", ".join(parts) if parts else "nothing: repeats exactly"
 
 
 def run_summary(where, np_, op, sel, ev, rows, varies):
