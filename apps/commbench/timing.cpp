@@ -32,6 +32,16 @@ void wait_arrival_skew() {
   }
 }
 
+void add_arrival_skew_option(CLI::App& app, std::vector<double>& seed_us) {
+  app.add_option("--arrival-skew", seed_us,
+                 "SEED,US: the ranks reach every timed call apart: after its barrier each rank waits uniform "
+                 "[0, 2 US] microseconds (its own generator, seeded by SEED and the rank) before its clock starts; "
+                 "simulated time in a SimGrid build, a busy wait on a real machine; one seed repeats a simulation")
+      ->delimiter(',')
+      ->expected(1, 2)
+      ->check(CLI::Range(0.0, 1e12));
+}
+
 std::vector<std::size_t> size_range(std::size_t lo, std::size_t hi) {
   libcomm::require(lo <= hi, "--min (" + std::to_string(lo) + ") is larger than --max (" +
                                  std::to_string(hi) + ")");
@@ -60,16 +70,6 @@ void add_size_options(CLI::App& app, SizeOptions& o, const std::string& reps_hel
   app.add_option("--nodes", o.nodes, "node map: shared | flat | ppn=N | sizes=A,B,.. | map=N0,N1,.. | file:PATH")
       ->capture_default_str();
   add_arrival_skew_option(app, o.arrival_skew);
-}
-
-void add_arrival_skew_option(CLI::App& app, std::vector<double>& seed_us) {
-  app.add_option("--arrival-skew", seed_us,
-                 "SEED,US: the ranks reach every timed call apart: after its barrier each rank waits uniform "
-                 "[0, 2 US] microseconds (its own generator, seeded by SEED and the rank) before its clock starts; "
-                 "simulated time in a SimGrid build, a busy wait on a real machine; one seed repeats a simulation")
-      ->delimiter(',')
-      ->expected(1, 2)
-      ->check(CLI::Range(0.0, 1e12));
 }
 
 void apply_arrival_skew(const std::vector<double>& seed_us, int rank) {

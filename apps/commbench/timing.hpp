@@ -80,9 +80,8 @@ std::string describe_copy_model(double gbs);
 // call's time is still the slowest rank's from its own arrival to its return, so what an
 // algorithm makes early ranks wait for late ones is in it. Simulated time in a SimGrid build
 // (without --host-speed), a busy wait on a real machine. One seed repeats its run exactly in
-// a simulation.
-void add_arrival_skew_option(CLI::App& app, std::vector<double>& seed_us);
-// Applies the option on this rank (empty: no skew); throws Error when it cannot apply.
+// a simulation. add_size_options adds the option; this applies it on this rank (empty: no
+// skew) and throws Error when it cannot apply.
 void apply_arrival_skew(const std::vector<double>& seed_us, int rank);
 // "arrival skew: ...", or "" without it.
 std::string describe_arrival_skew(const std::vector<double>& seed_us);

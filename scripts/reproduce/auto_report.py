@@ -192,23 +192,17 @@ def ratio_table(ev, policies, extra=None):
 SUMMARY_RUNS = []  # one run_summary per run, simulated then real, filled by the sections
 
 
-def conditions(records, detail):
-    """What the verdicts below rest on, counted from the runs' commands, records and platform
-    files: online's warm-up, repetitions, and whether anything varied between the timings
-    online chose from and those it is scored on."""
+def conditions(metas, detail):
+    """What the verdicts below rest on, counted from the runs' commands and records (metas:
+    each run's record, as sim_section loaded it): online's warm-up, repetitions, and whether
+    anything varied between the timings online chose from and those it is scored on."""
     n = len(detail)
     after0 = sum(1 for _, _, paths, _ in detail if "LIBCOMM_ONLINE_AFTER=0" in (cmd_of(paths["main"]) or ""))
-    reps = collections.Counter()
-    for _, _, paths, _ in detail:
-        with open(paths["main"]) as f:
-            reps[json.load(f).get("reps")] += 1
-    few = sum(c for r, c in reps.items() if r is None or r < 3)
+    few = sum(1 for key, _, _, _ in detail if (metas[key].get("reps") or 0) < 3)
     traffic, skew = collections.Counter(), collections.Counter()
     still = 0  # runs with neither: a simulation that repeats exactly
-    for _, _, paths, _ in detail:
-        with open(paths["main"]) as f:
-            j = json.load(f)
-        ct, sk = j.get("cross_traffic"), j.get("arrival_skew")
+    for key, _, _, _ in detail:
+        ct, sk = metas[key].get("cross_traffic"), metas[key].get("arrival_skew")
         if ct:
             traffic[f"{ct['pairs']} pairs, seed {ct['seed']}, {ct['mean_bytes'] / 1024:g} KiB mean messages, "
                     f"{ct['gap_us']:g} us mean gaps"] += 1
@@ -318,7 +312,7 @@ def sim_section(records):
                  "selector: native there is SMPI's own default, not Open MPI's decision." if "smpi (unrecorded)" in sels else ""))
     lines.append("")
     lines += unmeasured(records, metas)
-    lines += conditions(records, detail)
+    lines += conditions(metas, detail)
     for pol in POLICIES:
         r, key = worst[pol]
         if key is None:
