@@ -129,7 +129,7 @@ class Topology {
 
  private:
   friend class TopologyParser;  // parse(), line by line (topology.cpp)
-  void finish(const std::string& source, const std::vector<int>& link_lines);
+  void finish(const std::string& source);
 
   std::vector<std::string> names_;
   std::vector<bool> is_machine_;

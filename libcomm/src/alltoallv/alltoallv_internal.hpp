@@ -153,8 +153,6 @@ class StagedAlgorithm {
   }
   // The unit of the routing, in bytes (every count and displacement a multiple of it).
   void set_unit(std::int64_t bytes) { unit_ = bytes > 0 ? bytes : 1; }
-  // A fresh copy with its own router state (the simulation runs P ranks with one each).
-  virtual std::unique_ptr<StagedAlgorithm> clone() const = 0;
 
  protected:
   // route() in units: `run` counts units.
@@ -191,13 +189,6 @@ void split_by_counter(const Run& run, std::int64_t& counter, std::int64_t bucket
     offset += count;
   }
 }
-
-// Per-rank step list of one stage, cut from the schedule.
-struct StageStep {
-  int send_to = -1;    // -1: nothing (or a stall); == me: the message kept locally
-  int recv_from = -1;  // -1: nothing
-};
-std::vector<StageStep> rank_steps(const Schedule& stage, int me);
 
 // One stage `s` of a staged algorithm for all P ranks, without MPI (simulate.cpp): every
 // rank's held runs are routed into its send buckets, bucket b going to the b-th partner of

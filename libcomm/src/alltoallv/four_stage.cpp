@@ -143,10 +143,6 @@ class FourStage final : public StagedAlgorithm {
     }
   }
 
-  std::unique_ptr<StagedAlgorithm> clone() const override {
-    return std::make_unique<FourStage>(*this);
-  }
-
  private:
   // R-Distribute (Fig. 11): the element scanned at counter value x goes to bucket
   // F(x) = (x % P) % C. For every P consecutive counter values the first r buckets get R

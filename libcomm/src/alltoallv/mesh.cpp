@@ -36,7 +36,6 @@ class Mesh final : public StagedAlgorithm {
     else
       out.push_back({run.dst, run});
   }
-  std::unique_ptr<StagedAlgorithm> clone() const override { return std::make_unique<Mesh>(*this); }
 
  private:
   int q_;

@@ -27,7 +27,13 @@
 #include "alltoallv_internal.hpp"
 
 namespace libcomm::detail {
+namespace {
 
+// Per-rank step list of one stage, cut from the schedule.
+struct StageStep {
+  int send_to = -1;    // -1: nothing (or a stall); == me: the message kept locally
+  int recv_from = -1;  // -1: nothing
+};
 std::vector<StageStep> rank_steps(const Schedule& stage, int me) {
   std::vector<StageStep> steps(stage.rounds.size());
   for (std::size_t k = 0; k < stage.rounds.size(); ++k)
@@ -37,9 +43,6 @@ std::vector<StageStep> rank_steps(const Schedule& stage, int me) {
     }
   return steps;
 }
-
-namespace {
-
 
 // A growable byte buffer that does not zero what it grows (sBUF buckets, rBUF messages).
 class ByteBuf {

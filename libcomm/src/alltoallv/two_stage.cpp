@@ -32,9 +32,6 @@ class TwoStage final : public StagedAlgorithm {
     else
       out.push_back({run.dst, run});
   }
-  std::unique_ptr<StagedAlgorithm> clone() const override {
-    return std::make_unique<TwoStage>(*this);
-  }
 
  private:
   int p_;

@@ -174,7 +174,6 @@ int online_reps_for(std::uint64_t bytes) {
 
 int online_after() { return static_cast<int>(setting_count(Setting::OnlineAfter)); }
 double online_margin() { return setting_number(Setting::OnlineMargin); }
-int online_candidate_limit() { return static_cast<int>(setting_count(Setting::OnlineCandidates)); }
 
 std::vector<Candidate> online_candidates(const AutoQuestion& q, bool one_node) {
   std::vector<Candidate> sorted = q.candidates;
@@ -186,7 +185,7 @@ std::vector<Candidate> online_candidates(const AutoQuestion& q, bool one_node) {
   if (one_node)
     for (const Candidate& c : sorted)
       if (c.node_memory && c.algo != q.native) out.push_back(c);
-  const int limit = online_candidate_limit();
+  const int limit = static_cast<int>(setting_count(Setting::OnlineCandidates));  // 0: all
   int taken = 0;
   for (const Candidate& c : sorted) {
     if (limit > 0 && taken >= limit) break;
@@ -200,18 +199,6 @@ std::vector<Candidate> online_candidates(const AutoQuestion& q, bool one_node) {
 namespace {
 std::mutex g_learned_mutex;
 std::vector<LearnedRow> g_learned;
-}  // namespace
-
-void record_learned(LearnedRow row) {
-  std::lock_guard lock(g_learned_mutex);
-  for (LearnedRow& r : g_learned)
-    if (r.op == row.op && r.ranks == row.ranks && r.ppn == row.ppn && r.topology == row.topology &&
-        r.from == row.from && r.to == row.to) {
-      r = std::move(row);
-      return;
-    }
-  g_learned.push_back(std::move(row));
-}
 
 std::vector<LearnedRow> learned_rows() {
   std::lock_guard lock(g_learned_mutex);
@@ -228,6 +215,18 @@ std::string learned_rows_text(const std::vector<LearnedRow>& rows) {
         << (r.topology ? " topology=tree" : "") << "\n";
   }
   return out.str();
+}
+}  // namespace
+
+void record_learned(LearnedRow row) {
+  std::lock_guard lock(g_learned_mutex);
+  for (LearnedRow& r : g_learned)
+    if (r.op == row.op && r.ranks == row.ranks && r.ppn == row.ppn && r.topology == row.topology &&
+        r.from == row.from && r.to == row.to) {
+      r = std::move(row);
+      return;
+    }
+  g_learned.push_back(std::move(row));
 }
 
 }  // namespace libcomm::detail

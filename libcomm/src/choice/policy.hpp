@@ -95,7 +95,6 @@ class OnlineSite {
   int winner() const { return winner_; }
   const std::string& reason() const { return reason_; }
   const std::vector<Candidate>& candidates() const { return candidates_; }
-  const std::vector<double>& agreed_seconds() const { return agreed_; }
   int calls_needed() const { return static_cast<int>(candidates_.size()) * (reps_ + 1); }
 
  private:
@@ -120,7 +119,6 @@ int online_reps();
 // measured (the extra runs cost little there).
 constexpr std::uint64_t kSmallDecisionBytes = 1024;
 int online_reps_for(std::uint64_t bytes);
-int online_candidate_limit();  // 0: all
 // LIBCOMM_ONLINE_AFTER: calls of a size class that run native before measuring (default 16).
 int online_after();
 // LIBCOMM_ONLINE_MARGIN: how much faster than native (a fraction) another candidate must
@@ -128,7 +126,7 @@ int online_after();
 double online_margin();
 
 // The candidates `online` measures: native, the shared-memory ones where the ranks share a
-// node, and the cheapest predicted of the rest up to online_candidate_limit(), in
+// node, and the cheapest predicted of the rest up to LIBCOMM_ONLINE_CANDIDATES of them, in
 // predicted order (native first).
 std::vector<Candidate> online_candidates(const AutoQuestion& q, bool one_node);
 
@@ -144,7 +142,5 @@ struct LearnedRow {
   std::string comment;  // the agreed timings
 };
 void record_learned(LearnedRow row);
-std::vector<LearnedRow> learned_rows();
-std::string learned_rows_text(const std::vector<LearnedRow>& rows);
 
 }  // namespace libcomm::detail

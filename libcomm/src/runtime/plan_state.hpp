@@ -122,21 +122,6 @@ inline std::uint64_t hash_repeated(std::size_t size, std::size_t n) {
   return h;
 }
 
-// The largest and total of a list of sizes, and whether they are all equal.
-struct SizeSummary {
-  std::size_t largest = 0, total = 0;
-  bool equal = true;
-};
-inline SizeSummary summarize(std::span<const std::size_t> sizes) {
-  SizeSummary s;
-  for (auto n : sizes) {
-    s.equal = s.equal && n == sizes[0];
-    s.largest = std::max(s.largest, n);
-    s.total += n;
-  }
-  return s;
-}
-
 // The blocking calls: runs the plan kept in comm under `key`, built by `build` when there
 // is none or when its shape (unequal block sizes, hashed into the key) is not `shape`.
 template <class Build>

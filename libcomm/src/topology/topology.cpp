@@ -106,7 +106,7 @@ class TopologyParser {
       t_.adjacency_[a].push_back(b);
       t_.adjacency_[b].push_back(a);
     }
-    t_.finish(source_, link_lines_);
+    t_.finish(source_);
     if (ranks_line_ != 0) set_rank_order();
     return std::move(t_);
   }
@@ -156,7 +156,6 @@ class TopologyParser {
       require(comp_.join(a, b),
               where_ + ": link " + args[0] + " -- " + args[k] + " closes a cycle (the network must be a tree)");
       links_.emplace_back(a, b);
-      link_lines_.push_back(lineno_);
     }
   }
 
@@ -191,7 +190,6 @@ class TopologyParser {
   Topology t_;
   std::unordered_map<std::string, int> id_;
   std::vector<std::pair<int, int>> links_;
-  std::vector<int> link_lines_;
   std::vector<int> first_link_line_;  // per node: line of its first link (machines)
   std::vector<int> ranks_;
   int ranks_line_ = 0;
@@ -237,7 +235,7 @@ Topology Topology::from_links(std::vector<std::string> names, std::vector<bool> 
     t.adjacency_[a].push_back(b);
     t.adjacency_[b].push_back(a);
   }
-  t.finish("Topology::from_links", std::vector<int>(links.size(), 0));
+  t.finish("Topology::from_links");
   return t;
 }
 
@@ -285,7 +283,7 @@ Topology Topology::restricted(const std::vector<int>& ranks) const {
   return t;
 }
 
-void Topology::finish(const std::string& source, const std::vector<int>& /*link_lines*/) {
+void Topology::finish(const std::string& source) {
   const int n = num_nodes();
   // Root the tree at node 0 (breadth first, no recursion: trees may be deep).
   parent_.assign(static_cast<std::size_t>(n), -2);
