@@ -19,15 +19,10 @@
 namespace libcomm {
 
 std::string_view alltoallv_mode_name(AlltoallvMode m) {
-  switch (m) {
-    case AlltoallvMode::Blocking:
-      return "b";
-    case AlltoallvMode::NonblockingSingle:
-      return "n1";
-    case AlltoallvMode::NonblockingDual:
-      return "n2";
-  }
-  return "?";
+  constexpr std::string_view kNames[] = {"b", "n1", "n2"};
+  static_assert(std::size(kNames) == static_cast<std::size_t>(AlltoallvMode::NonblockingDual) + 1);
+  const auto k = static_cast<std::size_t>(m);
+  return k < std::size(kNames) ? kNames[k] : "?";
 }
 
 AlltoallvMode alltoallv_mode_from_name(std::string_view name) {

@@ -15,12 +15,10 @@ std::atomic<int> g_policy{kUnset};  // set_auto_policy's, else kUnset
 }  // namespace
 
 std::string_view auto_policy_name(AutoPolicy p) {
-  switch (p) {
-    case AutoPolicy::Online: return "online";
-    case AutoPolicy::Model: return "model";
-    case AutoPolicy::Table: return "table";
-  }
-  return "?";
+  constexpr std::string_view kNames[] = {"online", "model", "table"};
+  static_assert(std::size(kNames) == static_cast<std::size_t>(AutoPolicy::Table) + 1);
+  const auto k = static_cast<std::size_t>(p);
+  return k < std::size(kNames) ? kNames[k] : "?";
 }
 
 AutoPolicy auto_policy_from_name(std::string_view name) {

@@ -28,19 +28,10 @@ std::size_t StepProgram::bytes_sent() const {
 namespace {
 
 const char* area_name(Area a) {
-  switch (a) {
-    case Area::Send:
-      return "send";
-    case Area::Recv:
-      return "recv";
-    case Area::Scratch:
-      return "scratch";
-    case Area::Const:
-      return "const";
-    case Area::Shared:
-      return "shared";
-  }
-  return "?";
+  constexpr const char* kNames[] = {"send", "recv", "scratch", "const", "shared"};
+  static_assert(std::size(kNames) == static_cast<std::size_t>(Area::Shared) + 1);
+  const auto k = static_cast<std::size_t>(a);
+  return k < std::size(kNames) ? kNames[k] : "?";
 }
 
 std::string range_text(const ByteRange& r) {

@@ -9,33 +9,26 @@
 
 namespace libcomm {
 
+// The tables are indexed by the enumerator; a value past them (a cast) gets the fallback.
 std::size_t elem_size(ElemType t) {
-  switch (t) {
-    case ElemType::Double: return sizeof(double);
-    case ElemType::Float: return sizeof(float);
-    case ElemType::ComplexDouble: return sizeof(std::complex<double>);
-    case ElemType::Int: return sizeof(int);
-  }
-  return 1;
+  constexpr std::size_t kSizes[] = {sizeof(double), sizeof(float), sizeof(std::complex<double>), sizeof(int)};
+  static_assert(std::size(kSizes) == static_cast<std::size_t>(ElemType::Int) + 1);
+  const auto k = static_cast<std::size_t>(t);
+  return k < std::size(kSizes) ? kSizes[k] : 1;
 }
 
 std::string_view elem_type_name(ElemType t) {
-  switch (t) {
-    case ElemType::Double: return "double";
-    case ElemType::Float: return "float";
-    case ElemType::ComplexDouble: return "complex";
-    case ElemType::Int: return "int";
-  }
-  return "?";
+  constexpr std::string_view kNames[] = {"double", "float", "complex", "int"};
+  static_assert(std::size(kNames) == static_cast<std::size_t>(ElemType::Int) + 1);
+  const auto k = static_cast<std::size_t>(t);
+  return k < std::size(kNames) ? kNames[k] : "?";
 }
 
 std::string_view reduce_op_name(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::Sum: return "sum";
-    case ReduceOp::Max: return "max";
-    case ReduceOp::Min: return "min";
-  }
-  return "?";
+  constexpr std::string_view kNames[] = {"sum", "max", "min"};
+  static_assert(std::size(kNames) == static_cast<std::size_t>(ReduceOp::Min) + 1);
+  const auto k = static_cast<std::size_t>(op);
+  return k < std::size(kNames) ? kNames[k] : "?";
 }
 
 ReduceOp reduce_op_from_name(std::string_view name) {
