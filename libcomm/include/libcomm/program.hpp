@@ -55,6 +55,11 @@ enum class StepKind : std::uint8_t {
   Alltoall,
 };
 
+namespace detail {
+// A step its rank runs alone, without a message.
+inline bool is_local(StepKind k) { return k == StepKind::Copy || k == StepKind::Reduce || k == StepKind::Check; }
+}  // namespace detail
+
 // Message tags of a step program (the tag registry: core/tags.hpp adds a per-call sequence
 // number so that several collectives can be in flight on one communicator).
 enum class TagKind : std::uint8_t { Data = 0, Sync = 1 };

@@ -39,6 +39,15 @@ std::string range_text(const ByteRange& r) {
          std::to_string(r.bytes) + "]";
 }
 
+// Per StepKind, as to_string() writes a step: the words before and between its operands.
+struct KindText {
+  const char* name;
+  const char* between;
+};
+constexpr KindText kKindText[] = {{"send ", " to "},     {"recv ", " from "}, {"copy ", " -> "},
+                                  {"reduce ", " into "}, {"check ", " == "},  {"library alltoall ", " -> "}};
+static_assert(std::size(kKindText) == static_cast<std::size_t>(StepKind::Alltoall) + 1);
+
 }  // namespace
 
 std::string StepProgram::to_string() const {
@@ -49,25 +58,14 @@ std::string StepProgram::to_string() const {
   out << "\n";
   for (const auto& s : steps) {
     out << "  stage " << s.stage << ": ";
-    switch (s.kind) {
-      case StepKind::Send:
-        out << "send " << range_text(s.from) << " to " << s.peer;
-        break;
-      case StepKind::Recv:
-        out << "recv " << range_text(s.to) << " from " << s.peer;
-        break;
-      case StepKind::Copy:
-        out << "copy " << range_text(s.from) << " -> " << range_text(s.to);
-        break;
-      case StepKind::Reduce:
-        out << "reduce " << range_text(s.from) << " into " << range_text(s.to);
-        break;
-      case StepKind::Check:
-        out << "check " << range_text(s.to) << " == " << range_text(s.from);
-        break;
-      case StepKind::Alltoall:
-        out << "library alltoall " << range_text(s.from) << " -> " << range_text(s.to);
-        break;
+    const auto kind = static_cast<std::size_t>(s.kind);
+    if (kind < std::size(kKindText)) {  // receives and checks name `to` first
+      const bool to_first = s.kind == StepKind::Recv || s.kind == StepKind::Check;
+      out << kKindText[kind].name << range_text(to_first ? s.to : s.from) << kKindText[kind].between;
+      if (s.kind == StepKind::Send || s.kind == StepKind::Recv)
+        out << s.peer;
+      else
+        out << range_text(to_first ? s.from : s.to);
     }
     if (s.channel) out << " (channel " << int(s.channel) << ")";
     if (s.tag == TagKind::Sync) out << " (sync)";
@@ -442,17 +440,13 @@ class Verifier {
 
  private:
   using Key = std::tuple<int, int, std::string, int>;  // src, dst (channel 0 ranks), channel name, tag
-  struct SendRec {
+  struct Posted {  // a send, a receive or a library all-to-all
     int rank;
     const Step* step;
     bool* done;
-    Clock* clock = nullptr;  // the sender's clock at posting (with a shared window)
-  };
-  struct RecvRec {
-    int rank;
-    const Step* step;
-    bool* done;
-    Clock* clock = nullptr;  // filled with the sender's at the match
+    // With a shared window, a send's: the sender's clock at posting; a receive's: filled
+    // with the sender's at the match.
+    Clock* clock = nullptr;
   };
 
   std::vector<Cell>& cells(int r, Area a) {
@@ -590,8 +584,8 @@ class Verifier {
     auto& sq = sends_[key];
     auto& rq = recvs_[key];
     while (!sq.empty() && !rq.empty()) {
-      const SendRec s = sq.front();
-      const RecvRec v = rq.front();
+      const Posted s = sq.front();
+      const Posted v = rq.front();
       sq.pop_front();
       rq.pop_front();
       *s.done = *v.done = true;
@@ -639,7 +633,7 @@ class Verifier {
       for (int m : members)
         if (queues[m].empty()) return;
       const std::size_t n = members.size();
-      std::vector<RecvRec> now;
+      std::vector<Posted> now;
       for (int m : members) {
         now.push_back(queues[m].front());
         queues[m].pop_front();
@@ -689,15 +683,10 @@ class Verifier {
       *done = true;
       return;
     }
-    if (st.kind == StepKind::Send) {
-      const Key key{r, peer, channel_name(r, st), static_cast<int>(st.tag)};
-      sends_[key].push_back({r, &st, done, clock});
-      try_match(key);
-    } else {
-      const Key key{peer, r, channel_name(r, st), static_cast<int>(st.tag)};
-      recvs_[key].push_back({r, &st, done, clock});
-      try_match(key);
-    }
+    const bool send = st.kind == StepKind::Send;
+    const Key key{send ? r : peer, send ? peer : r, channel_name(r, st), static_cast<int>(st.tag)};
+    (send ? sends_ : recvs_)[key].push_back({r, &st, done, clock});
+    try_match(key);
   }
 
   bool advance(int r) {
@@ -708,19 +697,13 @@ class Verifier {
         const auto& steps = s.p->steps;
         std::size_t end = s.next;
         while (end < steps.size() && steps[end].stage == s.stage) ++end;
-        const auto local = [](const Step& x) {
-          return x.kind == StepKind::Copy || x.kind == StepKind::Reduce || x.kind == StepKind::Check;
-        };
         for (std::size_t k = s.next; k < end; ++k)
-          if (local(steps[k]) && !steps[k].overlap) run_local(r, steps[k]);
+          if (detail::is_local(steps[k].kind) && !steps[k].overlap) run_local(r, steps[k]);
+        for (StepKind kind : {StepKind::Recv, StepKind::Send, StepKind::Alltoall})
+          for (std::size_t k = s.next; k < end; ++k)
+            if (steps[k].kind == kind) post_comm(r, steps[k], new_flag());
         for (std::size_t k = s.next; k < end; ++k)
-          if (steps[k].kind == StepKind::Recv) post_comm(r, steps[k], new_flag());
-        for (std::size_t k = s.next; k < end; ++k)
-          if (steps[k].kind == StepKind::Send) post_comm(r, steps[k], new_flag());
-        for (std::size_t k = s.next; k < end; ++k)
-          if (steps[k].kind == StepKind::Alltoall) post_comm(r, steps[k], new_flag());
-        for (std::size_t k = s.next; k < end; ++k)
-          if (local(steps[k]) && steps[k].overlap) run_local(r, steps[k]);
+          if (detail::is_local(steps[k].kind) && steps[k].overlap) run_local(r, steps[k]);
         s.next = end;
         s.posted = true;
         moved = true;
@@ -750,9 +733,8 @@ class Verifier {
   const std::vector<StepProgram>& progs_;
   VerifyResult& res_;
   std::vector<RankSim> ranks_;
-  std::map<Key, std::deque<SendRec>> sends_;
-  std::map<Key, std::deque<RecvRec>> recvs_;
-  std::map<std::string, std::map<int, std::deque<RecvRec>>> colls_;  // channel name -> rank -> posted
+  std::map<Key, std::deque<Posted>> sends_, recvs_;
+  std::map<std::string, std::map<int, std::deque<Posted>>> colls_;  // channel name -> rank -> posted
   std::deque<bool> flags_;  // stable addresses
   bool clocks_ = false;     // some program has a shared window: track happens-before
   std::map<std::string, SharedArea> shared_;  // by the shared channel's name

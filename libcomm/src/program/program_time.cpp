@@ -88,9 +88,6 @@ class TimingSim {
     std::deque<std::shared_ptr<Msg>> sends, recvs;  // unmatched, in posting order
   };
 
-  static bool is_local(const Step& st) {
-    return st.kind == StepKind::Copy || st.kind == StepKind::Reduce || st.kind == StepKind::Check;
-  }
   int world_rank(const StepProgram& p, std::uint8_t channel, int peer) const {
     if (channel == 0) return peer;
     return p.channel_ranks.at(channel - 1).at(static_cast<std::size_t>(peer));
@@ -158,7 +155,7 @@ class TimingSim {
       require(st.kind != StepKind::Alltoall, [&] {
         return "simulate_program_time: " + p.algorithm + ": library all-to-all steps are not simulated";
       });
-      if (is_local(st) && !st.overlap) now += local_cost(st);
+      if (detail::is_local(st.kind) && !st.overlap) now += local_cost(st);
     }
     std::vector<Msg*> ready;
     for (int pass = 0; pass < 2; ++pass) {  // receives first, then sends, as the executor posts them
@@ -186,7 +183,7 @@ class TimingSim {
     }
     s.local_done = now;
     for (std::size_t k = s.next; k < end; ++k)
-      if (is_local(steps[k]) && steps[k].overlap) s.local_done += local_cost(steps[k]);
+      if (detail::is_local(steps[k].kind) && steps[k].overlap) s.local_done += local_cost(steps[k]);
     s.next = end;
     s.time = now;
     s.waiting = true;

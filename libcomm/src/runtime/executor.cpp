@@ -52,8 +52,6 @@ std::byte* at(const PlanState& s, const ByteRange& r) {
   return area_base(s, r.area) + r.offset;
 }
 
-bool is_local(StepKind k) { return k == StepKind::Copy || k == StepKind::Reduce || k == StepKind::Check; }
-
 // LIBCOMM_TRACE_STAGES=DIR: when a run of a step program completes, its rank appends one
 // line per stage to DIR/stages.<world rank>.txt: algorithm, run, stage, the times (MPI_Wtime:
 // simulated seconds under SimGrid) at which the stage was posted and was done, and what it
@@ -190,9 +188,8 @@ bool post_stage(PlanState& s, const StepProgram& p, bool blocking) {
   // Orders this process's accesses to the shared window against the other members' (their
   // writes before the messages that ended the previous stage are visible now).
   if (s.window) std::atomic_thread_fence(std::memory_order_seq_cst);
-  const auto local = [](const Step& st) { return is_local(st.kind); };
   for (std::size_t k = first; k < end; ++k)
-    if (local(p.steps[k]) && !p.steps[k].overlap) run_local(s, p, p.steps[k]);
+    if (is_local(p.steps[k].kind) && !p.steps[k].overlap) run_local(s, p, p.steps[k]);
   bool exchanged = false;
   if (blocking && colls == 1 && recvs + sends == 0 && s.reqs.empty() && coll->complete == s.stage) {
     const MpiBytes blk(coll->from.bytes / s.channel_sizes[coll->channel]);
@@ -212,7 +209,7 @@ bool post_stage(PlanState& s, const StepProgram& p, bool blocking) {
       if (p.steps[k].kind == StepKind::Alltoall) post(s, p.steps[k]);
   }
   for (std::size_t k = first; k < end; ++k)
-    if (local(p.steps[k]) && p.steps[k].overlap) run_local(s, p, p.steps[k]);
+    if (is_local(p.steps[k].kind) && p.steps[k].overlap) run_local(s, p, p.steps[k]);
   s.stage_posted = true;
   return exchanged;
 }
