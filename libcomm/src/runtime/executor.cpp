@@ -172,8 +172,9 @@ bool run_exchange(PlanState& s, const Step* recv, const Step* send) {
 }
 
 // Runs the local steps and posts the communication of stage s.stage. In a blocking run, a
-// stage of one exchange runs it at once (run_exchange) and returns true: nothing to wait for.
-bool post_stage(PlanState& s, const StepProgram& p, bool blocking) {
+// stage of one exchange runs it at once (run_exchange) and posts nothing: s.reqs was empty
+// and stays so, nothing to wait for.
+void post_stage(PlanState& s, const StepProgram& p, bool blocking) {
   const std::size_t first = s.next_step;
   std::size_t end = first;
   const Step *recv = nullptr, *send = nullptr, *coll = nullptr;
@@ -200,18 +201,13 @@ bool post_stage(PlanState& s, const StepProgram& p, bool blocking) {
   } else if (blocking && colls == 0 && recvs <= 1 && sends <= 1 && recvs + sends > 0) {
     exchanged = run_exchange(s, recv, send);
   }
-  if (!exchanged) {
-    for (std::size_t k = first; k < end; ++k)
-      if (p.steps[k].kind == StepKind::Recv) post(s, p.steps[k]);
-    for (std::size_t k = first; k < end; ++k)
-      if (p.steps[k].kind == StepKind::Send) post(s, p.steps[k]);
-    for (std::size_t k = first; k < end; ++k)
-      if (p.steps[k].kind == StepKind::Alltoall) post(s, p.steps[k]);
-  }
+  if (!exchanged)
+    for (StepKind kind : {StepKind::Recv, StepKind::Send, StepKind::Alltoall})
+      for (std::size_t k = first; k < end; ++k)
+        if (p.steps[k].kind == kind) post(s, p.steps[k]);
   for (std::size_t k = first; k < end; ++k)
     if (is_local(p.steps[k].kind) && p.steps[k].overlap) run_local(s, p, p.steps[k]);
   s.stage_posted = true;
-  return exchanged;
 }
 
 // Moves the requests due by the current stage into s.waitset (keeping the others).
@@ -374,13 +370,8 @@ bool progress(PlanState& s, bool block) {
   while (s.stage < p.stages) {
     if (!s.stage_posted) {
       stage_mark(s, true);
-      if (post_stage(s, p, block && s.blocking_run && wait_timeout() == 0)) {
-        stage_mark(s, false);
-        ++s.stage;
-        s.stage_posted = false;
-        continue;
-      }
-      collect_due(s);
+      post_stage(s, p, block && s.blocking_run && wait_timeout() == 0);
+      collect_due(s);  // (nothing due after a stage run at once)
     }
     if (!s.waitset.empty()) {
       if (!requests_done(s, s.waitset, block)) return false;
@@ -448,6 +439,16 @@ void start(PlanState& s, const void* send, void* recv, std::byte* borrowed_scrat
   if (poll) progress(s, false);
 }
 
+// A plan state's names, channel 0 and the Comm's call sequence.
+std::shared_ptr<PlanState> new_plan(const Comm& comm, std::string algorithm, std::string reason, MPI_Comm channel) {
+  auto s = std::make_shared<PlanState>();
+  s->algorithm = std::move(algorithm);
+  s->reason = std::move(reason);
+  s->channels = {channel};
+  s->sequence = comm.sequence_counter();
+  return s;
+}
+
 }  // namespace
 
 SharedWindow::SharedWindow(MPI_Comm comm, std::size_t bytes) : size(std::max<std::size_t>(2 * bytes, 1)) {
@@ -503,10 +504,7 @@ std::shared_ptr<PlanState> program_plan(const Comm& comm, StepProgram program, s
            std::to_string(program.channel_ranks.size()) + " sub-communicators, " + std::to_string(channels.size()) +
            " given";
   });
-  auto s = std::make_shared<PlanState>();
-  s->algorithm = program.algorithm;
-  s->reason = std::move(reason);
-  s->channels = {comm.internal()};
+  auto s = new_plan(comm, program.algorithm, std::move(reason), comm.internal());
   s->channels.insert(s->channels.end(), channels.begin(), channels.end());
   for (MPI_Comm c : s->channels) {
     int n = 0;
@@ -514,7 +512,6 @@ std::shared_ptr<PlanState> program_plan(const Comm& comm, StepProgram program, s
     s->channel_sizes.push_back(static_cast<std::size_t>(n));
   }
   s->keep_alive = std::move(keep_alive);
-  s->sequence = comm.sequence_counter();
   if (own_scratch) s->own_scratch.resize(program.scratch_bytes);
   if (program.shared_bytes > 0) {
     require(program.shared_channel != 0 && program.shared_channel < s->channels.size(), [&] {
@@ -528,20 +525,11 @@ std::shared_ptr<PlanState> program_plan(const Comm& comm, StepProgram program, s
   return s;
 }
 
-std::shared_ptr<PlanState> program_plan(const Comm& comm, StepProgram program, std::string reason,
-                                        bool own_scratch) {
-  return program_plan(comm, std::move(program), std::move(reason), own_scratch, {}, nullptr);
-}
-
 std::shared_ptr<PlanState> deferred_program_plan(const Comm& comm, std::string algorithm, std::string reason,
                                                  StepProgram prelude, std::size_t gathered_bytes,
                                                  std::function<StepProgram(std::span<const std::byte>)> build) {
-  auto s = std::make_shared<PlanState>();
-  s->algorithm = std::move(algorithm);
-  s->reason = std::move(reason);
-  s->channels = {comm.internal()};
+  auto s = new_plan(comm, std::move(algorithm), std::move(reason), comm.internal());
   s->channel_sizes = {static_cast<std::size_t>(comm.size())};
-  s->sequence = comm.sequence_counter();
   s->prelude = std::make_shared<const StepProgram>(std::move(prelude));
   s->gathered.resize(gathered_bytes);
   s->build = std::move(build);
@@ -551,11 +539,7 @@ std::shared_ptr<PlanState> deferred_program_plan(const Comm& comm, std::string a
 std::shared_ptr<PlanState> native_plan(
     const Comm& comm, std::string algorithm, std::string reason,
     std::function<void(const void*, void*, MPI_Request*)> start_fn) {
-  auto s = std::make_shared<PlanState>();
-  s->algorithm = std::move(algorithm);
-  s->reason = std::move(reason);
-  s->channels = {comm.mpi()};
-  s->sequence = comm.sequence_counter();
+  auto s = new_plan(comm, std::move(algorithm), std::move(reason), comm.mpi());
   s->native_start = std::move(start_fn);
   return s;
 }

@@ -87,14 +87,12 @@ struct PlanState {
 };
 
 // A plan state for `program` on `comm` (channel 0 = comm.internal()); with `own_scratch`
-// it allocates the program's scratch memory.
+// it allocates the program's scratch memory. For a program on sub-communicators,
+// channels[c - 1] is the communicator of the program's channel c (its members in
+// program.channel_ranks[c - 1]); `keep_alive` owns them.
 std::shared_ptr<PlanState> program_plan(const Comm& comm, StepProgram program, std::string reason,
-                                        bool own_scratch);
-// The same for a program on sub-communicators: channels[c - 1] is the communicator of the
-// program's channel c (its members in program.channel_ranks[c - 1]); `keep_alive` owns them.
-std::shared_ptr<PlanState> program_plan(const Comm& comm, StepProgram program, std::string reason,
-                                        bool own_scratch, std::vector<MPI_Comm> channels,
-                                        std::shared_ptr<const void> keep_alive);
+                                        bool own_scratch, std::vector<MPI_Comm> channels = {},
+                                        std::shared_ptr<const void> keep_alive = nullptr);
 // A plan state that runs the MPI library's collective.
 std::shared_ptr<PlanState> native_plan(const Comm& comm, std::string algorithm, std::string reason,
                                        std::function<void(const void*, void*, MPI_Request*)> start);
