@@ -17,8 +17,10 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "libcomm/node_map.hpp"
@@ -106,6 +108,14 @@ namespace detail {
 // A value of a "key = value" parameter file (these, and the flat model's of
 // libcomm/cost_model.hpp): a finite number >= 0, else an Error naming `where` and the key.
 double nonnegative_value(const std::string& where, const std::string& key, const std::string& value);
+// Calls `each` with "path:line", key and value (trimmed) for every line of such a file but
+// blanks and # comments. Errors: `cannot_read` when it cannot be opened, and a line without
+// '=' (quoted trimmed with `quote_trimmed`, else as written but for its comment).
+void read_key_values(const std::string& path, const std::string& cannot_read, bool quote_trimmed,
+                     const std::function<void(const std::string& where, const std::string& key,
+                                              const std::string& value)>& each);
+// `s` without the blanks (" \t\r") it starts and ends with.
+std::string trim(std::string_view s);
 }  // namespace detail
 
 namespace sim {

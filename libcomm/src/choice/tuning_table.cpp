@@ -14,6 +14,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "libcomm/cost_params.hpp"
 #include "libcomm/error.hpp"
 #include "libcomm/operations.hpp"
 #include "libcomm/settings.hpp"
@@ -66,12 +67,7 @@ double log_distance(double a, double b) {
   return std::abs(std::log(a / b));
 }
 
-std::string trimmed(std::string_view s) {
-  const auto first = s.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return {};
-  const auto last = s.find_last_not_of(" \t\r\n");
-  return std::string(s.substr(first, last - first + 1));
-}
+using detail::trim;
 
 // The "# learned-on KEY: VALUE" lines of a table, checked once the whole file is read (the
 // nodes record needs the ranks record, wherever it stands).
@@ -87,9 +83,9 @@ constexpr std::string_view kRecordTag = "learned-on";
 // When `raw` is a record line, stores it in `rec` (Error on a malformed one) and returns true.
 bool parse_record_line(const std::string& raw, const std::string& where, int line_no,
                        RecordLines& rec) {
-  const std::string line = trimmed(raw);
+  const std::string line = trim(raw);
   if (line.empty() || line[0] != '#') return false;
-  const std::string comment = trimmed(std::string_view(line).substr(1));
+  const std::string comment = trim(std::string_view(line).substr(1));
   if (comment.rfind(kRecordTag, 0) != 0) return false;
   const std::string rest = comment.substr(kRecordTag.size());
   if (!rest.empty() && rest[0] != ' ' && rest[0] != '\t')
@@ -99,8 +95,8 @@ bool parse_record_line(const std::string& raw, const std::string& where, int lin
     throw Error(where +
                 "a record line reads '# learned-on KEY: VALUE' (KEY ranks, nodes or mpi), got '" +
                 line + "'");
-  const std::string key = trimmed(std::string_view(rest).substr(0, colon));
-  const std::string value = trimmed(std::string_view(rest).substr(colon + 1));
+  const std::string key = trim(std::string_view(rest).substr(0, colon));
+  const std::string value = trim(std::string_view(rest).substr(colon + 1));
   auto once = [&](int& at) {
     if (at != 0)
       throw Error(where + "learned-on " + key + " is recorded twice (first on line " +
@@ -167,7 +163,7 @@ std::string mpi_library_version() {
     // (Open MPI counts the terminating zero in len.)
     const auto n = static_cast<std::size_t>(std::min(len, MPI_MAX_LIBRARY_VERSION_STRING));
     const std::string_view v(text, ::strnlen(text, n));
-    return trimmed(v.substr(0, v.find('\n')));
+    return trim(v.substr(0, v.find('\n')));
   }();
   return version;
 }

@@ -34,29 +34,15 @@ void save_flat_platform(const FlatPlatform& f, const std::string& path,
 }
 
 FlatPlatform load_flat_platform(const std::string& path) {
-  std::ifstream in(path);
-  require(static_cast<bool>(in), "cannot read the platform file '" + path + "'");
   FlatPlatform f;
   f.name = path;
   bool have_ts = false, have_tc_td = false;
-  int line_no = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++line_no;
-    const std::string where = path + ":" + std::to_string(line_no);
-    line = line.substr(0, line.find('#'));
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const auto eq = line.find('=');
-    require(eq != std::string::npos, where + ": expected 'key = value', got '" + line + "'");
-    auto trim = [](std::string t) {
-      const auto a = t.find_first_not_of(" \t\r"), b = t.find_last_not_of(" \t\r");
-      return a == std::string::npos ? std::string() : t.substr(a, b - a + 1);
-    };
-    const std::string key = trim(line.substr(0, eq)), value = trim(line.substr(eq + 1));
+  const auto line = [&](const std::string& where, const std::string& key, const std::string& value) {
     if (key == "name") {
       f.name = value;
-      continue;
+      return;
     }
-    if (key == "one_way_us" || key == "one_way_intra_us" || key == "network_us") continue;  // auto's tables (cost_params.hpp reads them)
+    if (key == "one_way_us" || key == "one_way_intra_us" || key == "network_us") return;  // auto's tables (cost_params.hpp reads them)
     const double v = detail::nonnegative_value(where, key, value);
     if (key == "ts_us") {
       f.ts_us = v, have_ts = true;
@@ -70,7 +56,8 @@ FlatPlatform load_flat_platform(const std::string& path) {
     } else {
       throw Error(where + ": unknown key '" + key + "' (valid: name, ts_us, tc_td_us, tm_us)");
     }
-  }
+  };
+  detail::read_key_values(path, "cannot read the platform file '" + path + "'", false, line);
   require(have_ts && have_tc_td, path + ": ts_us and tc_td_us are required");
   return f;
 }

@@ -19,11 +19,6 @@ namespace libcomm {
 
 namespace {
 
-std::string trim(const std::string& t) {
-  const auto a = t.find_first_not_of(" \t\r"), b = t.find_last_not_of(" \t\r");
-  return a == std::string::npos ? std::string() : t.substr(a, b - a + 1);
-}
-
 // Each key and the scale from the file's unit to seconds (per byte).
 struct Key {
   const char* name;
@@ -112,12 +107,16 @@ double detail::nonnegative_value(const std::string& where, const std::string& ke
   return v;
 }
 
-CostParams load_cost_params(const std::string& path) {
+std::string detail::trim(std::string_view s) {
+  const auto a = s.find_first_not_of(" \t\r"), b = s.find_last_not_of(" \t\r");
+  return a == std::string_view::npos ? std::string() : std::string(s.substr(a, b - a + 1));
+}
+
+void detail::read_key_values(const std::string& path, const std::string& cannot_read, bool quote_trimmed,
+                             const std::function<void(const std::string& where, const std::string& key,
+                                                      const std::string& value)>& each) {
   std::ifstream in(path);
-  require(static_cast<bool>(in), "cannot read the cost parameter file '" + path + "'");
-  std::map<std::string, double> seen;  // seconds (per byte)
-  std::vector<std::vector<double>> table_sizes;
-  std::vector<double> one_way, one_way_intra, network;
+  require(static_cast<bool>(in), cannot_read);
   int line_no = 0;
   for (std::string line; std::getline(in, line);) {
     ++line_no;
@@ -125,9 +124,18 @@ CostParams load_cost_params(const std::string& path) {
     line = line.substr(0, line.find('#'));
     if (trim(line).empty()) continue;
     const auto eq = line.find('=');
-    require(eq != std::string::npos, where + ": expected 'key = value', got '" + trim(line) + "'");
-    const std::string key = trim(line.substr(0, eq)), value = trim(line.substr(eq + 1));
-    if (key == "name") continue;
+    require(eq != std::string::npos,
+            where + ": expected 'key = value', got '" + (quote_trimmed ? trim(line) : line) + "'");
+    each(where, trim(line.substr(0, eq)), trim(line.substr(eq + 1)));
+  }
+}
+
+CostParams load_cost_params(const std::string& path) {
+  std::map<std::string, double> seen;  // seconds (per byte)
+  std::vector<std::vector<double>> table_sizes;
+  std::vector<double> one_way, one_way_intra, network;
+  const auto line = [&](const std::string& where, const std::string& key, const std::string& value) {
+    if (key == "name") return;
     if (key == "one_way_us" || key == "one_way_intra_us" || key == "network_us") {  // "BYTES:US BYTES:US ..."
       std::istringstream pairs(value);
       std::vector<double> xs, ys;
@@ -147,7 +155,7 @@ CostParams load_cost_params(const std::string& path) {
       require(xs.size() >= 2, where + ": " + key + " needs at least 2 BYTES:US pairs");
       table_sizes.push_back(xs);
       (key == "one_way_us" ? one_way : key == "network_us" ? network : one_way_intra) = ys;
-      continue;
+      return;
     }
     const double v = detail::nonnegative_value(where, key, value);
     const auto known = std::find_if(std::begin(kKeys), std::end(kKeys), [&](const Key& k) { return key == k.name; });
@@ -163,7 +171,8 @@ CostParams load_cost_params(const std::string& path) {
       for (const FlatKey& k : kFlatKeys) valid += std::string(", ") + k.name;
       throw Error(where + ": unknown key '" + key + "' (valid: " + valid + ")");
     }
-  }
+  };
+  detail::read_key_values(path, "cannot read the cost parameter file '" + path + "'", true, line);
   const auto value = [&](const char* name) -> std::optional<double> {
     if (const auto it = seen.find(name); it != seen.end()) return it->second;
     if (const auto it = seen.find(std::string("flat:") + name); it != seen.end()) return it->second;
