@@ -32,18 +32,12 @@ std::uint64_t parse_bytes(const std::string& s, bool allow_inf) {
   std::size_t used = 0;
   const unsigned long long v = std::stoull(s, &used);
   if (s[0] == '-') throw std::invalid_argument("negative");
-  const std::string unit = s.substr(used);
-  std::uint64_t mult = 1;
-  if (unit.empty() || unit == "B")
-    mult = 1;
-  else if (unit == "K" || unit == "KiB")
-    mult = 1ULL << 10;
-  else if (unit == "M" || unit == "MiB")
-    mult = 1ULL << 20;
-  else if (unit == "G" || unit == "GiB")
-    mult = 1ULL << 30;
-  else
-    throw std::invalid_argument("unit");
+  constexpr std::pair<std::string_view, int> kUnits[] = {{"", 0},  {"B", 0},   {"K", 10},  {"KiB", 10},
+                                                         {"M", 20}, {"MiB", 20}, {"G", 30}, {"GiB", 30}};  // unit, shift
+  const auto unit = std::find_if(std::begin(kUnits), std::end(kUnits),
+                                 [&](const auto& u) { return u.first == std::string_view(s).substr(used); });
+  if (unit == std::end(kUnits)) throw std::invalid_argument("unit");
+  const std::uint64_t mult = 1ULL << unit->second;
   if (v > kInf / mult) throw std::invalid_argument("overflow");
   return v * mult;
 }
@@ -54,6 +48,20 @@ int parse_positive(const std::string& s) {
   if (used != s.size() || v < 1 || v > std::numeric_limits<int>::max())
     throw std::invalid_argument("range");
   return static_cast<int>(v);
+}
+
+// Runs `parse` on a field of the row at `where`; what it throws becomes an Error there:
+// `message`, or with none the registries' own Error (other exceptions pass).
+template <class Parse>
+void parse_field(const std::string& where, const std::string& message, Parse parse) {
+  try {
+    parse();
+  } catch (const Error& e) {
+    throw Error(where + (message.empty() ? e.what() : message));
+  } catch (const std::exception&) {
+    if (message.empty()) throw;
+    throw Error(where + message);
+  }
 }
 
 // Throws Error (from the operations' registries) when `algo` is not an algorithm of `op`
@@ -208,46 +216,24 @@ TuningTable TuningTable::parse(std::istream& in, const std::string& source) {
     TuningRow row;
     row.line = line_no;
     row.op = f[0];
-    try {
-      operation_named(row.op);
-    } catch (const Error& e) {
-      throw Error(where + e.what());
-    }
-    try {
-      row.ranks = parse_positive(f[1]);
-    } catch (const std::exception&) {
-      throw Error(where + "RANKS must be a positive integer, got '" + f[1] + "'");
-    }
-    try {
-      row.ppn = parse_positive(f[2]);
-    } catch (const std::exception&) {
-      throw Error(where + "PPN must be a positive integer, got '" + f[2] + "'");
-    }
-    try {
-      row.from = parse_bytes(f[3], false);
-      row.to = parse_bytes(f[4], true);
-    } catch (const std::exception&) {
-      throw Error(where +
-                  "FROM and TO must be byte counts (e.g. 512, 4K, 1MiB; TO may be inf), got '" +
-                  f[3] + "' and '" + f[4] + "'");
-    }
+    parse_field(where, "", [&] { operation_named(row.op); });
+    parse_field(where, "RANKS must be a positive integer, got '" + f[1] + "'",
+                [&] { row.ranks = parse_positive(f[1]); });
+    parse_field(where, "PPN must be a positive integer, got '" + f[2] + "'", [&] { row.ppn = parse_positive(f[2]); });
+    parse_field(where,
+                "FROM and TO must be byte counts (e.g. 512, 4K, 1MiB; TO may be inf), got '" + f[3] + "' and '" +
+                    f[4] + "'",
+                [&] { row.from = parse_bytes(f[3], false), row.to = parse_bytes(f[4], true); });
     if (row.from > row.to) throw Error(where + "FROM " + f[3] + " is larger than TO " + f[4]);
     row.algo = f[5];
-    try {
-      check_algorithm(row.op, row.algo);
-    } catch (const Error& e) {
-      throw Error(where + e.what());
-    }
+    parse_field(where, "", [&] { check_algorithm(row.op, row.algo); });
     for (std::size_t k = 6; k < f.size(); ++k) {
       if (f[k].rfind("spread=", 0) == 0) {
-        try {
+        parse_field(where, "spread must be a number >= 1 (max / mean message), got '" + f[k] + "'", [&] {
           std::size_t used = 0;
           row.spread = std::stod(f[k].substr(7), &used);
           if (used != f[k].size() - 7 || !(row.spread >= 1.0)) throw std::invalid_argument("range");
-        } catch (const std::exception&) {
-          throw Error(where + "spread must be a number >= 1 (max / mean message), got '" + f[k] +
-                      "'");
-        }
+        });
       } else if (f[k] == "topology=tree") {
         row.topology = true;
       } else {
@@ -414,6 +400,14 @@ std::shared_ptr<const TuningTable> usable_locked() {
   if (g_table && g_table->learned_on() && !(g_record_checked && g_layout_checked)) return nullptr;
   return g_table;
 }
+
+// The same, after loading the table and checking its record (with `comm`'s layout).
+std::shared_ptr<const TuningTable> usable_table(const Comm* comm) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  load_locked();
+  check_locked(comm);
+  return usable_locked();
+}
 }  // namespace
 
 std::shared_ptr<const TuningTable> active_tuning_table() {
@@ -423,12 +417,7 @@ std::shared_ptr<const TuningTable> active_tuning_table() {
   return g_table;
 }
 
-std::shared_ptr<const TuningTable> tuning_table_for(const Comm& comm) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  load_locked();
-  check_locked(&comm);
-  return usable_locked();
-}
+std::shared_ptr<const TuningTable> tuning_table_for(const Comm& comm) { return usable_table(&comm); }
 
 void note_run_layout(const Comm& comm) {
   int world = 0;
@@ -558,13 +547,7 @@ std::vector<TunedRange> tuned_ranges(const std::vector<std::uint64_t>& sizes,
 }
 
 std::optional<TuningPick> tuned_choice(const TuningQuery& q) {
-  std::shared_ptr<const TuningTable> table;
-  {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    load_locked();
-    check_locked(nullptr);
-    table = usable_locked();
-  }
+  const auto table = usable_table(nullptr);
   if (!table) return std::nullopt;
   return table->lookup(q);
 }
