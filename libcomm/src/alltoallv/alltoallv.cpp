@@ -38,20 +38,22 @@ int AlltoallvStats::startups() const {
   for (const auto& s : stages) n += s.messages_sent;
   return n;
 }
-std::uint64_t AlltoallvStats::peak_buffer_bytes() const {
+namespace {
+std::uint64_t max_over(const std::vector<AlltoallvStageStats>& stages,
+                       std::uint64_t AlltoallvStageStats::*field) {
   std::uint64_t m = 0;
-  for (const auto& s : stages) m = std::max(m, s.peak_buffer_bytes);
+  for (const auto& s : stages) m = std::max(m, s.*field);
   return m;
+}
+}  // namespace
+std::uint64_t AlltoallvStats::peak_buffer_bytes() const {
+  return max_over(stages, &AlltoallvStageStats::peak_buffer_bytes);
 }
 std::uint64_t AlltoallvStats::max_send_buffer() const {
-  std::uint64_t m = 0;
-  for (const auto& s : stages) m = std::max(m, s.send_buffer_bytes);
-  return m;
+  return max_over(stages, &AlltoallvStageStats::send_buffer_bytes);
 }
 std::uint64_t AlltoallvStats::max_recv_buffer() const {
-  std::uint64_t m = 0;
-  for (const auto& s : stages) m = std::max(m, s.recv_buffer_bytes);
-  return m;
+  return max_over(stages, &AlltoallvStageStats::recv_buffer_bytes);
 }
 
 int StagedSchedule::total_steps() const {

@@ -13,12 +13,12 @@
 //                  stage's buckets as soon as it arrives, while this stage's sends are still
 //                  in flight (they are waited for only before that buffer is reused).
 #include <algorithm>
-#include <cstdlib>
+#include <cstddef>
 #include <cstring>
 #include <map>
 #include <memory>
-#include <new>
 #include <string>
+#include <type_traits>
 
 #include "../runtime/comm_cache.hpp"
 #include "../runtime/messages.hpp"
@@ -44,50 +44,20 @@ std::vector<StageStep> rank_steps(const Schedule& stage, int me) {
   return steps;
 }
 
-// A growable byte buffer that does not zero what it grows (sBUF buckets, rBUF messages).
-class ByteBuf {
- public:
-  ByteBuf() = default;
-  ByteBuf(const ByteBuf&) = delete;
-  ByteBuf& operator=(const ByteBuf&) = delete;
-  ByteBuf(ByteBuf&& o) noexcept { swap(o); }
-  ByteBuf& operator=(ByteBuf&& o) noexcept {
-    swap(o);
-    return *this;
-  }
-  ~ByteBuf() { std::free(p_); }
-  void swap(ByteBuf& o) noexcept {
-    std::swap(p_, o.p_);
-    std::swap(size_, o.size_);
-    std::swap(cap_, o.cap_);
-  }
-  std::byte* data() { return p_; }
-  const std::byte* data() const { return p_; }
-  std::size_t size() const { return size_; }
-  void clear() { size_ = 0; }
-  void resize(std::size_t n) {
-    reserve(n);
-    size_ = n;
-  }
-  void reserve(std::size_t n) {
-    if (n <= cap_) return;
-    const std::size_t cap = std::max<std::size_t>(n, cap_ + cap_ / 2 + 256);
-    void* q = std::realloc(p_, cap);
-    if (q == nullptr) throw std::bad_alloc();
-    p_ = static_cast<std::byte*>(q);
-    cap_ = cap;
-  }
-  std::byte* grow(std::size_t n) {
-    reserve(size_ + n);
-    std::byte* at = p_ + size_;
-    size_ += n;
-    return at;
-  }
-
- private:
-  std::byte* p_ = nullptr;
-  std::size_t size_ = 0, cap_ = 0;
+// A byte whose default construction leaves it as it is: a vector of them grows without
+// zeroing what it grows (sBUF buckets, rBUF messages; zeroing them cost time).
+struct RawByte {
+  RawByte() {}  // (not = default: value-initialisation would zero it)
+  std::byte b;
 };
+using ByteBuf = std::vector<RawByte>;
+std::byte* bytes(ByteBuf& v) { return reinterpret_cast<std::byte*>(v.data()); }
+const std::byte* bytes(const ByteBuf& v) { return reinterpret_cast<const std::byte*>(v.data()); }
+// Appends `n` bytes to `v`; returns where they start.
+std::byte* grow(ByteBuf& v, std::size_t n) {
+  v.resize(v.size() + n);
+  return bytes(v) + v.size() - n;
+}
 
 struct Piece {
   Run run;
@@ -111,12 +81,9 @@ struct Prepared {
   std::vector<int> buckets;                 // per stage: number of buckets
 };
 
-void write_header(std::byte* at, const Run& r) {
-  std::memcpy(at, &r.src, 4);
-  std::memcpy(at + 4, &r.dst, 4);
-  std::memcpy(at + 8, &r.first, 8);
-  std::memcpy(at + 16, &r.n, 8);
-}
+// A run header is the Run's bytes as they lie in memory.
+static_assert(std::is_trivially_copyable_v<Run> && sizeof(Run) == kRunHeaderBytes && offsetof(Run, dst) == 4 &&
+              offsetof(Run, first) == 8 && offsetof(Run, n) == 16);
 
 class Engine {
  public:
@@ -226,8 +193,8 @@ class Engine {
                     std::to_string(s) + " routed a run to rank " + std::to_string(r.partner) +
                     ", which the schedule does not pair it with");
       const std::size_t len = static_cast<std::size_t>(r.run.n);
-      std::byte* at = set[static_cast<std::size_t>(idx)].grow(kRunHeaderBytes + len);
-      write_header(at, r.run);
+      std::byte* at = grow(set[static_cast<std::size_t>(idx)], kRunHeaderBytes + len);
+      std::memcpy(at, &r.run, kRunHeaderBytes);
       if (len > 0)
         std::memcpy(at + kRunHeaderBytes,
                     pc.data + static_cast<std::size_t>(r.run.first - pc.run.first), len);
@@ -286,15 +253,12 @@ class Engine {
     std::uint64_t payload = 0;
     const std::size_t first_piece = ws_.next_held.size();
     std::size_t at = 0;
-    const std::byte* p = buf.data();
+    const std::byte* p = bytes(buf);
     while (at < buf.size()) {
       if (!(buf.size() - at >= kRunHeaderBytes))
         throw Error("alltoallv: internal error: truncated run header");
       Run r;
-      std::memcpy(&r.src, p + at, 4);
-      std::memcpy(&r.dst, p + at + 4, 4);
-      std::memcpy(&r.first, p + at + 8, 8);
-      std::memcpy(&r.n, p + at + 16, 8);
+      std::memcpy(&r, p + at, kRunHeaderBytes);
       at += kRunHeaderBytes;
       const std::size_t len = static_cast<std::size_t>(r.n);
       if (!(r.n >= 0 && buf.size() - at >= len))
@@ -336,7 +300,7 @@ class Engine {
     ByteBuf& in = take_inbox();
     const int src = messages_.receive(from, tag, [&](std::size_t n) {
       in.resize(n);
-      return in.data();
+      return bytes(in);
     });
     on_message(in, prev_sends);
     return src;
@@ -345,7 +309,7 @@ class Engine {
   MPI_Request post_send(int s, int to) {
     const int idx = prep_.bucket_of[static_cast<std::size_t>(s)][static_cast<std::size_t>(to)];
     const ByteBuf& b = (*cur_)[static_cast<std::size_t>(idx)];
-    const MPI_Request req = messages_.send(b.data(), b.size(), to, tags::kStagedBase + s);
+    const MPI_Request req = messages_.send(bytes(b), b.size(), to, tags::kStagedBase + s);
     ++st_->messages_sent;
     st_->sent_bytes += (*cur_pay_)[static_cast<std::size_t>(idx)];
     return req;
