@@ -32,9 +32,7 @@ AllgatherChoice choose_allgather(AllgatherAlgo requested, int p, const Allgather
   const NodeMap flat = NodeMap::one_rank_per_node(p);
   const std::vector<std::size_t> none(static_cast<std::size_t>(p), 0);
   const detail::AllgatherOp::Shape s = detail::AllgatherOp::shape(none, flat, opts);
-  if (requested != AllgatherAlgo::Auto) return Driver::resolve_requested(requested, s, opts.allow_fallback);
-  const detail::AutoAnswer m = detail::model_answer(Driver::question(s, nullptr));
-  return AllgatherChoice(static_cast<AllgatherAlgo>(m.algo), m.reason);
+  return Driver::choice_without_comm(requested, s, opts.allow_fallback);
 }
 
 AllgatherChoice choose_allgather(AllgatherAlgo requested, std::size_t block_bytes, const Comm& comm,
@@ -50,11 +48,7 @@ StepProgram allgather_program(AllgatherAlgo algo, std::span<const std::size_t> c
               " does not exist");
   const NodeMap flat = NodeMap::one_rank_per_node(static_cast<int>(counts.size()));
   const detail::AllgatherOp::Shape s = detail::AllgatherOp::shape(counts, flat, opts);
-  const AllgatherChoice c = algo == AllgatherAlgo::Auto ? Driver::program_choice(s)
-                                                        : Driver::resolve_requested(algo, s, opts.allow_fallback);
-  const auto& e = detail::entry_of<detail::AllgatherOp>(c.algo);
-  require(e.program != nullptr, "allgather: '" + std::string(e.name) + "' has no step program");
-  return e.program(s, rank);
+  return Driver::program_for(algo, s, rank, opts.allow_fallback);
 }
 
 AllgatherChoice allgatherv(const void* send, std::size_t send_bytes, void* recv, std::span<const std::size_t> counts,

@@ -21,11 +21,9 @@ AlltoallChoice choose_alltoall(AlltoallAlgo requested, std::size_t block_bytes, 
   require(p > 0, "choose_alltoall: P must be positive, got " + std::to_string(p));
   const NodeMap flat = NodeMap::one_rank_per_node(p);
   const AlltoallOp::Shape s = AlltoallOp::shape(p, block_bytes, flat, nullptr, opts);
-  if (requested != AlltoallAlgo::Auto) return Driver::resolve_requested(requested, s, opts.allow_fallback);
   // Without a Comm: the model on one rank per node (what the paper 002 schemes' inter-node
   // step asks for its column of one rank per node).
-  const detail::AutoAnswer m = detail::model_answer(Driver::question(s, nullptr));
-  return AlltoallChoice(static_cast<AlltoallAlgo>(m.algo), m.reason);
+  return Driver::choice_without_comm(requested, s, opts.allow_fallback);
 }
 
 AlltoallChoice choose_alltoall(AlltoallAlgo requested, std::size_t block_bytes, const Comm& comm,

@@ -33,11 +33,6 @@ struct FlatShape {
       : nodes(NodeMap::one_rank_per_node(p)), shape(detail::AlltoallvOp::shape(p, nodes, stats, o)) {}
 };
 
-AlltoallvChoice model_choice(const detail::AlltoallvOp::Shape& s) {
-  const detail::AutoAnswer m = detail::model_answer(Driver::question(s, nullptr));
-  return AlltoallvChoice(static_cast<AlltoallvAlgo>(m.algo), m.reason);
-}
-
 }  // namespace
 
 AlltoallvAlgo choose_alltoallv(AlltoallvAlgo requested, int p) {
@@ -52,8 +47,7 @@ AlltoallvAlgo choose_alltoallv(AlltoallvAlgo requested, int p) {
 AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, int p, const AlltoallvOptions& opts) {
   require(p > 0, "choose_alltoallv: P must be positive, got " + std::to_string(p));
   const FlatShape flat(p, {1, 1.0}, opts);
-  if (requested != AlltoallvAlgo::Auto) return Driver::resolve_requested(requested, flat.shape, opts.allow_fallback);
-  return model_choice(flat.shape);
+  return Driver::choice_without_comm(requested, flat.shape, opts.allow_fallback);
 }
 
 AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, const AlltoallvCountStats& counts, const Comm& comm) {

@@ -183,6 +183,23 @@ class Driver {
     return OpChoice(static_cast<Algo>(m.algo), m.reason);
   }
 
+  // The step program of `algo` (Auto: program_choice) for `rank`; an Error for an algorithm
+  // without one.
+  static StepProgram program_for(Algo algo, const Shape& s, int rank, bool allow_fallback) {
+    const OpChoice c = algo == Algo::Auto ? program_choice(s) : resolve_requested(algo, s, allow_fallback);
+    const auto& e = entry_of<Op>(c.algo);
+    require(e.program != nullptr, std::string(Op::name) + ": '" + std::string(e.name) + "' has no step program");
+    return e.program(s, rank);
+  }
+
+  // A choice without a Comm (choose_<op> for P ranks): the requested algorithm or its
+  // fallback, else the model's cheapest on the shape alone.
+  static OpChoice choice_without_comm(Algo requested, const Shape& s, bool allow_fallback) {
+    if (requested != Algo::Auto) return resolve_requested(requested, s, allow_fallback);
+    const AutoAnswer m = model_answer(question(s, nullptr));
+    return OpChoice(static_cast<Algo>(m.algo), m.reason);
+  }
+
   // The question the policies answer: the applicable algorithms with their predictions.
   // `comm` may be null (a decision without a Comm: the model on the shape alone).
   static AutoQuestion question(const Shape& s, const Comm* comm) {

@@ -26,9 +26,7 @@ ReduceScatterChoice choose_reduce_scatter(ReduceScatterAlgo requested, int p, co
   const NodeMap flat = NodeMap::one_rank_per_node(p);
   const std::vector<std::size_t> none(static_cast<std::size_t>(p), 0);
   const auto s = detail::ReduceScatterOp::shape(none, ElemType::Double, ReduceOp::Sum, flat, opts);
-  if (requested != ReduceScatterAlgo::Auto) return Driver::resolve_requested(requested, s, opts.allow_fallback);
-  const detail::AutoAnswer m = detail::model_answer(Driver::question(s, nullptr));
-  return ReduceScatterChoice(static_cast<ReduceScatterAlgo>(m.algo), m.reason);
+  return Driver::choice_without_comm(requested, s, opts.allow_fallback);
 }
 
 ReduceScatterChoice choose_reduce_scatter(ReduceScatterAlgo requested, std::size_t block_bytes, const Comm& comm,
@@ -54,12 +52,7 @@ StepProgram reduce_scatter_program(ReduceScatterAlgo algo, std::span<const std::
     });
   const NodeMap flat = NodeMap::one_rank_per_node(static_cast<int>(counts.size()));
   const auto s = detail::ReduceScatterOp::shape(counts, type, op, flat, opts);
-  const ReduceScatterChoice c = algo == ReduceScatterAlgo::Auto
-                                    ? Driver::program_choice(s)
-                                    : Driver::resolve_requested(algo, s, opts.allow_fallback);
-  const auto& e = detail::entry_of<detail::ReduceScatterOp>(c.algo);
-  require(e.program != nullptr, "reduce_scatter: '" + std::string(e.name) + "' has no step program");
-  return e.program(s, rank);
+  return Driver::program_for(algo, s, rank, opts.allow_fallback);
 }
 
 ReduceScatterChoice reduce_scatter(const void* send, void* recv, std::span<const std::size_t> counts, ElemType type,
