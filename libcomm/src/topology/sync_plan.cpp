@@ -109,10 +109,6 @@ struct PhaseMessages {
     while (offset[p + 1] <= m) ++p;
     return static_cast<std::int32_t>(p);
   }
-  // The first message of m's phase.
-  std::int64_t phase_start(std::int64_t m) const {
-    return offset[static_cast<std::size_t>(phase_of(m))];
-  }
   // After offset and count are set.
   void index_phases() {
     coarse.assign((count + 63) / 64, 0);
@@ -551,7 +547,8 @@ class BoundedSearch {
     for (Id j = g_.start[v]; j < g_.start[v + 1]; ++j)
       if (g_.pred[j] != u && reach(g_.pred[j])) return 1;
     if (l_.label[v].prev_send >= 0 && reach(l_.label[v].prev_send)) return 1;
-    const std::int64_t floor = pm_.phase_start(u);  // messages before u's phase cannot be reached
+    // Messages before u's phase cannot be reached.
+    const std::int64_t floor = pm_.offset[static_cast<std::size_t>(pm_.phase_of(u))];
     const Id in_floor = l_.label[u].hub_in, out_floor = l_.label[u].hub_out;
     for (int steps = 0; !stretches_.empty();) {
       auto& [stop, next] = stretches_.back();
@@ -826,14 +823,9 @@ void join_labels(const std::vector<std::unique_ptr<SweepChunk>>& chunks, SweepOu
 void spread_hub_out(SweepOutput& out, const PredLists& g, std::size_t n) {
   for (auto m = static_cast<std::int64_t>(n) - 1; m >= 0; --m) {
     const Id h = out.label[m].hub_out, prev_send = out.label[m].prev_send;
-    if (prev_send >= 0) {
-      Id& x = out.label[prev_send].hub_out;
-      x = std::min(x, h);
-    }
-    for (Id j = g.start[m]; j < g.start[m + 1]; ++j) {
-      Id& x = out.label[g.pred[j]].hub_out;
-      x = std::min(x, h);
-    }
+    const auto pass_on = [&](Id to) { out.label[to].hub_out = std::min(out.label[to].hub_out, h); };
+    if (prev_send >= 0) pass_on(prev_send);
+    for (Id j = g.start[m]; j < g.start[m + 1]; ++j) pass_on(g.pred[j]);
   }
 }
 
@@ -853,9 +845,8 @@ std::vector<OpenQuestion> decide_by_labels_and_search(const PhaseMessages& pm, c
     BoundedSearch search(pm, out, g, R);
     for (std::size_t block; (block = next_block.fetch_add(1)) < blocks;) {
       const std::size_t end = std::min(n, (block + 1) * kBlock);
-      std::size_t phase = static_cast<std::size_t>(pm.phase_of(static_cast<std::int64_t>(block * kBlock)));
       for (std::size_t m = block * kBlock; m < end; ++m) {
-        while (pm.offset[phase + 1] <= static_cast<std::int64_t>(m)) ++phase;
+        const auto phase = static_cast<std::size_t>(pm.phase_of(static_cast<std::int64_t>(m)));
         // u -> v spans two phases or more iff u comes before the phase before v's.
         const std::int64_t adjacent = phase > 0 ? pm.offset[phase - 1] : 0;
         for (Id j = g.start[m]; j < g.start[m + 1]; ++j) {
@@ -903,15 +894,13 @@ std::vector<std::uint8_t> second_step(const SweepInput& in, SweepOutput& out, co
 void list_syncs(SyncPlan& plan, const PhaseMessages& pm, const PredLists& g,
                 const std::vector<std::uint8_t>& redundant, std::int64_t kept) {
   reserve_large(plan.syncs, static_cast<std::size_t>(kept));
-  std::size_t phase = 0;
-  for (std::size_t m = 0; m < pm.count; ++m) {
-    while (pm.offset[phase + 1] <= static_cast<std::int64_t>(m)) ++phase;
+  for (std::size_t m = 0; m < pm.count; ++m)
     for (Id j = g.start[m]; j < g.start[m + 1]; ++j)
       if (redundant.empty() || !redundant[j]) {
         const auto& u = pm.msg[static_cast<std::size_t>(g.pred[j])];
-        plan.syncs.push_back({u.src, pm.msg[m].src, pm.phase_of(g.pred[j]), static_cast<std::int32_t>(phase)});
+        plan.syncs.push_back(
+            {u.src, pm.msg[m].src, pm.phase_of(g.pred[j]), pm.phase_of(static_cast<std::int64_t>(m))});
       }
-  }
 }
 
 // Takes pm by reference: indexes its phases (index_phases) for the phase of a message.
