@@ -118,6 +118,13 @@ std::vector<double> timed_runs(const Comm& comm, StepProgram program, int reps) 
   return t;
 }
 
+// The median of timed_runs on rank `root`, divided by `per`: what every rank returns.
+double median_on(const Comm& comm, int root, StepProgram program, int reps, double per = 1) {
+  double v = median_of(timed_runs(comm, std::move(program), reps)) / per;
+  MPI_Bcast(&v, 1, MPI_DOUBLE, root, comm.internal());
+  return v;
+}
+
 // `trips` times: rank a sends `bytes` to b, then b sends them back.
 StepProgram ping_pong_program(int me, int p, int a, int b, std::size_t bytes, int trips) {
   ProgramBuilder pb("ping-pong", me, p);
@@ -145,10 +152,7 @@ StepProgram exchanges_program(int me, int p, const std::vector<int>& peers, std:
 // One-way time of a ping-pong of `bytes` between ranks a and b (median of reps).
 double ping_pong(const Comm& comm, int a, int b, std::size_t bytes, int reps) {
   const int n = round_trips(bytes);
-  std::vector<double> t = timed_runs(comm, ping_pong_program(comm.rank(), comm.size(), a, b, bytes, n), reps);
-  double v = median_of(t) / (2.0 * n);
-  MPI_Bcast(&v, 1, MPI_DOUBLE, a, comm.internal());
-  return v;
+  return median_on(comm, a, ping_pong_program(comm.rank(), comm.size(), a, b, bytes, n), reps, 2.0 * n);
 }
 
 // One-way time of `bytes` when every rank exchanges with all its `peers` at once (each
@@ -232,9 +236,7 @@ double fanin_share(const Comm& comm, const std::vector<int>& far, std::size_t by
       }
     }
     pb.set_extents(bytes, k * bytes);
-    double v = median_of(timed_runs(comm, std::move(pb).program(), reps)) / trips;
-    MPI_Bcast(&v, 1, MPI_DOUBLE, 0, comm.internal());
-    return v;
+    return median_on(comm, 0, std::move(pb).program(), reps, trips);
   };
   const double one = timed(1);  // (in this order on every rank: each timing is collective)
   return linear_share(one, timed(far.size()), far.size());
@@ -280,9 +282,7 @@ double posting_overhead(const Comm& comm, int a, int b, int reps) {
     }
     if (me == a) pb.recv(1, b, {}, 1, TagKind::Sync);
     if (me == b) pb.send(1, a, {}, 1, TagKind::Sync);
-    double v = median_of(timed_runs(comm, std::move(pb).program(), reps));
-    MPI_Bcast(&v, 1, MPI_DOUBLE, a, comm.internal());
-    return v;
+    return median_on(comm, a, std::move(pb).program(), reps);
   };
   constexpr std::uint32_t k = 32;
   const double one = burst(1), many = burst(k);
