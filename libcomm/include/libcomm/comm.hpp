@@ -84,7 +84,7 @@ class Comm {
   std::shared_ptr<detail::PlanState> idle_request_plan(const PlanKey& key) const;
   void store_request_plan(const PlanKey& key, std::shared_ptr<detail::PlanState> plan) const;
   // The number of collectives started on this communicator, shared by every copy: step
-  // programs take their tags from it (core/tags.hpp).
+  // programs take their tags from it (runtime/tags.hpp).
   std::shared_ptr<std::uint64_t> sequence_counter() const { return sequence_; }
 
   // Reusable scratch memory (slot 0, 1, 2, ...) that grows but never shrinks: algorithms
@@ -106,7 +106,7 @@ class Comm {
   void remember_decision(const DecisionKey& key, std::uint64_t epoch, Decision decision) const;
   static constexpr std::size_t kMaxDecisions = 64;
 
-  // Internal (core/comm_cache.hpp): everything above that the library keeps per
+  // Internal (runtime/comm_cache.hpp): everything above that the library keeps per
   // communicator, typed, plus what the algorithms build once (the hierarchical schemes'
   // sub-communicators, the staged alltoallv engine's routing and buffers). Shared by
   // every copy of this Comm, freed with the last.

@@ -15,7 +15,7 @@ class Error : public std::runtime_error {
 
 // The ranks of a communicator run with different settings (LIBCOMM_* variables, tuning or
 // model files): thrown on every rank alike when libcomm makes its state for the
-// communicator (core/settings_check.cpp). The drop-in library runs the MPI library's own
+// communicator (runtime/same_settings.cpp). The drop-in library runs the MPI library's own
 // collectives on such a communicator instead.
 class SettingsDiffer : public Error {
  public:

@@ -6,7 +6,7 @@
 // are the dependencies: a stage begins when every communication step that must be complete
 // by the end of the previous stages has completed. Rounds of a schedule, the pairwise
 // synchronisations of the switch-tree algorithm and the stages of Bruck or the ring
-// reduction are all written this way. Nothing but the one executor (core/executor.cpp)
+// reduction are all written this way. Nothing but the one executor (runtime/executor.cpp)
 // touches MPI for a program, and verify_programs() follows every byte through the programs
 // of all P ranks without MPI.
 #pragma once
@@ -60,7 +60,7 @@ namespace detail {
 inline bool is_local(StepKind k) { return k == StepKind::Copy || k == StepKind::Reduce || k == StepKind::Check; }
 }  // namespace detail
 
-// Message tags of a step program (the tag registry: core/tags.hpp adds a per-call sequence
+// Message tags of a step program (the tag registry: runtime/tags.hpp adds a per-call sequence
 // number so that several collectives can be in flight on one communicator).
 enum class TagKind : std::uint8_t { Data = 0, Sync = 1 };
 

@@ -15,14 +15,13 @@
 #include "../runtime/plan_state.hpp"
 #include "alltoallv_internal.hpp"
 #include "libcomm/tuning.hpp"
+#include "../program/enum_table.hpp"
 
 namespace libcomm {
 
 std::string_view alltoallv_mode_name(AlltoallvMode m) {
-  constexpr std::string_view kNames[] = {"b", "n1", "n2"};
-  static_assert(std::size(kNames) == static_cast<std::size_t>(AlltoallvMode::NonblockingDual) + 1);
-  const auto k = static_cast<std::size_t>(m);
-  return k < std::size(kNames) ? kNames[k] : "?";
+  static constexpr std::string_view kNames[] = {"b", "n1", "n2"};
+  return detail::enum_table<AlltoallvMode::NonblockingDual>(kNames, m, std::string_view("?"));
 }
 
 AlltoallvMode alltoallv_mode_from_name(std::string_view name) {

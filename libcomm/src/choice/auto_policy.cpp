@@ -6,25 +6,22 @@
 
 #include "libcomm/error.hpp"
 #include "libcomm/settings.hpp"
+#include "../program/enum_table.hpp"
 
 namespace libcomm {
 
 namespace {
 constexpr int kUnset = -1;
 std::atomic<int> g_policy{kUnset};  // set_auto_policy's, else kUnset
+constexpr std::string_view kAutoPolicyNames[] = {"online", "model", "table"};
 }  // namespace
 
 std::string_view auto_policy_name(AutoPolicy p) {
-  constexpr std::string_view kNames[] = {"online", "model", "table"};
-  static_assert(std::size(kNames) == static_cast<std::size_t>(AutoPolicy::Table) + 1);
-  const auto k = static_cast<std::size_t>(p);
-  return k < std::size(kNames) ? kNames[k] : "?";
+  return detail::enum_table<AutoPolicy::Table>(kAutoPolicyNames, p, std::string_view("?"));
 }
 
 AutoPolicy auto_policy_from_name(std::string_view name) {
-  for (AutoPolicy p : {AutoPolicy::Online, AutoPolicy::Model, AutoPolicy::Table})
-    if (auto_policy_name(p) == name) return p;
-  throw Error("unknown auto policy '" + std::string(name) + "' (valid: online, model, table)");
+  return detail::enum_named<AutoPolicy::Table>(kAutoPolicyNames, name, "auto policy");
 }
 
 // LIBCOMM_AUTO unless the program set one; a bad name fails every call that asks, naming it.

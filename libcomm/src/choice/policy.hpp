@@ -1,6 +1,6 @@
 // The Auto policies over an operation's candidates (libcomm/auto_policy.hpp): what they
 // see of a call, and what each answers. Generic: an algorithm is an int and a name here,
-// so nothing in this layer depends on an operation (the driver, core/driver.hpp, turns an
+// so nothing in this layer depends on an operation (the driver, choice/driver.hpp, turns an
 // operation's registry into candidates).
 #pragma once
 

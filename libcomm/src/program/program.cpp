@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "libcomm/error.hpp"
+#include "enum_table.hpp"
 
 namespace libcomm {
 
@@ -28,10 +29,8 @@ std::size_t StepProgram::bytes_sent() const {
 namespace {
 
 const char* area_name(Area a) {
-  constexpr const char* kNames[] = {"send", "recv", "scratch", "const", "shared"};
-  static_assert(std::size(kNames) == static_cast<std::size_t>(Area::Shared) + 1);
-  const auto k = static_cast<std::size_t>(a);
-  return k < std::size(kNames) ? kNames[k] : "?";
+  static constexpr const char* kNames[] = {"send", "recv", "scratch", "const", "shared"};
+  return detail::enum_table<Area::Shared>(kNames, a, "?");
 }
 
 std::string range_text(const ByteRange& r) {

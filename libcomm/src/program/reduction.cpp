@@ -6,41 +6,34 @@
 #include <string>
 
 #include "libcomm/error.hpp"
+#include "enum_table.hpp"
 
 namespace libcomm {
 
-// The tables are indexed by the enumerator; a value past them (a cast) gets the fallback.
+namespace {
+constexpr std::string_view kElemTypeNames[] = {"double", "float", "complex", "int"};
+constexpr std::string_view kReduceOpNames[] = {"sum", "max", "min"};
+}  // namespace
+
 std::size_t elem_size(ElemType t) {
-  constexpr std::size_t kSizes[] = {sizeof(double), sizeof(float), sizeof(std::complex<double>), sizeof(int)};
-  static_assert(std::size(kSizes) == static_cast<std::size_t>(ElemType::Int) + 1);
-  const auto k = static_cast<std::size_t>(t);
-  return k < std::size(kSizes) ? kSizes[k] : 1;
+  static constexpr std::size_t kSizes[] = {sizeof(double), sizeof(float), sizeof(std::complex<double>), sizeof(int)};
+  return detail::enum_table<ElemType::Int>(kSizes, t, std::size_t{1});
 }
 
 std::string_view elem_type_name(ElemType t) {
-  constexpr std::string_view kNames[] = {"double", "float", "complex", "int"};
-  static_assert(std::size(kNames) == static_cast<std::size_t>(ElemType::Int) + 1);
-  const auto k = static_cast<std::size_t>(t);
-  return k < std::size(kNames) ? kNames[k] : "?";
+  return detail::enum_table<ElemType::Int>(kElemTypeNames, t, std::string_view("?"));
 }
 
 std::string_view reduce_op_name(ReduceOp op) {
-  constexpr std::string_view kNames[] = {"sum", "max", "min"};
-  static_assert(std::size(kNames) == static_cast<std::size_t>(ReduceOp::Min) + 1);
-  const auto k = static_cast<std::size_t>(op);
-  return k < std::size(kNames) ? kNames[k] : "?";
+  return detail::enum_table<ReduceOp::Min>(kReduceOpNames, op, std::string_view("?"));
 }
 
 ReduceOp reduce_op_from_name(std::string_view name) {
-  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min})
-    if (reduce_op_name(op) == name) return op;
-  throw Error("unknown reduction '" + std::string(name) + "' (valid: sum, max, min)");
+  return detail::enum_named<ReduceOp::Min>(kReduceOpNames, name, "reduction");
 }
 
 ElemType elem_type_from_name(std::string_view name) {
-  for (ElemType t : {ElemType::Double, ElemType::Float, ElemType::ComplexDouble, ElemType::Int})
-    if (elem_type_name(t) == name) return t;
-  throw Error("unknown element type '" + std::string(name) + "' (valid: double, float, complex, int)");
+  return detail::enum_named<ElemType::Int>(kElemTypeNames, name, "element type");
 }
 
 namespace {

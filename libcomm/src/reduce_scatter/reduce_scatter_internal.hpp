@@ -1,7 +1,7 @@
 // The all-to-all reduction as an operation of the one driver (driver/algorithm.hpp): its
 // traits, defined in reduce_scatter.cpp, and what its algorithm files share. Each
 // algorithm is one file exporting its descriptor; reduce_scatter.cpp lists them. The local
-// combiner is the executor's (core/reduction.cpp).
+// combiner is the executor's (program/reduction.cpp).
 #pragma once
 
 #include <mpi.h>

@@ -18,7 +18,7 @@ namespace libcomm::detail {
 
 struct Hierarchy;    // alltoall/multicore.cpp: the node / leader / column sub-communicators
 class OnlineSite;    // choice/policy.hpp: one decision of the online policy
-struct NodeChannel;  // core/node_channel.hpp: the node's communicator
+struct NodeChannel;  // runtime/node_channel.hpp: the node's communicator
 struct StagedState;  // alltoallv/staged_engine.cpp: routing per algorithm, reused buffers
 
 // No lock: a Comm is used as its MPI communicator is, and MPI makes two collectives

@@ -8,7 +8,7 @@
 
 namespace libcomm::detail::tags {
 
-// Step programs (core/executor.cpp): a base, then the call's sequence number on its Comm
+// Step programs (runtime/executor.cpp): a base, then the call's sequence number on its Comm
 // (Comm::next_sequence, the same on every rank because collectives on one communicator
 // are started in one order) modulo kSequences, then the TagKind. Several non-blocking
 // collectives in flight on one communicator therefore never match each other's messages.
