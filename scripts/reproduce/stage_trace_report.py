@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Where an all-to-all spends its time, from a stage trace (LIBCOMM_TRACE_STAGES=DIR,
-libcomm/src/core/executor.cpp) of one run.
+libcomm/src/runtime/executor.cpp) of one run.
 
     stage_trace_report.py DIR TOPO RATE_MBPS [--run N] [--algorithm NAME] [--json FILE]
     stage_trace_report.py DIR --nodes SPEC [--rate MBPS] [--run N] [--algorithm NAME] [--json FILE]
