@@ -894,13 +894,14 @@ std::vector<std::uint8_t> second_step(const SweepInput& in, SweepOutput& out, co
 void list_syncs(SyncPlan& plan, const PhaseMessages& pm, const PredLists& g,
                 const std::vector<std::uint8_t>& redundant, std::int64_t kept) {
   reserve_large(plan.syncs, static_cast<std::size_t>(kept));
-  for (std::size_t m = 0; m < pm.count; ++m)
+  for (std::size_t m = 0; m < pm.count; ++m) {
+    const std::int32_t phase = pm.phase_of(static_cast<std::int64_t>(m));  // (once per message)
     for (Id j = g.start[m]; j < g.start[m + 1]; ++j)
       if (redundant.empty() || !redundant[j]) {
         const auto& u = pm.msg[static_cast<std::size_t>(g.pred[j])];
-        plan.syncs.push_back(
-            {u.src, pm.msg[m].src, pm.phase_of(g.pred[j]), pm.phase_of(static_cast<std::int64_t>(m))});
+        plan.syncs.push_back({u.src, pm.msg[m].src, pm.phase_of(g.pred[j]), phase});
       }
+  }
 }
 
 // Takes pm by reference: indexes its phases (index_phases) for the phase of a message.
