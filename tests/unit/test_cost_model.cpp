@@ -138,6 +138,44 @@ TEST(CostFormulas, ReduceScatterMatchesTheProgramSimulatorOnOneRankPerNode) {
     }
 }
 
+// Native is priced as what the MPI library runs. This build links a real Open MPI (4.1 on),
+// whose fixed decision runs its ring reduce_scatter on 2 ranks at 1 MiB blocks: the ring's
+// exchanges and combines plus a copy of the whole vector into a buffer of its own and one of
+// the finished block out; on 4-7 ranks below 256 KiB in all, recursive halving (one copy
+// of the vector); its allgather on 4 ranks is recursive doubling, the butterfly's cost,
+// however much cheaper the ring is predicted. (Under another MPI this test has nothing to
+// check and says so.)
+TEST(NativeFormula, PricesWhatARealOpenMpiRuns) {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  ASSERT_EQ(MPI_Get_library_version(version, &len), MPI_SUCCESS);
+  if (std::string(version, static_cast<std::size_t>(len)).find("Open MPI") == std::string::npos)
+    GTEST_SKIP() << "not Open MPI: " << version;
+  const CostParams c = params();
+  const ReduceScatterOptions o;
+  for (int p : {2, 4}) {
+    const NodeMap one_node = NodeMap::from_sizes({p});
+    const std::size_t bytes = p == 2 ? (1u << 20) : (1u << 15);  // blocks: 1 MiB (ring) / 32 KiB (halving)
+    const std::vector<std::size_t> counts(static_cast<std::size_t>(p), bytes);
+    const auto s = detail::ReduceScatterOp::shape(counts, ElemType::Double, ReduceOp::Sum, one_node, o);
+    const double block = static_cast<double>(bytes), vector = block * p;
+    CostParams free_copies = c;
+    free_copies.copy = 0;
+    const double native = formula<detail::ReduceScatterOp>("native", s, c);
+    const double copies = vector * c.copy + (p == 2 ? block * c.copy : 0.0);
+    // (None of the ring's, halving's or butterfly's own terms is a copy.)
+    EXPECT_NEAR(native - formula<detail::ReduceScatterOp>("native", s, free_copies), copies, 1e-12) << "P = " << p;
+    if (p == 2) EXPECT_NEAR(native, formula<detail::ReduceScatterOp>("ring", s, c) + copies, 1e-12);
+  }
+  const NodeMap two_nodes = NodeMap::from_sizes({2, 2});
+  for (std::size_t b : {std::size_t{8}, std::size_t{32768}, std::size_t{1} << 20}) {
+    const std::vector<std::size_t> sizes(4, b);
+    const auto s = detail::AllgatherOp::shape(sizes, two_nodes, AllgatherOptions{});
+    EXPECT_DOUBLE_EQ(formula<detail::AllgatherOp>("native", s, c), formula<detail::AllgatherOp>("butterfly", s, c))
+        << "b = " << b;
+  }
+}
+
 // Issue 33: the model must never run a (P - 1)-step algorithm where a log P one is
 // predicted cheaper (allgather and reduce_scatter at small blocks on 16 and 64 ranks).
 TEST(ModelPolicy, NeverPicksPMinusOneStepsWhereLogPStepsArePredictedCheaper) {

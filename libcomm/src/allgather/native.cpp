@@ -60,12 +60,13 @@ std::shared_ptr<PlanState> plan(const PlanCall<AllgatherOp>& call) {
   });
 }
 
-#ifdef LIBCOMM_SIMGRID
-// SMPI's copy of Open MPI's decision (smpi/coll-selector:ompi), its table by P and block:
-// recursive doubling or Bruck (log2 P rounds: the butterfly's cost), the neighbour exchange
-// (a block with one neighbour, then P / 2 - 1 rounds of two blocks; even P, else the ring)
-// or the ring. (At P >= 1024 the table alternates recursive doubling and Bruck below 4 KiB.)
-double simgrid_ompi_time(const AllgatherOp::Shape& s, const CostParams& c) {
+// Open MPI's fixed decision (coll/tuned, Open MPI 4.1 on; SimGrid's ompi selector copies
+// it), its table by P and block: recursive doubling or Bruck (log2 P rounds: the
+// butterfly's cost; at P = 2 its two-process exchange, the same one round), the neighbour
+// exchange (a block with one neighbour, then P / 2 - 1 rounds of two blocks; even P, else
+// the ring) or the ring. (At P >= 1024 the table alternates recursive doubling and Bruck
+// below 4 KiB.)
+double open_mpi_time(const AllgatherOp::Shape& s, const CostParams& c) {
   enum Pick { LogRounds, Neighbour, Ring };
   using cost::kAnySize;
   static const cost::DecisionBand<Pick> table[] = {
@@ -84,16 +85,13 @@ double simgrid_ompi_time(const AllgatherOp::Shape& s, const CostParams& c) {
   const Layout l = layout_of(s);
   return cost::exchange_round(l, c, b, 1) + (s.p / 2 - 1) * cost::exchange_round(l, c, 2 * b, 1);
 }
-#endif
 
 // What the MPI library runs: SMPI's default selector posts every block to every rank at
-// once (its non-blocking linear allgather); under SimGrid's ompi selector, Open MPI's table
-// above; a real Open MPI and MPICH choose among the ring, recursive doubling and Bruck (both
-// log2 P steps, the butterfly's cost), taken here as the cheaper of the two.
+// once (its non-blocking linear allgather); Open MPI (real, or SimGrid's ompi selector) its
+// table above; MPICH chooses among the ring, recursive doubling and Bruck (both log2 P
+// steps, the butterfly's cost), taken here as the cheaper of the two, as for another MPI.
 double predicted_time(const AllgatherOp::Shape& s, const CostParams& c) {
-#ifdef LIBCOMM_SIMGRID
-  if (cost::mpi_library() == cost::MpiLibrary::OpenMpi) return simgrid_ompi_time(s, c);
-#endif
+  if (cost::mpi_library() == cost::MpiLibrary::OpenMpi) return open_mpi_time(s, c);
   if (cost::mpi_library() == cost::MpiLibrary::Smpi)
     return cost::all_at_once(layout_of(s), c, static_cast<double>(s.largest)) + cost::copy(c, s.largest);
   return std::min(entry_of<AllgatherOp>(AllgatherAlgo::Ring).cost(s, c),
