@@ -172,8 +172,9 @@ void add_other_options(CLI::App& app, Options& o) {
   for (const auto& f : flags) app.add_flag(f.name, *f.value, f.help);
   app.add_option("--calibrate", o.calibrate_path,
                  "measure the flat model's Ts, tc + td (ping-pong rank 0 <-> last rank) and tm "
-                 "(local copy) on this machine (paper 001 s. 2), print them with the fit "
-                 "residuals, write them to this file for --predict file:PATH, and exit; sizes "
+                 "(local copy, every rank of rank 0's node at once, out of cache) on this machine (paper 001 s. 2), "
+                 "and auto's cost parameters, print them with the fit "
+                 "residuals, write them to this file for --predict file:PATH and LIBCOMM_MODEL, and exit; sizes "
                  "from --sizes (default 0,1K,4K,16K,64K,256K,1M), medians of --reps")
       ->check(apps::kWritableFile);
   add_copy_model_option(app, o.copy_gbs);

@@ -165,7 +165,9 @@ TEST(NativeFormula, PricesWhatARealOpenMpiRuns) {
     const double copies = vector * c.copy + (p == 2 ? block * c.copy : 0.0);
     // (None of the ring's, halving's or butterfly's own terms is a copy.)
     EXPECT_NEAR(native - formula<detail::ReduceScatterOp>("native", s, free_copies), copies, 1e-12) << "P = " << p;
-    if (p == 2) EXPECT_NEAR(native, formula<detail::ReduceScatterOp>("ring", s, c) + copies, 1e-12);
+    if (p == 2) {
+      EXPECT_NEAR(native, formula<detail::ReduceScatterOp>("ring", s, c) + copies, 1e-12);
+    }
   }
   const NodeMap two_nodes = NodeMap::from_sizes({2, 2});
   for (std::size_t b : {std::size_t{8}, std::size_t{32768}, std::size_t{1} << 20}) {
