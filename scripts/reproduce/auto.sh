@@ -27,7 +27,8 @@
 # real:   this machine, 2 ranks, and 4 ranks as 2 virtual nodes of 2 (--nodes ppn=2);
 #         the library's defaults (online after 16 native calls, 3 timings per candidate);
 #         N runs of each command (default 3; --real-reps timed repetitions each, default 31),
-#         the report takes the median of their medians.
+#         the report takes the median of their medians; and the model on this machine's
+#         parameters (commbench --calibrate, real_npN.model), in runs of its own.
 # model (only when named): rerun the model policy's runs of the existing sim records.
 # calibrate (only when named): commbench --calibrate on each platform, rewriting
 #         inputs/tuning/PLATFORM.model (the model policy's parameters).
@@ -169,12 +170,21 @@ if ((!REPORT_ONLY)) && want real; then
   for np in 2 4; do
     nodes=shared
     ((np == 4)) && nodes=ppn=2
+    # What a user who calibrates gets: this machine's parameters (commbench --calibrate),
+    # then each run again with the model on them, beside the run at the defaults.
+    model=$OUT/real_np$np.model
+    echo "auto.sh: real_np$np.calibrate" >&2
+    record "real_np$np.calibrate" mpirun -np "$np" build/apps/commbench/commbench --calibrate "$model" --nodes "$nodes"
     for op in $OPS; do
       for ((run = 1; run <= REAL_RUNS; ++run)); do
         name=real_np${np}_$op.run$run
         echo "auto.sh: $name" >&2
         record "$name" mpirun -np "$np" build/apps/commbench/commbench --op "$op" $(op_args "$op") \
           --sizes "$SIZES" --reps "$REAL_REPS" --nodes "$nodes" --algo all,auto:online,auto:model \
+          --json "$OUT/$name.json"
+        name=real_np${np}_$op.calibrated.run$run
+        record "$name" env LIBCOMM_MODEL="$model" mpirun -np "$np" build/apps/commbench/commbench --op "$op" \
+          $(op_args "$op") --sizes "$SIZES" --reps "$REAL_REPS" --nodes "$nodes" --algo all,auto:model \
           --json "$OUT/$name.json"
       done
     done

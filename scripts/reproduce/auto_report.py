@@ -173,23 +173,24 @@ def policy_cells(e, policies):
     return cells
 
 
-def ratio_table(ev, policies, extra=None):
+def ratio_table(ev, policies, extra=()):
     """One run's table: each size's best single algorithm, then what each policy ran and its
-    ratio to the best; `extra`, when given, is (header, cell(block)) for a last column."""
+    ratio to the best; `extra`: (header, cell(block)) pairs for last columns."""
     header = "| block | best single | us | " + " | ".join(f"{p} ran | {p} / best" for p in policies)
     align = "|---:|---|---:|" + "---|---:|" * len(policies)
-    if extra:
-        header += " | " + extra[0]
+    for title, _ in extra:
+        header += " | " + title
         align += "---:|"
     lines = [header + " |", align]
     for b, e in ev.items():
         name, t = e["best"]
-        cells = policy_cells(e, policies) + ([extra[1](b)] if extra else [])
+        cells = policy_cells(e, policies) + [cell(b) for _, cell in extra]
         lines.append(f"| {size_text(b)} | {name} | {t * 1e6:.1f} | " + " | ".join(cells) + " |")
     return lines
 
 
 SUMMARY_RUNS = []  # one run_summary per run, simulated then real, filled by the sections
+CALIBRATED_RUNS = []  # (ranks, operation, runs, model ratios) of the real runs on a calibration
 
 
 def conditions(metas, detail):
@@ -495,6 +496,13 @@ def summary_section(runs):
                          f"{most['extra_ms']:.2f} ms beyond the winner's time ({most['where']}, {most['np']} ranks, "
                          f"{most['op']})")
         lines.append(f"- {label} ({len(rs)} runs): " + "; ".join(parts) + ".")
+    if CALIBRATED_RUNS:
+        ratios = [r for _, _, _, rs in CALIBRATED_RUNS for r in rs]
+        worst = max(CALIBRATED_RUNS, key=lambda c: max(c[3], default=0))
+        lines.append(f"- On this machine with its own parameters (`commbench --calibrate`; the model alone, "
+                     f"{len(CALIBRATED_RUNS)} commands, each scored against its own runs' best single algorithm): "
+                     f"model is within its target at {sum(1 for r in ratios if r <= LIMITS['model'])} of "
+                     f"{len(ratios)} sizes, worst {max(ratios):.2f} ({worst[0]} ranks, {worst[1]}).")
     lines.append("")
     return lines
 
@@ -512,7 +520,11 @@ def real_section(records):
                  "default parameters, no calibration file); each command "
                  "run several times, every figure the median of the runs' medians. \"native's spread\" is the "
                  "largest over the smallest of native's run medians: the machine's noise at that size, which a "
-                 "ratio within it cannot beat. \"online ran\" is what the first run's online chose.")
+                 "ratio within it cannot beat. \"online ran\" is what the first run's online chose."
+                 + (" The last two columns: the model on this machine's own parameters (`commbench "
+                    "--calibrate`, the .model file beside the records) in runs of their own, as many, scored "
+                    "against those runs' best single algorithm."
+                    if glob.glob(os.path.join(records, "real_np*_*.calibrated.run*.json")) else ""))
     lines.append("")
     warm = []
     for key in sorted(runs, key=lambda k: (k[0], OPS.index(k[1]) if k[1] in OPS else 9)):
@@ -532,7 +544,25 @@ def real_section(records):
             ratio = max(native_runs) / min(native_runs) if native_runs and min(native_runs) > 0 else float("nan")
             return f"{ratio:.2f}"
 
-        lines += ratio_table(ev, ("online", "model"), ("native's spread", spread))
+        # The model on this machine's calibration, in runs of its own (scored against their
+        # own best single algorithm).
+        cal_paths = sorted(glob.glob(os.path.join(records, f"real_np{np_}_{op}.calibrated.run*.json")))
+        cal = evaluate(load(cal_paths)[1]) if cal_paths else {}
+        def calibrated(b, what):
+            e = cal.get(b, {}).get("model")
+            return "-" if e is None else e[0] if what == "ran" else fmt_ratio("model", e[1])
+
+        extra = [("native's spread", spread)]
+        if cal:
+            extra += [("calibrated model ran", lambda b: calibrated(b, "ran")),
+                      ("calibrated model / best", lambda b: calibrated(b, "ratio"))]
+            CALIBRATED_RUNS.append((np_, op, len(cal_paths), [e["model"][1] for e in cal.values() if "model" in e]))
+        lines += ratio_table(ev, ("online", "model"), extra)
+        if cal_paths and cmd_of(cal_paths[0]):
+            lines += ["", "Calibrated (the parameters from the first command, then the second "
+                      f"{len(cal_paths)} times):", "",
+                      f"    {cmd_of(os.path.join(records, f'real_np{np_}.calibrate.json'))}",
+                      f"    {cmd_of(cal_paths[0])}"]
         SUMMARY_RUNS.append(run_summary("this machine", np_, op, "-", ev, rows, "the machine itself"))
         for b, e in ev.items():
             t = e["best"][1]

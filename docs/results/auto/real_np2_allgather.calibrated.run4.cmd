@@ -1,0 +1,1 @@
+env LIBCOMM_MODEL=docs/results/auto/real_np2.model mpirun -np 2 build/apps/commbench/commbench --op allgather --sizes 8,64,512,4K,32K,256K,1M --reps 101 --nodes shared --algo all,auto:model --json docs/results/auto/real_np2_allgather.calibrated.run4.json

@@ -1,0 +1,1 @@
+env LIBCOMM_MODEL=docs/results/auto/real_np2.model mpirun -np 2 build/apps/commbench/commbench --op reduce_scatter --sizes 8,64,512,4K,32K,256K,1M --reps 101 --nodes shared --algo all,auto:model --json docs/results/auto/real_np2_reduce_scatter.calibrated.run3.json

@@ -1,0 +1,1 @@
+env LIBCOMM_MODEL=docs/results/auto/real_np4.model mpirun -np 4 build/apps/commbench/commbench --op alltoall --sizes 8,64,512,4K,32K,256K,1M --reps 101 --nodes ppn=2 --algo all,auto:model --json docs/results/auto/real_np4_alltoall.calibrated.run2.json
