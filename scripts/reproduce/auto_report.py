@@ -72,6 +72,10 @@ def unmeasured(records, measured):  # measured: {(platform, ranks, op): the reco
         out.append("- 1024 ranks (issue 40 asks for alltoall and allgather on one platform): not run; at one rank "
                    "per core none of these platforms holds them (" +
                    ", ".join(f"{p} {slots[p]}" for p in beyond) + " cores, from inputs/platforms/PLATFORM.xml)")
+    for path in sorted(glob.glob(os.path.join(records, "sim_*_np1024_*.skipped"))):
+        m = re.match(r"sim_(\w+)_np1024_(\w+)\.skipped$", os.path.basename(path))
+        cmd, _, what = open(path).read().strip().partition("\n")
+        out.append(f"- {m.group(1)}, 1024 ranks, {m.group(2)}: {what.strip()}: `{cmd.strip()}`")
     if not out:
         return []
     return ["Not measured (of " + ", ".join(platforms) + " at " + ", ".join(map(str, MATRIX_RANKS)) +
