@@ -37,6 +37,12 @@ PLATFORM_TEXT = {
 MATRIX_RANKS = (16, 64, 256)  # the rank counts issue 33 asks for
 
 
+def skipped_line(path, platform, np_, op):
+    """A NAME.skipped record (its command, then what happened) as a line of the list."""
+    cmd, _, what = open(path).read().strip().partition("\n")
+    return f"- {platform}, {np_} ranks, {op}: {what.strip()}: `{cmd.strip()}`"
+
+
 def unmeasured(records, measured):  # measured: {(platform, ranks, op): the record's metadata}
     """The platform, rank count and operation triples of the matrix without a record: a run
     stopped by auto.sh --sim-timeout or by hand (NAME.skipped: its command, then what happened),
@@ -50,8 +56,7 @@ def unmeasured(records, measured):  # measured: {(platform, ranks, op): the reco
                     continue
                 path = os.path.join(records, f"sim_{platform}_np{np_}_{op}.skipped")
                 if os.path.exists(path):
-                    cmd, _, what = open(path).read().strip().partition("\n")
-                    out.append(f"- {platform}, {np_} ranks, {op}: {what.strip()}: `{cmd.strip()}`")
+                    out.append(skipped_line(path, platform, np_, op))
                 else:
                     out.append(f"- {platform}, {np_} ranks, {op}: not run")
     slots = {p: platform_slots(p) for p in platforms}
@@ -74,8 +79,7 @@ def unmeasured(records, measured):  # measured: {(platform, ranks, op): the reco
                    ", ".join(f"{p} {slots[p]}" for p in beyond) + " cores, from inputs/platforms/PLATFORM.xml)")
     for path in sorted(glob.glob(os.path.join(records, "sim_*_np1024_*.skipped"))):
         m = re.match(r"sim_(\w+)_np1024_(\w+)\.skipped$", os.path.basename(path))
-        cmd, _, what = open(path).read().strip().partition("\n")
-        out.append(f"- {m.group(1)}, 1024 ranks, {m.group(2)}: {what.strip()}: `{cmd.strip()}`")
+        out.append(skipped_line(path, m.group(1), 1024, m.group(2)))
     if not out:
         return []
     return ["Not measured (of " + ", ".join(platforms) + " at " + ", ".join(map(str, MATRIX_RANKS)) +
@@ -194,7 +198,7 @@ def ratio_table(ev, policies, extra=()):
 
 
 SUMMARY_RUNS = []  # one run_summary per run, simulated then real, filled by the sections
-CALIBRATED_RUNS = []  # (ranks, operation, runs, model ratios) of the real runs on a calibration
+CALIBRATED_RUNS = []  # (ranks, operation, model ratios) of the real runs on a calibration
 
 
 def conditions(metas, detail):
@@ -501,8 +505,8 @@ def summary_section(runs):
                          f"{most['op']})")
         lines.append(f"- {label} ({len(rs)} runs): " + "; ".join(parts) + ".")
     if CALIBRATED_RUNS:
-        ratios = [r for _, _, _, rs in CALIBRATED_RUNS for r in rs]
-        worst = max(CALIBRATED_RUNS, key=lambda c: max(c[3], default=0))
+        ratios = [r for _, _, rs in CALIBRATED_RUNS for r in rs]
+        worst = max(CALIBRATED_RUNS, key=lambda c: max(c[2], default=0))
         lines.append(f"- On this machine with its own parameters (`commbench --calibrate`; the model alone, "
                      f"{len(CALIBRATED_RUNS)} commands, each scored against its own runs' best single algorithm): "
                      f"model is within its target at {sum(1 for r in ratios if r <= LIMITS['model'])} of "
@@ -560,7 +564,7 @@ def real_section(records):
         if cal:
             extra += [("calibrated model ran", lambda b: calibrated(b, "ran")),
                       ("calibrated model / best", lambda b: calibrated(b, "ratio"))]
-            CALIBRATED_RUNS.append((np_, op, len(cal_paths), [e["model"][1] for e in cal.values() if "model" in e]))
+            CALIBRATED_RUNS.append((np_, op, [e["model"][1] for e in cal.values() if "model" in e]))
         lines += ratio_table(ev, ("online", "model"), extra)
         if cal_paths and cmd_of(cal_paths[0]):
             lines += ["", "Calibrated (the parameters from the first command, then the second "

@@ -3,7 +3,6 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstring>
@@ -424,7 +423,7 @@ CostParams calibrate_cost_params(const Comm& comm, const FlatCalibration& flat, 
   calibrate_network(comm, nodes, flat.sizes, reps, c);
   c.overhead = posting_overhead(comm, 0, last, reps);
   // A reduction's combine: its bytes at the copy rate where a simulation charges reductions so
-  // (a simulated payload), else what this core takes.
+  // (a simulated payload), else what the node's ranks take combining at once, out of cache.
   c.gamma = simulated_payload() ? c.copy : combine_seconds_per_byte(comm, reps);
   return c;
 }
