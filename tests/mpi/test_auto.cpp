@@ -558,6 +558,18 @@ TEST_F(AutoOnline, AlltoallvSiteDecidesAgainWhenItsSizesChange) {
   EXPECT_FALSE(large.measuring()) << large.reason();
   EXPECT_NE(large.algo, AlltoallvAlgo::Direct) << "the small calls' winner kept: " << large.reason();
   EXPECT_TRUE(same_on_every_rank(static_cast<int>(large.algo), comm));
+  // What online learned holds each class the site agreed on, with its own winner (the
+  // winner is settled at a later call than the agreement, whose sizes are not agreed).
+  const std::string path = "learned_alltoallv_test." + std::to_string(p) + ".tune";
+  save_learned_tuning_table(path, comm);
+  const TuningTable table = TuningTable::load(path);
+  for (const auto& [bytes, won] : {std::pair<std::uint64_t, AlltoallvAlgo>{8, small.algo}, {65536, large.algo}}) {
+    const auto pick = table.lookup(tuning_query("alltoallv", comm, bytes));
+    ASSERT_TRUE(pick.has_value()) << bytes << " B not in the learned table";
+    EXPECT_EQ(pick->algo, alltoallv_algo_name(won)) << bytes << " B: " << pick->reason;
+  }
+  MPI_Barrier(comm.mpi());
+  if (comm.rank() == 0) std::remove(path.c_str());
 }
 
 // An alltoallv whose every count is zero on every rank (agreed at the site's first call)

@@ -351,7 +351,8 @@ class Driver {
 
   static OpChoice auto_blocking(const Args& a, Shape& s, const Comm& comm) {
     const AutoPolicy policy = auto_policy();
-    const DecisionKey key = decision_key(s, policy, site_class(s, comm, true));
+    const int agreed_class = site_class(s, comm, true);
+    const DecisionKey key = decision_key(s, policy, agreed_class);
     if (const auto hit = comm.remembered_decision(key, tuning_table_epoch()))
       return decided(OpChoice(static_cast<Algo>(hit->algo), hit->reason), a, s, comm);
     // Nothing to decide: what every rank has agreed leaves nothing to exchange.
@@ -377,7 +378,7 @@ class Driver {
       on.prepare(online_candidates(question(s, &comm), s.one_node_shared()), online_reps_for(s.decision_bytes),
                  static_cast<int>(Algo::Native));
     }
-    if (!on.settled()) return measure(on, a, s, comm, key);
+    if (!on.settled()) return measure(on, a, s, comm, key, agreed_class);
     const OpChoice c(static_cast<Algo>(on.winner()), on.reason());
     remember(comm, key, c);
     return decided(c, a, s, comm);
@@ -385,7 +386,8 @@ class Driver {
 
   // One measuring call of the online policy: runs the next candidate, times it, and once
   // every candidate has its timings, agrees on the winner (one MPI_Allreduce).
-  static OpChoice measure(OnlineSite& on, const Args& a, const Shape& s, const Comm& comm, const DecisionKey& key) {
+  static OpChoice measure(OnlineSite& on, const Args& a, const Shape& s, const Comm& comm, const DecisionKey& key,
+                          int agreed_class) {
     const Candidate next = on.next();
     OpChoice c(static_cast<Algo>(next.algo), "auto (online): measuring " + std::string(next.name) + ", one of " +
                                                  std::to_string(on.candidates().size()) + " candidates (" +
@@ -402,13 +404,16 @@ class Driver {
       for (const Candidate& lost : on.candidates())
         if (lost.algo != on.winner()) comm.drop_plan(plan_key(static_cast<Algo>(lost.algo), s));
       remember(comm, key, OpChoice(static_cast<Algo>(on.winner()), on.reason()));
-      if (comm.rank() == 0) record_learned(learned_row(s, comm, on));
+      if (comm.rank() == 0) record_learned(learned_row(s, comm, on, agreed_class));
     }
     return c.set_measuring();
   }
 
-  static LearnedRow learned_row(const Shape& s, const Comm& comm, const OnlineSite& on) {
-    const int k = size_class(s.decision_bytes);
+  // The row of the size class the winner was measured at: an operation decided per site
+  // learned it at the class its ranks last agreed on (the call that settles the winner is
+  // a later one, whose own statistics are this rank's, not agreed).
+  static LearnedRow learned_row(const Shape& s, const Comm& comm, const OnlineSite& on, int agreed_class) {
+    const int k = hooks.per_site ? agreed_class : size_class(s.decision_bytes);
     return {std::string(Op::name), comm.size(), Layout::of(comm.nodes()).ppn, s.topology, size_class_first(k),
             size_class_last(k), std::string(name_of<Op>(static_cast<Algo>(on.winner()))), on.reason()};
   }
