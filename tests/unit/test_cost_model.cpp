@@ -10,6 +10,7 @@
 
 #include "allgather/allgather_internal.hpp"
 #include "alltoall/alltoall_internal.hpp"
+#include "alltoallv/alltoallv_internal.hpp"
 #include "libcomm/libcomm.hpp"
 #include "reduce_scatter/reduce_scatter_internal.hpp"
 
@@ -176,6 +177,36 @@ TEST(NativeFormula, PricesWhatARealOpenMpiRuns) {
     EXPECT_DOUBLE_EQ(formula<detail::AllgatherOp>("native", s, c), formula<detail::AllgatherOp>("butterfly", s, c))
         << "b = " << b;
   }
+}
+
+// Paper 001, s. 2.3 (Eq. 3's f_nc_b): in blocking direct (P - 1 steps of one exchange) the
+// long messages chain, one in every ceil(log2 P) steps, at most as many as there are; all
+// posted at once (n1), one long message delays the call once.
+TEST(AlltoallvFormula, LongMessagesChainInBlockingDirect) {
+  const CostParams c = params();
+  const auto direct = [&](int p, AlltoallvMode mode, double longest, double mean) {
+    AlltoallvOptions o;
+    o.mode = mode;
+    const NodeMap flat = NodeMap::one_rank_per_node(p);
+    AlltoallvCountStats st;
+    st.max_bytes = static_cast<std::uint64_t>(longest);
+    st.mean_bytes = mean;
+    return formula<detail::AlltoallvOp>("direct", detail::AlltoallvOp::shape(p, flat, st, o), c);
+  };
+  const double longest = 1 << 20;
+  const auto spike_excess = [&](int p, AlltoallvMode mode, double mean) {
+    // (the same mean with every message that long: no spike)
+    return direct(p, mode, longest, mean) - direct(p, mode, mean, mean);
+  };
+  const double one_spike_at_64 = (longest - longest / 64) * c.beta_at(longest);
+  // Pattern 1: each rank sends one long message, P of them over P - 1 steps.
+  EXPECT_NEAR(spike_excess(64, AlltoallvMode::Blocking, longest / 64), 63.0 / 6 * one_spike_at_64, 1e-9);
+  EXPECT_NEAR(spike_excess(64, AlltoallvMode::NonblockingSingle, longest / 64), one_spike_at_64, 1e-9);
+  // Two long messages in all (mean = 2 L / P^2): at most two chain.
+  const double two = 2 * longest / (64.0 * 64);
+  EXPECT_NEAR(spike_excess(64, AlltoallvMode::Blocking, two), 2 * (longest - two) * c.beta_at(longest), 1e-9);
+  // Two ranks: one step, one spike.
+  EXPECT_NEAR(spike_excess(2, AlltoallvMode::Blocking, longest / 2), (longest / 2) * c.beta_at(longest), 1e-9);
 }
 
 // Issue 33: the model must never run a (P - 1)-step algorithm where a log P one is

@@ -210,6 +210,12 @@ double spike(const AlltoallvOp::Shape& s, const CostParams& c) {
   const double extra = std::max(0.0, s.stats.max_bytes - mean(s));
   return extra * c.beta_at(static_cast<double>(s.stats.max_bytes));
 }
+double chained_spikes(const AlltoallvOp::Shape& s) {
+  if (s.p <= 2) return 1;
+  const double spread_steps = cost::log2_ceil(s.p);  // steps a delay takes to reach every rank
+  const double long_messages = static_cast<double>(s.p) * s.p / s.stats.spread();
+  return std::max(1.0, std::min(long_messages, (s.p - 1) / spread_steps));
+}
 double stage(const Layout& l, const CostParams& c, double steps, double bytes, double runs) {
   if (steps <= 0) return cost::copy(c, bytes);
   const double per_step = (bytes + kHeader * runs) / steps;

@@ -80,6 +80,13 @@ namespace alltoallv_cost {
 double mean(const AlltoallvOp::Shape& s);
 // What the longest message costs beyond a mean one, once (a spike delays its own step).
 double spike(const AlltoallvOp::Shape& s, const CostParams& c);
+// How many spikes delay a blocking run of P - 1 steps of one exchange (paper 001, s. 2.3:
+// node contention, Eq. 3's f_nc_b). A long message holds up its step's two ranks; each
+// later step passes the delay on to their partners, so it reaches every rank in about
+// log2 P steps, and a long message that many steps later adds its own delay to it. Of the
+// long messages (P^2 / spread, were the others empty) one in every log2 P steps chains:
+// min(P^2 / spread, (P - 1) / ceil(log2 P)), at least 1.
+double chained_spikes(const AlltoallvOp::Shape& s);
 // One stage of a staged algorithm: `steps` exchanges moving the rank's `bytes`, every run
 // with its header, composed into buckets and taken apart again (two copies per byte).
 double stage(const Layout& l, const CostParams& c, double steps, double bytes, double runs);

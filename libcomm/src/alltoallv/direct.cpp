@@ -109,13 +109,15 @@ AlltoallvStageStats direct_stats(std::span<const std::int64_t> sendcounts, std::
 
 namespace {
 
-// P - 1 steps of one exchange (blocking), or every message posted at once (n1, n2).
+// P - 1 steps of one exchange (blocking), whose long messages chain, or every message
+// posted at once (n1, n2).
 double predicted_time(const AlltoallvOp::Shape& s, const CostParams& c) {
   const Layout l = layout_of(s);
   const double m = alltoallv_cost::mean(s);
-  const double exchange = s.opts->mode == AlltoallvMode::Blocking ? cost::one_exchange_per_round(l, c, m)
-                                                                  : cost::all_at_once(l, c, m);
-  return exchange + alltoallv_cost::spike(s, c) + cost::copy(c, m);
+  if (s.opts->mode == AlltoallvMode::Blocking)
+    return cost::one_exchange_per_round(l, c, m) + alltoallv_cost::chained_spikes(s) * alltoallv_cost::spike(s, c) +
+           cost::copy(c, m);
+  return cost::all_at_once(l, c, m) + alltoallv_cost::spike(s, c) + cost::copy(c, m);
 }
 
 StepProgram program(const AlltoallvOp::Shape& s, int rank) {

@@ -107,8 +107,10 @@ namespace {
 // 256-1023: pairwise); MPICH posts at once; otherwise the cheaper of the two.
 double predicted_time(const AlltoallvOp::Shape& s, const CostParams& c) {
   const Layout l = layout_of(s);
-  const double m = alltoallv_cost::mean(s), tail = alltoallv_cost::spike(s, c) + cost::copy(c, m);
-  const double linear = cost::all_at_once(l, c, m) + tail;
+  const double m = alltoallv_cost::mean(s), spike = alltoallv_cost::spike(s, c), copy = cost::copy(c, m);
+  const double linear = cost::all_at_once(l, c, m) + spike + copy;
+  // (pairwise: one exchange a step, so its long messages chain as direct's do)
+  const double tail = alltoallv_cost::chained_spikes(s) * spike + copy;
   const double pairwise = cost::one_exchange_per_round(l, c, m) + tail;
   switch (cost::mpi_library()) {
     case cost::MpiLibrary::Smpi:
