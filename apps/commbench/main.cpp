@@ -45,17 +45,19 @@ int calibrate(const std::string& sizes_text, int reps, const std::string& path, 
   if (!apps::is_root()) return 0;
   const auto& f = cal.platform;
   std::cout << "commbench --calibrate: flat model of paper 001 s. 2 on this machine\n"
-            << "ping-pong rank 0 <-> rank " << cal.peer << " of " << p << "; memcpy on rank 0; "
-            << "each point the median of " << reps << " timings\n\n"
+            << "ping-pong rank 0 <-> rank " << cal.peer << " of " << p << "; memcpy by rank 0's node, "
+            << "out of cache and in cache; each point the median of " << reps << " timings\n\n"
             << std::setw(11) << "bytes" << std::setw(15) << "one_way_us" << std::setw(12)
-            << "fit_us" << std::setw(13) << "copy_us" << std::setw(12) << "fit_us" << "\n";
+            << "fit_us" << std::setw(13) << "copy_us" << std::setw(12) << "fit_us" << std::setw(16)
+            << "in_cache_us" << "\n";
   for (std::size_t k = 0; k < cal.sizes.size(); ++k) {
     const double m = cal.sizes[k];
     std::cout << std::setw(11) << static_cast<std::size_t>(m) << std::fixed << std::setprecision(3)
               << std::setw(15) << cal.one_way_s[k] * 1e6 << std::setw(12)
               << (cal.transfer.intercept + cal.transfer.slope * m) * 1e6 << std::setw(13)
               << cal.copy_s[k] * 1e6 << std::setw(12)
-              << (cal.copy.intercept + cal.copy.slope * m) * 1e6 << "\n";
+              << (cal.copy.intercept + cal.copy.slope * m) * 1e6 << std::setw(16) << cal.copy_in_cache_s[k] * 1e6
+              << "\n";
   }
   std::ostringstream summary;
   summary << std::setprecision(4) << "Ts = " << f.ts_us << " us, tc + td = " << f.tc_td_us

@@ -267,6 +267,40 @@ TEST(CostParamsFile, NetworkLinksRoundTripsAndSlowsRoundsOfManyNodes) {
   EXPECT_THROW(load_cost_params(path), Error);
 }
 
+// Copies measured in cache (copy_us, commbench --calibrate) price a copy up to the last
+// measured size at their interpolated slope; a larger one, and any without them, at `copy`
+// (out of cache). The table round-trips through a file, beside the flat model's reader.
+TEST(CostParamsFile, CopiesInCacheCostWhatWasMeasuredUpToTheLastSize) {
+  const std::string path = ::testing::TempDir() + "copy_in_cache.model";
+  CostParams c = params();  // copy 0.2 ns/byte
+  EXPECT_DOUBLE_EQ(c.copy_at(4096), c.copy);
+  c.sizes = {0, 1024, 65536};
+  c.one_way = c.one_way_intra = {1e-6, 2e-6, 10e-6};
+  c.copy_in_cache = {0.1e-6, 0.1e-6 + 1024 * 0.01e-9, 0.1e-6 + 65536 * 0.02e-9};
+  {
+    std::ofstream out(path);
+    out << "ts_us = 1\ntc_td_us = 0.001\n" << cost_params_text(c);
+  }
+  const CostParams back = load_cost_params(path);
+  EXPECT_NEAR(back.copy_at(1024), 0.01e-9, 1e-15);
+  EXPECT_NEAR(back.copy_at(65536), 0.02e-9, 1e-15);
+  EXPECT_DOUBLE_EQ(back.copy_at(65537), c.copy);
+  EXPECT_NO_THROW(load_flat_platform(path));  // (the flat model's reader skips the table)
+  // What the formulas charge: a shared-window allgather of 1 KiB blocks on one node of 2
+  // copies 1 KiB and 2 KiB, now at the cache's rate.
+  const NodeMap one_node = NodeMap::from_sizes({2});
+  const auto s = detail::AllgatherOp::shape(std::vector<std::size_t>(2, 1024), one_node, AllgatherOptions{});
+  CostParams out_of_cache = back;
+  out_of_cache.copy_in_cache.clear();
+  EXPECT_LT(formula<detail::AllgatherOp>("shared_window", s, back),
+            formula<detail::AllgatherOp>("shared_window", s, out_of_cache));
+  {
+    std::ofstream out(path);
+    out << "alpha_us = 1\nbeta_ns_per_byte = 1\ncopy_us = 0:1 1024:x\n";
+  }
+  EXPECT_THROW(load_cost_params(path), Error);
+}
+
 // The program simulator itself: one message costs alpha + n beta; P - 1 exchange rounds
 // cost P - 1 times that; k messages posted at once on one link take k n beta in all.
 TEST(ProgramSimulator, PricesMessagesAsTheModelSays) {

@@ -49,7 +49,8 @@ LineFit fit_line_relative(std::span<const double> x, std::span<const double> y);
 // Measures the flat model's parameters on the machine it runs on (collective over comm,
 // at least 2 ranks; throws Error otherwise). Ts and tc + td: fit of the one-way time of a
 // ping-pong between rank 0 and the last rank (the two most likely on different nodes)
-// against the message size; tm: fit of a local memcpy on rank 0. Each point is the
+// against the message size; tm: fit of a local memcpy by rank 0's node, out of cache (and
+// the same copies in cache beside it, copy_in_cache_s). Each point is the
 // median of `reps` timings (each timing averages several round trips). Every rank gets
 // the same result. Times come from MPI_Wtime (simulated time under SimGrid).
 struct FlatCalibration {
@@ -57,7 +58,8 @@ struct FlatCalibration {
   LineFit transfer, copy;         // seconds against bytes
   std::vector<double> sizes;      // bytes
   std::vector<double> one_way_s;  // median one-way time per size
-  std::vector<double> copy_s;     // median memcpy time per size
+  std::vector<double> copy_s;     // median memcpy time per size, out of cache
+  std::vector<double> copy_in_cache_s;  // the same on buffers used again and again
   int peer = 1;                   // rank that answered the ping-pong
 };
 FlatCalibration calibrate_flat_platform(const Comm& comm, std::span<const std::size_t> sizes, int reps);

@@ -10,7 +10,8 @@
 // nodes to one rank at once, as `share_fanin` says (below 1 where part of a message's time
 // is its sender's own per-byte work, which the senders do side by side). `overhead` is the part of
 // alpha that a rank pays again for each of several messages it posts at once (the rest,
-// the latency, overlaps). Copies cost `copy` per byte, combining (a reduction) `gamma`.
+// the latency, overlaps). Copies cost `copy` per byte (copy_at: less where measured in
+// cache), combining (a reduction) `gamma`.
 // The network between the nodes (a switch's backbone, a tree's uplinks) carries
 // `network_links` nodes' links' worth of traffic at once: when more nodes than that send in
 // one round, their bytes share it (0: it carries every node's link at full rate).
@@ -41,6 +42,11 @@ struct CostParams {
   // size-dependent bandwidth factors, bends the line); beyond the last size, the last
   // segment's slope.
   std::vector<double> sizes, one_way, one_way_intra;
+  // Optional: the time of one copy of each of `sizes` bytes by every rank of a node at once,
+  // on buffers used again and again (in cache as far as they fit, as a call that reuses its
+  // buffers finds them). Where given, a copy of n <= the last size costs the slope of their
+  // interpolation from 0 to n; a larger one `copy` (measured out of cache).
+  std::vector<double> copy_in_cache;
   double beta_scale = 1;  // ranks sharing each link beyond what a formula counts (a scheme's columns)
   double share_inter = 1;  // 0..1: how much k concurrent flows of a node slow each other
   double share_intra = 1;
@@ -57,6 +63,10 @@ struct CostParams {
   // Seconds per byte of an n-byte message between nodes / inside one.
   double beta_at(double n) const { return beta_scale * slope(one_way, n, beta); }
   double beta_intra_at(double n) const { return slope(one_way_intra, n, beta_intra); }
+  // Seconds per byte of a local copy of n bytes.
+  double copy_at(double n) const {
+    return !sizes.empty() && n <= sizes.back() ? slope(copy_in_cache, n, copy) : copy;
+  }
   // How many single messages' worth of time k concurrent messages of a node take.
   double inter_flows(double k) const { return k <= 1 ? k : 1 + (k - 1) * share_inter; }
   double intra_flows(double k) const { return k <= 1 ? k : 1 + (k - 1) * share_intra; }
@@ -95,8 +105,8 @@ struct CostParams {
 
 // Reads a parameter file ("key = value" lines, '#' comments): alpha_us, beta_ns_per_byte,
 // alpha_intra_us, beta_intra_ns_per_byte, overhead_us, copy_ns_per_byte,
-// gamma_ns_per_byte, and one_way_us / one_way_intra_us as "BYTES:US" pairs (the measured
-// message times); the flat-model keys of commbench --calibrate (ts_us, tc_td_us, tm_us,
+// gamma_ns_per_byte, and one_way_us / one_way_intra_us / network_us / copy_us as
+// "BYTES:US" pairs at the same sizes (the measured message and copy times); the flat-model keys of commbench --calibrate (ts_us, tc_td_us, tm_us,
 // libcomm/cost_model.hpp) stand for alpha, beta and copy when those are absent, and a
 // missing intra-node figure takes the inter-node one. Throws Error naming the file and
 // line of a malformed, negative or unknown value.
@@ -114,6 +124,9 @@ double nonnegative_value(const std::string& where, const std::string& key, const
 void read_key_values(const std::string& path, const std::string& cannot_read, bool quote_trimmed,
                      const std::function<void(const std::string& where, const std::string& key,
                                               const std::string& value)>& each);
+// The keys of a parameter file whose values are BYTES:US tables: one_way_us,
+// one_way_intra_us, network_us, copy_us.
+bool is_cost_table_key(std::string_view key);
 // `s` without the blanks (" \t\r") it starts and ends with.
 std::string trim(std::string_view s);
 }  // namespace detail

@@ -66,7 +66,7 @@ double node_barrier(const Layout& l, const CostParams& c);
 // A dissemination barrier of all P ranks (zero-byte messages, ceil(log2 P) rounds).
 double barrier(const Layout& l, const CostParams& c);
 // n bytes copied locally.
-inline double copy(const CostParams& c, double n) { return n * c.copy; }
+inline double copy(const CostParams& c, double n) { return n * c.copy_at(n); }
 // n bytes combined by a reduction.
 inline double combine(const CostParams& c, double n) { return n * c.gamma; }
 

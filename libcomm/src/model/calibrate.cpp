@@ -42,7 +42,7 @@ FlatPlatform load_flat_platform(const std::string& path) {
       f.name = value;
       return;
     }
-    if (key == "one_way_us" || key == "one_way_intra_us" || key == "network_us") return;  // auto's tables (cost_params.hpp reads them)
+    if (detail::is_cost_table_key(key)) return;  // auto's tables (cost_params.hpp reads them)
     const double v = detail::nonnegative_value(where, key, value);
     if (key == "ts_us") {
       f.ts_us = v, have_ts = true;
@@ -106,18 +106,20 @@ std::size_t last_level_cache_bytes() {
 }
 
 // Seconds per call of a local kernel on `bytes` (a copy, a combine) as the algorithms meet
-// it: every rank of rank 0's node runs it at once (their copies share the node's memory),
-// each on buffers that move on through a pool of its own, the node's pools together twice
-// its last-level cache (a collective's buffers are seldom in cache: the application has
-// used other data in between). Rank 0's median of `reps`, on every rank. Measured hot on
-// one rank instead, a copy came out 5 x cheaper here than in the shared-window algorithms.
+// it: every rank of rank 0's node runs it at once (their copies share the node's memory).
+// Out of cache (`in_cache` false), each rank's buffers move on through a pool of its own,
+// the node's pools together twice its last-level cache (data the application used long
+// before); in cache, each rank copies between the same two buffers every time (a call that
+// reuses its buffers, as far as they fit). Rank 0's median of `reps`, on every rank.
 template <class Kernel>
-double node_kernel_seconds(const Comm& comm, std::size_t bytes, int reps, Kernel kernel) {
+double node_kernel_seconds(const Comm& comm, std::size_t bytes, int reps, bool in_cache, Kernel kernel) {
   const NodeMap& nodes = comm.nodes();
   const int home = nodes.node_of(0);
   const bool runs = nodes.node_of(comm.rank()) == home;
   const std::size_t stride = (bytes + 63) / 64 * 64 + 64;
-  const std::size_t pool = std::max(4 * stride, 2 * last_level_cache_bytes() / static_cast<std::size_t>(nodes.node_size(home)));
+  const std::size_t pool =
+      in_cache ? 2 * stride
+               : std::max(4 * stride, 2 * last_level_cache_bytes() / static_cast<std::size_t>(nodes.node_size(home)));
   const std::size_t slots = pool / stride;
   std::vector<double> buf(runs ? slots * stride / sizeof(double) : 0, 1.0);
   std::byte* base = reinterpret_cast<std::byte*>(buf.data());
@@ -127,7 +129,7 @@ double node_kernel_seconds(const Comm& comm, std::size_t bytes, int reps, Kernel
   for (int rep = -1; rep < reps; ++rep) {  // rep -1: warm-up, not kept
     MPI_Barrier(comm.internal());
     const double t0 = MPI_Wtime();
-    for (int k = 0; k < n && runs; ++k, next = (next + 2) % (slots - 1))
+    for (int k = 0; k < n && runs; ++k, next = slots > 2 ? (next + 2) % (slots - 1) : 0)
       kernel(base + (next + 1) * stride, base + next * stride, bytes);
     if (rep >= 0) t.push_back((MPI_Wtime() - t0) / n);
   }
@@ -331,7 +333,7 @@ double posting_overhead(const Comm& comm, int a, int b, int reps) {
 // measures a kernel.
 double combine_seconds_per_byte(const Comm& comm, int reps) {
   constexpr std::size_t kBytes = std::size_t{1} << 20;
-  return node_kernel_seconds(comm, kBytes, reps, [](std::byte* dst, const std::byte* src, std::size_t bytes) {
+  return node_kernel_seconds(comm, kBytes, reps, false, [](std::byte* dst, const std::byte* src, std::size_t bytes) {
     reduce_local(reinterpret_cast<const double*>(src), reinterpret_cast<double*>(dst), bytes / sizeof(double),
                  ElemType::Double, ReduceOp::Sum);
   }) / static_cast<double>(kBytes);
@@ -356,10 +358,12 @@ FlatCalibration calibrate_flat_platform(const Comm& comm, std::span<const std::s
     cal.sizes.push_back(static_cast<double>(s));
     cal.one_way_s.push_back(ping_pong(comm, 0, cal.peer, s, reps));
     // The copy rate (charged by a simulation's copy model; measured otherwise).
-    cal.copy_s.push_back(node_kernel_seconds(comm, s, reps, [](std::byte* dst, const std::byte* src, std::size_t bytes) {
+    const auto copy = [](std::byte* dst, const std::byte* src, std::size_t bytes) {
       sim::charge_copy(static_cast<double>(bytes));
       std::memcpy(dst, src, bytes);
-    }));
+    };
+    cal.copy_s.push_back(node_kernel_seconds(comm, s, reps, false, copy));
+    cal.copy_in_cache_s.push_back(node_kernel_seconds(comm, s, reps, true, copy));
   }
   cal.transfer = fit_line_relative(cal.sizes, cal.one_way_s);
   cal.copy = fit_line_relative(cal.sizes, cal.copy_s);
@@ -385,6 +389,7 @@ CostParams calibrate_cost_params(const Comm& comm, const FlatCalibration& flat, 
   c.alpha_intra = c.alpha, c.beta_intra = c.beta;
   c.sizes = flat.sizes;
   c.one_way = c.one_way_intra = flat.one_way_s;
+  c.copy_in_cache = flat.copy_in_cache_s;
   if (nodes.node_size(nodes.node_of(0)) > 1) {
     const int peer = nodes.ranks_of_node(nodes.node_of(0)).at(1);
     c.one_way_intra.clear();

@@ -94,6 +94,10 @@ Layout Layout::of(const NodeMap& nodes) {
   return l;
 }
 
+bool detail::is_cost_table_key(std::string_view key) {
+  return key == "one_way_us" || key == "one_way_intra_us" || key == "network_us" || key == "copy_us";
+}
+
 double detail::nonnegative_value(const std::string& where, const std::string& key, const std::string& value) {
   double v = 0;
   std::size_t used = 0;
@@ -133,10 +137,10 @@ void detail::read_key_values(const std::string& path, const std::string& cannot_
 CostParams load_cost_params(const std::string& path) {
   std::map<std::string, double> seen;  // seconds (per byte)
   std::vector<std::vector<double>> table_sizes;
-  std::vector<double> one_way, one_way_intra, network;
+  std::map<std::string, std::vector<double>> tables;  // one_way_us, one_way_intra_us, network_us, copy_us
   const auto line = [&](const std::string& where, const std::string& key, const std::string& value) {
     if (key == "name") return;
-    if (key == "one_way_us" || key == "one_way_intra_us" || key == "network_us") {  // "BYTES:US BYTES:US ..."
+    if (detail::is_cost_table_key(key)) {  // "BYTES:US BYTES:US ..."
       std::istringstream pairs(value);
       std::vector<double> xs, ys;
       for (std::string pair; pairs >> pair;) {
@@ -154,7 +158,7 @@ CostParams load_cost_params(const std::string& path) {
       }
       require(xs.size() >= 2, where + ": " + key + " needs at least 2 BYTES:US pairs");
       table_sizes.push_back(xs);
-      (key == "one_way_us" ? one_way : key == "network_us" ? network : one_way_intra) = ys;
+      tables[key] = ys;
       return;
     }
     const double v = detail::nonnegative_value(where, key, value);
@@ -187,13 +191,15 @@ CostParams load_cost_params(const std::string& path) {
   require(value("alpha_us") && value("beta_ns_per_byte"),
           path + ": alpha_us and beta_ns_per_byte (or the flat model's ts_us and tc_td_us) are required");
   for (std::size_t k = 1; k < table_sizes.size(); ++k)
-    require(table_sizes[k] == table_sizes[0], path + ": one_way_us, one_way_intra_us and network_us must name the same sizes");
+    require(table_sizes[k] == table_sizes[0],
+            path + ": one_way_us, one_way_intra_us, network_us and copy_us must name the same sizes");
   if (!table_sizes.empty()) {
     c.sizes = table_sizes[0];
-    c.one_way = one_way;
-    c.one_way_intra = one_way_intra.empty() ? one_way : one_way_intra;
+    c.one_way = tables["one_way_us"];
+    c.one_way_intra = tables["one_way_intra_us"].empty() ? c.one_way : tables["one_way_intra_us"];
     if (c.one_way.empty()) c.one_way = c.one_way_intra;
-    c.network = network;
+    c.network = tables["network_us"];
+    c.copy_in_cache = tables["copy_us"];
   }
   c.source = path;
   return c;
@@ -212,6 +218,7 @@ std::string cost_params_text(const CostParams& c) {
   table("one_way_us", c.one_way);
   table("one_way_intra_us", c.one_way_intra);
   table("network_us", c.network);
+  table("copy_us", c.copy_in_cache);
   return out.str();
 }
 

@@ -98,7 +98,8 @@ class TimingSim {
     return channel_ids_.emplace(name, static_cast<int>(channel_ids_.size()) + 1).first->second;
   }
   double local_cost(const Step& st) const {
-    return st.from.bytes * (st.kind == StepKind::Reduce ? c_.gamma : c_.copy);  // Copy, Check: copy
+    const auto bytes = static_cast<double>(st.from.bytes);
+    return bytes * (st.kind == StepKind::Reduce ? c_.gamma : c_.copy_at(bytes));  // Copy, Check: copy
   }
 
   // Both ends are posted: the message goes through its resources.
