@@ -216,6 +216,14 @@ double chained_spikes(const AlltoallvOp::Shape& s) {
   const double long_messages = static_cast<double>(s.p) * s.p / s.stats.spread();
   return std::max(1.0, std::min(long_messages, (s.p - 1) / spread_steps));
 }
+double ring_order_steps(const AlltoallvOp::Shape& s, const CostParams& c) {
+  const double m = mean(s);
+  return cost::one_exchange_per_round(layout_of(s), c, m) + chained_spikes(s) * spike(s, c) + cost::copy(c, m);
+}
+double posted_at_once(const AlltoallvOp::Shape& s, const CostParams& c) {
+  const double m = mean(s);
+  return cost::all_at_once(layout_of(s), c, m) + spike(s, c) + cost::copy(c, m);
+}
 double stage(const Layout& l, const CostParams& c, double steps, double bytes, double runs) {
   if (steps <= 0) return cost::copy(c, bytes);
   const double per_step = (bytes + kHeader * runs) / steps;

@@ -87,6 +87,12 @@ double spike(const AlltoallvOp::Shape& s, const CostParams& c);
 // long messages (P^2 / spread, were the others empty) one in every log2 P steps chains:
 // min(P^2 / spread, (P - 1) / ceil(log2 P)), at least 1.
 double chained_spikes(const AlltoallvOp::Shape& s);
+// P - 1 steps of one exchange in ring order, step k to (me + k) % P, the long messages
+// chained (direct's blocking run; Open MPI's pairwise), with the local copy.
+double ring_order_steps(const AlltoallvOp::Shape& s, const CostParams& c);
+// Every message posted at once, one long message's delay (direct's n1 and n2; the MPI
+// libraries' linear alltoallv), with the local copy.
+double posted_at_once(const AlltoallvOp::Shape& s, const CostParams& c);
 // One stage of a staged algorithm: `steps` exchanges moving the rank's `bytes`, every run
 // with its header, composed into buckets and taken apart again (two copies per byte).
 double stage(const Layout& l, const CostParams& c, double steps, double bytes, double runs);

@@ -112,12 +112,8 @@ namespace {
 // P - 1 steps of one exchange (blocking), whose long messages chain, or every message
 // posted at once (n1, n2).
 double predicted_time(const AlltoallvOp::Shape& s, const CostParams& c) {
-  const Layout l = layout_of(s);
-  const double m = alltoallv_cost::mean(s);
-  if (s.opts->mode == AlltoallvMode::Blocking)
-    return cost::one_exchange_per_round(l, c, m) + alltoallv_cost::chained_spikes(s) * alltoallv_cost::spike(s, c) +
-           cost::copy(c, m);
-  return cost::all_at_once(l, c, m) + alltoallv_cost::spike(s, c) + cost::copy(c, m);
+  return s.opts->mode == AlltoallvMode::Blocking ? alltoallv_cost::ring_order_steps(s, c)
+                                                 : alltoallv_cost::posted_at_once(s, c);
 }
 
 StepProgram program(const AlltoallvOp::Shape& s, int rank) {

@@ -106,12 +106,8 @@ namespace {
 // chooses by P alone between that and pairwise exchange (below 4 ranks, 64-127 and
 // 256-1023: pairwise); MPICH posts at once; otherwise the cheaper of the two.
 double predicted_time(const AlltoallvOp::Shape& s, const CostParams& c) {
-  const Layout l = layout_of(s);
-  const double m = alltoallv_cost::mean(s), spike = alltoallv_cost::spike(s, c), copy = cost::copy(c, m);
-  const double linear = cost::all_at_once(l, c, m) + spike + copy;
-  // (pairwise: one exchange a step, so its long messages chain as direct's do)
-  const double tail = alltoallv_cost::chained_spikes(s) * spike + copy;
-  const double pairwise = cost::one_exchange_per_round(l, c, m) + tail;
+  const double linear = alltoallv_cost::posted_at_once(s, c);
+  const double pairwise = alltoallv_cost::ring_order_steps(s, c);  // (its long messages chain as direct's)
   switch (cost::mpi_library()) {
     case cost::MpiLibrary::Smpi:
     case cost::MpiLibrary::Mpich: return linear;
@@ -125,8 +121,11 @@ double predicted_time(const AlltoallvOp::Shape& s, const CostParams& c) {
       // sendrecv passes it to two, and about half as many long messages chain (simulated on
       // flat512 under pattern1 at 1 MiB: 4.6 against direct's 9.4 spikes' worth at 64 ranks,
       // 7 against 19.5 at 256).
-      if (pair && cost::is_power_of_two(p))
-        return cost::xor_exchange_rounds(l, c, m) + std::max(1.0, alltoallv_cost::chained_spikes(s) / 2) * spike + copy;
+      if (pair && cost::is_power_of_two(p)) {
+        const double m = alltoallv_cost::mean(s);
+        return cost::xor_exchange_rounds(layout_of(s), c, m) +
+               std::max(1.0, alltoallv_cost::chained_spikes(s) / 2) * alltoallv_cost::spike(s, c) + cost::copy(c, m);
+      }
 #endif
       return pair ? pairwise : linear;
     }

@@ -109,8 +109,8 @@ std::size_t last_level_cache_bytes() {
 // it: every rank of rank 0's node runs it at once (their copies share the node's memory).
 // Out of cache (`in_cache` false), each rank's buffers move on through a pool of its own,
 // the node's pools together twice its last-level cache (data the application used long
-// before); in cache, each rank copies between the same two buffers every time (a call that
-// reuses its buffers, as far as they fit). Rank 0's median of `reps`, on every rank.
+// before); in cache, its pool is the two buffers (slots) it copies between every time (a
+// call that reuses its buffers, as far as they fit). Rank 0's median of `reps`, on every rank.
 template <class Kernel>
 double node_kernel_seconds(const Comm& comm, std::size_t bytes, int reps, bool in_cache, Kernel kernel) {
   const NodeMap& nodes = comm.nodes();
@@ -129,7 +129,7 @@ double node_kernel_seconds(const Comm& comm, std::size_t bytes, int reps, bool i
   for (int rep = -1; rep < reps; ++rep) {  // rep -1: warm-up, not kept
     MPI_Barrier(comm.internal());
     const double t0 = MPI_Wtime();
-    for (int k = 0; k < n && runs; ++k, next = slots > 2 ? (next + 2) % (slots - 1) : 0)
+    for (int k = 0; k < n && runs; ++k, next = (next + 2) % (slots - 1))
       kernel(base + (next + 1) * stride, base + next * stride, bytes);
     if (rep >= 0) t.push_back((MPI_Wtime() - t0) / n);
   }
