@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithm/cost_terms.hpp"
 #include "allgather/allgather_internal.hpp"
 #include "alltoall/alltoall_internal.hpp"
 #include "alltoallv/alltoallv_internal.hpp"
@@ -265,6 +266,29 @@ TEST(CostParamsFile, NetworkLinksRoundTripsAndSlowsRoundsOfManyNodes) {
     out << "network_links = -1\n";
   }
   EXPECT_THROW(load_cost_params(path), Error);
+}
+
+// A message's one-way time can grow faster than its bytes at the last measured rate (SMPI's
+// size-dependent latency factors: flat512's 206 us at 0 B, 1736 us at 64 KiB, 8.5 ns/byte at
+// the end). That excess is a latency: where a shared network paces a round's bytes, each
+// message still pays it on top (the simulator charges both), where before the round took
+// only the larger of the two.
+TEST(CostParamsFile, SizeLatencyIsPaidOnTopOfTheNetworksPace) {
+  CostParams c = params();
+  EXPECT_DOUBLE_EQ(c.size_latency_at(4000), 0);  // no one-way table: none
+  c.sizes = {0, 1000, 2000, 4000};
+  c.one_way = c.one_way_intra = {5e-6, 6e-6, 20e-6, 24e-6};  // last segment 2 ns/byte
+  EXPECT_DOUBLE_EQ(c.size_latency_at(1000), 0);  // 1 us over 0 B, less than 1000 B at 2 ns
+  EXPECT_NEAR(c.size_latency_at(4000), 19e-6 - 4000 * 2e-9, 1e-15);
+  EXPECT_NEAR(c.size_latency_at(8000), 27e-6 - 8000 * 2e-9, 1e-15);  // extrapolated: the same
+  c.network_links = 10;
+  const Layout l = Layout::flat(40);
+  const double n = 4000, link = n * c.beta_at(n);
+  const double paced = 40 * n * c.network_beta_at(n);
+  ASSERT_GT(paced, link);  // 40 nodes on a network of 10 links: the network sets the pace
+  EXPECT_NEAR(detail::cost::off_node(l, c, link, n, n), 11e-6 + paced, 1e-15);
+  c.one_way = c.one_way_intra = {5e-6, 7e-6, 9e-6, 13e-6};  // one rate throughout: no excess
+  EXPECT_NEAR(detail::cost::off_node(l, c, n * c.beta_at(n), n, n), 40 * n * c.network_beta_at(n), 1e-15);
 }
 
 // Copies measured in cache (copy_us, commbench --calibrate) price a copy up to the last

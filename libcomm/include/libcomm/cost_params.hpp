@@ -63,6 +63,12 @@ struct CostParams {
   // Seconds per byte of an n-byte message between nodes / inside one.
   double beta_at(double n) const { return beta_scale * slope(one_way, n, beta); }
   double beta_intra_at(double n) const { return slope(one_way_intra, n, beta_intra); }
+  // Seconds of an n-byte message between nodes that its bytes at the last measured rate do
+  // not explain (one_way at n over one_way at the first size, less n times the last
+  // segment's slope; 0 without one_way): a latency that grows with the size (SMPI's
+  // size-dependent factors, a protocol's handshake), which each message pays once even
+  // where a shared network, not its link, sets the pace of its bytes.
+  double size_latency_at(double n) const;
   // Seconds per byte of a local copy of n bytes.
   double copy_at(double n) const {
     return !sizes.empty() && n <= sizes.back() ? slope(copy_in_cache, n, copy) : copy;

@@ -24,7 +24,9 @@ double nodes_of_first(const Layout& l, int ranks) {
 double off_node(const Layout& l, const CostParams& c, double link, double node_bytes, double each, double sending) {
   if (sending <= 0) sending = l.nodes;
   if (c.network_share(sending) <= 1) return link;
-  return std::max(link, sending * node_bytes * c.network_beta_at(each));
+  // The network paces the bytes; each message still pays its size's latency (SMPI charges
+  // both: a route's latency factor grows with the message, the backbone's share does not).
+  return std::max(link, c.size_latency_at(each) + sending * node_bytes * c.network_beta_at(each));
 }
 
 double exchange_round(const Layout& l, const CostParams& c, double n, int distance, double sending) {

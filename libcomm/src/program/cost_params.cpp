@@ -85,6 +85,13 @@ double CostParams::slope(const std::vector<double>& t, double n, double fallback
   return std::max(0.0, (at_n - t[0]) / (n - sizes[0]));
 }
 
+double CostParams::size_latency_at(double n) const {
+  const std::size_t m = sizes.size();
+  if (one_way.size() < 2 || one_way.size() != m || n <= sizes[0]) return 0.0;
+  const double last_rate = (one_way[m - 1] - one_way[m - 2]) / (sizes[m - 1] - sizes[m - 2]);
+  return std::max(0.0, (n - sizes[0]) * (slope(one_way, n, beta) - last_rate));
+}
+
 Layout Layout::of(const NodeMap& nodes) {
   Layout l;
   l.ranks = nodes.num_ranks();
