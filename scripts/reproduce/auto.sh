@@ -29,7 +29,8 @@
 #         N runs of each command (default 3; --real-reps timed repetitions each, default 31),
 #         the report takes the median of their medians; and the model on this machine's
 #         parameters (commbench --calibrate, real_npN.model), in runs of its own.
-# model (only when named): rerun the model policy's runs of the existing sim records.
+# model (only when named): rerun the model policy's runs of the existing sim records, under
+#         each record's own cross traffic or arrival skew.
 # calibrate (only when named): commbench --calibrate on each platform, rewriting
 #         inputs/tuning/PLATFORM.model (the model policy's parameters).
 # dropin: scripts/reproduce/dropin_apps.sh (the drop-in at its default under QE, LAMMPS,
@@ -128,7 +129,8 @@ if ((!REPORT_ONLY)) && ((run_sim || run_model)); then
     for np in $RANKS; do
       for op in $OPS; do
         name=sim_${platform}_np${np}_$op
-        sim=(scripts/simulate.sh --platform "$platform" -np "$np" "${placement[@]}" commbench "${TRAFFIC[@]}")
+        simulate=(scripts/simulate.sh --platform "$platform" -np "$np" "${placement[@]}" commbench)
+        sim=("${simulate[@]}" "${TRAFFIC[@]}")
         if ((run_sim)); then
           # One untimed call first (a first call also pays SMPI's set-up), then the median
           # of --sim-reps (3). Without --cross-traffic a simulated call repeats exactly.
@@ -156,8 +158,11 @@ if ((!REPORT_ONLY)) && ((run_sim || run_model)); then
         [[ -r $OUT/$name.cmd ]] || continue
         sizes=$(grep -o -- '--sizes [^ ]*' "$OUT/$name.cmd" | cut -d' ' -f2)
         reps=$(grep -o -- '--reps [^ ]*' "$OUT/$name.cmd" | cut -d' ' -f2)
+        # The variability the record ran under (its cross traffic or arrival skew), not
+        # this invocation's: a model rerun scores against the record's own timings.
+        read -ra varied <<<"$(grep -o -- '--cross-traffic [^ ]*\|--arrival-skew [^ ]*' "$OUT/$name.cmd" | tr '\n' ' ')"
         echo "auto.sh: $name.model" >&2
-        record "$name.model" "${untuned[@]}" "${sim[@]}" \
+        record "$name.model" "${untuned[@]}" "${simulate[@]}" "${varied[@]}" \
           --op "$op" $(op_args "$op") --sizes "$sizes" --reps "$reps" --warmup 1 --simulated-payload \
           --model-copy 1 --nodes "$nodes" --algo auto:model --skip-native --json "$OUT/$name.model.json"
       done

@@ -48,9 +48,13 @@ inline std::int64_t aapc_block(int src, int dst, int nprocs) {
 
 struct VerifyResult {
   bool ok = true;
-  std::vector<std::string> problems;  // empty when ok; capped at a few dozen entries
+  std::vector<std::string> problems;  // empty when ok; the first kMostProblems found
+  static constexpr std::size_t kMostProblems = 32;
   explicit operator bool() const { return ok; }
   std::string summary() const;
+  // Marks the result failed, keeping `what` while fewer than kMostProblems are kept.
+  void fail(std::string what);
+  bool full() const { return problems.size() >= kMostProblems; }
 };
 
 // Checks an AAPC schedule without MPI: ranks in range; every ordered pair (src, dst),

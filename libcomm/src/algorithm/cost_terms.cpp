@@ -23,10 +23,13 @@ double nodes_of_first(const Layout& l, int ranks) {
 
 double off_node(const Layout& l, const CostParams& c, double link, double node_bytes, double each, double sending) {
   if (sending <= 0) sending = l.nodes;
-  if (c.network_share(sending) <= 1) return link;
+  const double share = c.network_share(sending);
+  if (share <= 1) return link;
   // The network paces the bytes; each message still pays its size's latency (SMPI charges
-  // both: a route's latency factor grows with the message, the backbone's share does not).
-  return std::max(link, c.size_latency_at(each) + sending * node_bytes * c.network_beta_at(each));
+  // both: a route's latency factor grows with the message, the backbone's share does not),
+  // but while one node waits out its latency the others' bytes keep the network busy: the
+  // more nodes share it, the more of that wait hides behind them (1 / share of it shows).
+  return std::max(link, c.size_latency_at(each) / share + sending * node_bytes * c.network_beta_at(each));
 }
 
 double exchange_round(const Layout& l, const CostParams& c, double n, int distance, double sending) {

@@ -28,7 +28,8 @@ double nodes_of_first(const Layout& l, int ranks);
 // takes (the formula's term), or, when `sending` nodes (0: every node of l) each put
 // `node_bytes` (messages of `each` bytes) on the network at once and it carries fewer links'
 // worth (CostParams::network_links), all their bytes at the network's pace for such messages
-// after one message's size-dependent latency (CostParams::size_latency_at).
+// after one message's size-dependent latency (CostParams::size_latency_at), of which the
+// other nodes' bytes hide all but 1 / CostParams::network_share.
 double off_node(const Layout& l, const CostParams& c, double link, double node_bytes, double each,
                 double sending = 0);
 // One round in which every rank exchanges n bytes with the rank at distance d (both

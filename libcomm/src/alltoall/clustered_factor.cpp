@@ -254,13 +254,9 @@ VerifyResult verify_node_single_port(const Schedule& s, const NodeMap& nodes) {
     }
     for (const auto* side : {&senders, &receivers})
       for (const auto& [node, procs] : *side)
-        if (procs.size() > 1 && res.problems.size() < 32) {
-          res.ok = false;
-          res.problems.push_back("round " + std::to_string(r) + ": " +
-                                 std::to_string(procs.size()) + " processes of node " +
-                                 std::to_string(node) +
-                                 (side == &senders ? " send" : " receive") + " off-node");
-        }
+        if (procs.size() > 1)
+          res.fail("round " + std::to_string(r) + ": " + std::to_string(procs.size()) + " processes of node " +
+                   std::to_string(node) + (side == &senders ? " send" : " receive") + " off-node");
   }
   return res;
 }

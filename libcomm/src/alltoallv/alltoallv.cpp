@@ -133,10 +133,6 @@ StagedSchedule alltoallv_schedule(AlltoallvAlgo algo, int p) {
 
 VerifyResult verify_staged_schedule(const StagedSchedule& s) {
   VerifyResult res;
-  auto problem = [&](const std::string& what) {
-    res.ok = false;
-    if (res.problems.size() < 40) res.problems.push_back(what);
-  };
   const int p = s.nprocs;
   for (std::size_t st = 0; st < s.stages.size(); ++st) {
     std::set<std::pair<int, int>> seen;
@@ -146,15 +142,15 @@ VerifyResult verify_staged_schedule(const StagedSchedule& s) {
         const std::string where =
             "stage " + std::to_string(st) + " step " + std::to_string(k + 1) + ": ";
         if (t.src < 0 || t.src >= p || t.dst < 0 || t.dst >= p) {
-          problem(where + "rank out of range");
+          res.fail(where + "rank out of range");
           continue;
         }
         if (++sends[static_cast<std::size_t>(t.src)] > 1)
-          problem(where + "rank " + std::to_string(t.src) + " sends twice");
+          res.fail(where + "rank " + std::to_string(t.src) + " sends twice");
         if (++recvs[static_cast<std::size_t>(t.dst)] > 1)
-          problem(where + "rank " + std::to_string(t.dst) + " receives twice");
+          res.fail(where + "rank " + std::to_string(t.dst) + " receives twice");
         if (!seen.insert({t.src, t.dst}).second)
-          problem(where + std::to_string(t.src) + "->" + std::to_string(t.dst) +
+          res.fail(where + std::to_string(t.src) + "->" + std::to_string(t.dst) +
                   " appears twice in the stage");
       }
     }

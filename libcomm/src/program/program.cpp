@@ -416,7 +416,7 @@ class Verifier {
       for (auto& s : ranks_) s.clock.assign(progs_.size(), 0);
     if (!res_.ok) return;
     bool moved = true;
-    while (moved && res_.problems.size() < 32) {
+    while (moved && !res_.full()) {
       moved = false;
       for (int r = 0; r < np; ++r) moved |= advance(r);
     }
@@ -432,10 +432,7 @@ class Verifier {
   }
 
   const std::vector<Cell>& recv_cells(int r) const { return ranks_[r].area[1]; }
-  void problem(const std::string& what) {
-    res_.ok = false;
-    if (res_.problems.size() < 32) res_.problems.push_back(what);
-  }
+  void problem(std::string what) { res_.fail(std::move(what)); }
 
  private:
   using Key = std::tuple<int, int, std::string, int>;  // src, dst (channel 0 ranks), channel name, tag
@@ -691,7 +688,7 @@ class Verifier {
   bool advance(int r) {
     RankSim& s = ranks_[r];
     bool moved = false;
-    while (!s.finished() && res_.problems.size() < 32) {
+    while (!s.finished() && !res_.full()) {
       if (!s.posted) {
         const auto& steps = s.p->steps;
         std::size_t end = s.next;
@@ -778,7 +775,7 @@ VerifyResult verify_programs(const std::vector<StepProgram>& programs,
           programs[r].algorithm + ": rank " + std::to_string(r) + ": result byte " +
           std::to_string(k) + " " + what + " (want byte " + std::to_string(o.offset) +
           (o.rank < 0 ? " reduced over all ranks)" : " of rank " + std::to_string(o.rank) + ")"));
-      if (res.problems.size() >= 32) return res;
+      if (res.full()) return res;
       break;  // one report per rank
     }
   }

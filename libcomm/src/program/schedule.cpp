@@ -31,15 +31,16 @@ std::string VerifyResult::summary() const {
   return os.str();
 }
 
+void VerifyResult::fail(std::string what) {
+  ok = false;
+  if (!full()) problems.push_back(std::move(what));
+}
+
 VerifyResult verify_aapc_schedule(const Schedule& s) {
   VerifyResult res;
-  auto problem = [&](const std::string& what) {
-    res.ok = false;
-    if (res.problems.size() < 32) res.problems.push_back(what);
-  };
   const int p = s.nprocs;
   if (p <= 0) {
-    problem("nprocs is " + std::to_string(p));
+    res.fail("nprocs is " + std::to_string(p));
     return res;
   }
   std::vector<int> seen(static_cast<std::size_t>(p) * p, 0);
@@ -51,11 +52,11 @@ VerifyResult verify_aapc_schedule(const Schedule& s) {
       const std::string where = "round " + std::to_string(r) + ", transfer " +
                                 std::to_string(t.src) + "->" + std::to_string(t.dst);
       if (t.src < 0 || t.src >= p || t.dst < 0 || t.dst >= p) {
-        problem(where + ": rank out of range [0, " + std::to_string(p) + ")");
+        res.fail(where + ": rank out of range [0, " + std::to_string(p) + ")");
         continue;
       }
       if (t.block != aapc_block(t.src, t.dst, p))
-        problem(where + ": carries block " + std::to_string(t.block) + ", expected " +
+        res.fail(where + ": carries block " + std::to_string(t.block) + ", expected " +
                 std::to_string(aapc_block(t.src, t.dst, p)));
       ++seen[static_cast<std::size_t>(t.src) * p + t.dst];
       if (t.src != t.dst) {
@@ -65,10 +66,10 @@ VerifyResult verify_aapc_schedule(const Schedule& s) {
     }
     for (int q = 0; q < p; ++q) {
       if (sends[q] > s.ports)
-        problem("round " + std::to_string(r) + ": rank " + std::to_string(q) + " sends " +
+        res.fail("round " + std::to_string(r) + ": rank " + std::to_string(q) + " sends " +
                 std::to_string(sends[q]) + " messages, ports = " + std::to_string(s.ports));
       if (recvs[q] > s.ports)
-        problem("round " + std::to_string(r) + ": rank " + std::to_string(q) + " receives " +
+        res.fail("round " + std::to_string(r) + ": rank " + std::to_string(q) + " receives " +
                 std::to_string(recvs[q]) + " messages, ports = " + std::to_string(s.ports));
     }
   }
@@ -76,7 +77,7 @@ VerifyResult verify_aapc_schedule(const Schedule& s) {
     for (int b = 0; b < p; ++b) {
       const int n = seen[static_cast<std::size_t>(a) * p + b];
       if (n != 1)
-        problem("message " + std::to_string(a) + "->" + std::to_string(b) + " appears " +
+        res.fail("message " + std::to_string(a) + "->" + std::to_string(b) + " appears " +
                 std::to_string(n) + " times");
     }
   return res;

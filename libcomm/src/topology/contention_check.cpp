@@ -44,11 +44,8 @@ class PathWalkingChecker {
     t_.path_edge_ids(t_.machine_node(src_m), t_.machine_node(dst_m), path_);
     for (int e : path_) {
       if (stamp_[e] == round) {
-        res.ok = false;
-        if (res.problems.size() < 32)
-          res.problems.push_back("round " + std::to_string(round) + ": " + name(src_m) + " -> " +
-                                 name(dst_m) + " and " + name(user_[e].first) + " -> " +
-                                 name(user_[e].second) + " share edge " + edge_name(e));
+        res.fail("round " + std::to_string(round) + ": " + name(src_m) + " -> " + name(dst_m) + " and " +
+                 name(user_[e].first) + " -> " + name(user_[e].second) + " share edge " + edge_name(e));
       }
       stamp_[e] = round;
       user_[e] = {src_m, dst_m};
