@@ -59,6 +59,8 @@ if (($# == 0)); then
   tests/sim/model_defaults.sh
   echo "== SimGrid: cross traffic, a network that varies from call to call (tests/sim/cross_traffic.sh)"
   tests/sim/cross_traffic.sh
+  echo "== SimGrid: every rank's clock starts at one instant, not the barrier's skew (tests/sim/synchronized_start.sh)"
+  tests/sim/synchronized_start.sh
   echo "== SimGrid: papers 000 and 003's contention claims (tests/sim/contention_claims.sh)"
   tests/sim/contention_claims.sh
 fi

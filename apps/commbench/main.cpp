@@ -228,6 +228,7 @@ void print_header(const Options& o, const libcomm::Comm& comm, const std::string
             << ", cost parameters " << libcomm::active_cost_params().source
             << (o.copy_gbs > 0 ? "\n" + describe_copy_model(o.copy_gbs) : "") << describe_cross_traffic(o.cross_traffic)
             << (o.sizes.arrival_skew.empty() ? "" : "\n" + describe_arrival_skew(o.sizes.arrival_skew))
+            << (o.sizes.synchronized_start ? "\n" + describe_synchronized_start(true) : "")
             << "\ntime = median over reps of the slowest rank; ratio = time / " << reference << " time\n\n";
 }
 
@@ -282,7 +283,8 @@ void print_validation(const Options& o, const std::vector<Row>& rows, long long 
               << " algorithm/size pairs delivered wrong bytes)\n";
 }
 
-nlohmann::json record(const Options& o, const libcomm::Comm& comm, const std::vector<Row>& rows, long long failures) {
+nlohmann::json record(const Options& o, const libcomm::Comm& comm, const std::vector<Row>& rows, long long failures,
+                      long long late_starts) {
   nlohmann::json j;
   j["program"] = "commbench";
   j["command"] = g_command;
@@ -296,6 +298,7 @@ nlohmann::json record(const Options& o, const libcomm::Comm& comm, const std::ve
                           {"mean_bytes", v[2]}, {"gap_us", v[3]}};
   if (const auto& v = o.sizes.arrival_skew; !v.empty())
     j["arrival_skew"] = {{"seed", static_cast<std::uint64_t>(v[0])}, {"mean_us", v[1]}};
+  if (o.sizes.synchronized_start) j["synchronized_start"] = {{"late_starts", late_starts}};
   j["auto_policy"] = libcomm::auto_policy_name(libcomm::auto_policy());
   if (libcomm::built_for_simulation()) {
     const auto [selector, forced] = apps::native_selector(o.op);
@@ -358,6 +361,7 @@ int run(int argc, char** argv) {
   const auto sizes = block_sizes(o.sizes);
   const libcomm::Comm comm = apps::world_comm(o.sizes.nodes);
   apply_arrival_skew(o.sizes.arrival_skew, comm.rank());
+  apply_synchronized_start(o.sizes.synchronized_start);
   auto operation = registry().at(o.op).make(comm, o.settings);
   const auto algos = selected_algorithms(*operation, o, sizes);
   if (apps::is_root()) print_header(o, comm, algos[0]);
@@ -366,10 +370,11 @@ int run(int argc, char** argv) {
                                                 o.simulated, o.progress ? &std::cerr : nullptr);
   long long failures = 0;
   for (const auto& r : rows) failures += r.bad ? 1 : 0;
+  const long long late = late_starts(comm.mpi());
   if (apps::is_root()) {
     print_table(o, comm.size(), rows);
     print_validation(o, rows, failures, algos[0]);
-    if (!o.json_path.empty()) apps::write_json(o.json_path, record(o, comm, rows, failures));
+    if (!o.json_path.empty()) apps::write_json(o.json_path, record(o, comm, rows, failures, late));
   }
   if (!o.save_learned.empty()) libcomm::save_learned_tuning_table(o.save_learned, comm);
   return failures == 0 ? 0 : 1;

@@ -23,6 +23,23 @@ struct ArrivalSkew {
 };
 ArrivalSkew g_skew;
 
+// --synchronized-start: on, and this rank's calls that reached the agreed instant late.
+bool g_synchronized_start = false;
+long long g_late_starts = 0;
+
+// After the barrier: every rank waits (simulated time) until one agreed instant.
+void start_together(MPI_Comm comm) {
+  if (!g_synchronized_start) return;
+  double out = MPI_Wtime(), last_out = 0;
+  MPI_Allreduce(&out, &last_out, 1, MPI_DOUBLE, MPI_MAX, comm);
+  double lag = MPI_Wtime() - last_out, agreement = 0;
+  MPI_Allreduce(&lag, &agreement, 1, MPI_DOUBLE, MPI_MAX, comm);
+  // The second agreement ends about 2 `agreement` after the last one out: one more of margin.
+  const double wait = last_out + 3 * agreement - MPI_Wtime();
+  if (wait < 0) ++g_late_starts;
+  else libcomm::sim::charge_seconds(wait);
+}
+
 // Waits this call's skew on this rank (simulated time in a simulation).
 void wait_arrival_skew() {
   if (g_skew.mean_s <= 0) return;
@@ -70,6 +87,30 @@ void add_size_options(CLI::App& app, SizeOptions& o, const std::string& reps_hel
   app.add_option("--nodes", o.nodes, "node map: shared | flat | ppn=N | sizes=A,B,.. | map=N0,N1,.. | file:PATH")
       ->capture_default_str();
   add_arrival_skew_option(app, o.arrival_skew);
+  app.add_flag("--synchronized-start", o.synchronized_start,
+               "start every rank's clock at one agreed simulated instant after the barrier, so that the "
+               "barrier's own exit skew is not in the time (a SimGrid build without --host-speed)");
+}
+
+void apply_synchronized_start(bool on) {
+  if (!on) return;
+  libcomm::require(libcomm::built_for_simulation(),
+                   "--synchronized-start: needs the simulator's one clock (run the program through "
+                   "scripts/simulate.sh); real ranks' clocks do not agree to the microsecond");
+  libcomm::sim::require_cost_model_applies("--synchronized-start");
+  g_synchronized_start = true;
+}
+
+std::string describe_synchronized_start(bool on) {
+  return on ? "synchronized start: every rank's clock starts at one agreed instant after the barrier "
+              "(--synchronized-start)"
+            : "";
+}
+
+long long late_starts(MPI_Comm comm) {
+  long long late = g_late_starts;
+  MPI_Allreduce(MPI_IN_PLACE, &late, 1, MPI_LONG_LONG, MPI_SUM, comm);
+  return late;
 }
 
 void apply_arrival_skew(const std::vector<double>& seed_us, int rank) {
@@ -112,6 +153,7 @@ std::string timed_run(Operation& operation, const libcomm::Comm& comm, const std
   operation.reset();
   const PolicyScope policy(algo);  // (auto:POLICY: set before the clock starts, for every row alike)
   MPI_Barrier(comm.mpi());
+  start_together(comm.mpi());
   wait_arrival_skew();
   const double charged0 = libcomm::sim::charged_seconds();
   const double t0 = MPI_Wtime();

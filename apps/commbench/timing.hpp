@@ -35,6 +35,7 @@ struct SizeOptions {
   int reps = 5, warmup = 1;
   std::string nodes = "shared";
   std::vector<double> arrival_skew;  // --arrival-skew SEED,US (below)
+  bool synchronized_start = false;   // --synchronized-start (below)
 };
 // Adds them to app, their defaults the values `o` holds; reps_help says what the median is for.
 void add_size_options(CLI::App& app, SizeOptions& o, const std::string& reps_help);
@@ -85,5 +86,23 @@ std::string describe_copy_model(double gbs);
 void apply_arrival_skew(const std::vector<double>& seed_us, int rank);
 // "arrival skew: ...", or "" without it.
 std::string describe_arrival_skew(const std::vector<double>& seed_us);
+
+// --synchronized-start, shared by commbench and tune (a SimGrid build, without --host-speed):
+// every rank starts each timed call's clock at one simulated instant instead of when it
+// leaves the barrier. A barrier lets ranks go apart (SMPI's Open MPI barrier at 256 ranks
+// on flat512: 2.4 ms, more than the 8 rounds of a butterfly allgather of 8 B), and an
+// algorithm's time from the barrier then holds that skew in proportion to how early ranks
+// wait for late ones: a property of the barrier, not of the algorithm. The ranks agree on
+// the last one out (an MPI_MAX allreduce), then on how long such an agreement takes (a
+// second), and wait in simulated time until the last one out plus three agreements; a rank
+// that is past that instant starts at once and counts a late start (late_starts(), which
+// the record keeps). --arrival-skew still adds its own seeded wait after that instant.
+// Applies the option on this rank; throws Error when it cannot apply.
+void apply_synchronized_start(bool on);
+// "synchronized start: ...", or "" without it.
+std::string describe_synchronized_start(bool on);
+// The timed calls whose agreed start a rank reached too late to wait for it, summed over
+// the ranks of comm (collective).
+long long late_starts(MPI_Comm comm);
 
 }  // namespace commbench

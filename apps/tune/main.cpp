@@ -231,6 +231,7 @@ void write_header(std::ostream& table, const Options& o, int argc, char** argv) 
         << (o.simulated ? "; simulated payload" : "")
         << (o.copy_gbs > 0 ? "; " + commbench::describe_copy_model(o.copy_gbs) : "")
         << (o.sizes.arrival_skew.empty() ? "" : "; " + commbench::describe_arrival_skew(o.sizes.arrival_skew))
+        << (o.sizes.synchronized_start ? "; " + commbench::describe_synchronized_start(true) : "")
         << "\n# command: tune";
   for (int k = 1; k < argc; ++k) table << " " << argv[k];
   table << "\n# columns: OP RANKS PPN FROM TO ALGORITHM [spread=S] [topology=tree]\n";
@@ -270,6 +271,7 @@ int run(int argc, char** argv) {
   const auto sizes = commbench::block_sizes(o.sizes);
   const libcomm::Comm comm = apps::world_comm(o.sizes.nodes);
   commbench::apply_arrival_skew(o.sizes.arrival_skew, comm.rank());
+  commbench::apply_synchronized_start(o.sizes.synchronized_start);
 
   std::ostringstream table;
   write_header(table, o, argc, argv);
