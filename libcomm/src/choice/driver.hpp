@@ -392,9 +392,10 @@ class Driver {
     OpChoice c(static_cast<Algo>(next.algo), "auto (online): measuring " + std::string(next.name) + ", one of " +
                                                  std::to_string(on.candidates().size()) + " candidates (" +
                                                  std::to_string(on.calls_needed()) + " calls in all)");
-    // The candidates are timed from a common start (a barrier, during the warm-up only), so
-    // that a rank that came late does not credit an algorithm with the time it did not wait.
-    check_mpi(MPI_Barrier(comm.internal()), "MPI_Barrier");
+    // The candidates are timed from a common start (a barrier that lets the ranks go
+    // together, during the warm-up only), so that a rank that came late does not credit an
+    // algorithm with the time it did not wait.
+    dissemination_barrier(comm);
     const double t0 = MPI_Wtime();
     execute(c, a, s, comm);
     if (on.record(MPI_Wtime() - t0)) {
