@@ -14,9 +14,10 @@
 #         rank r on leaf r mod 16) and cluster64x8 (nodes of 8 cores, --ppn 8); 16, 64 and
 #         256 ranks; blocks 8 B - 1 MiB; every rank's clock starts at one agreed simulated
 #         instant after the barrier (commbench --synchronized-start). Online runs at the
-#         library's defaults (its warm-up of native calls, 3 timings per candidate), --sim-reps timed repetitions (3). With
-#         --sim-timeout S, a run that has not finished in S seconds is stopped and leaves
-#         NAME.skipped (its command and the time), which the page lists. At 256 ranks
+#         library's defaults (its warm-up of native calls, 3 timings per candidate),
+#         --sim-reps timed repetitions (3). With --sim-timeout S, a run that has not
+#         finished in S seconds is stopped and leaves NAME.skipped (its command and the
+#         time), which the page lists. At 256 ranks
 #         SMPI's all-at-once collectives (native allgather, linear all-to-alls: 65280
 #         flows at once) take over 10 min per block size here, and a reduce_scatter of 256 KiB
 #         blocks holds more scratch than this machine's 23 GB: run it with --sizes.
