@@ -106,11 +106,13 @@ std::shared_ptr<PlanState> deferred_program_plan(const Comm& comm, std::string a
 // Comm's slot 0.
 void run_blocking(PlanState& s, const void* send, void* recv, const Comm& comm);
 
-// A barrier that lets the ranks go within about one message of each other: a dissemination
-// barrier (ceil(log2 P) rounds of empty messages to rank + 2^k, from rank - 2^k). What online
-// times its candidates from: MPI_Barrier may be a tree whose root leaves rounds before its
-// leaves (SMPI's Open MPI barrier at 256 ranks let them go 2.3 ms apart on tree16x16, and
-// online then credited the early ranks' wait to the algorithms that made them wait).
+// A dissemination barrier (ceil(log2 P) rounds of empty messages to rank + 2^k, from
+// rank - 2^k). What online times its candidates from: MPI_Barrier may be a tree whose root
+// leaves rounds before its leaves (SMPI's Open MPI barrier at 256 ranks let them go 2.3 ms
+// apart on tree16x16, and online credited the early ranks' wait to the algorithms that made
+// them wait). Not skew-free either: where some ranks' rounds cross nodes and others' do not
+// (2 nodes of 8 on cluster64x8), they leave up to a few inter-node latencies apart, and
+// online measured the hierarchical alltoalls at 16 ranks, 8 B, twice their time (auto.md).
 void dissemination_barrier(const Comm& comm);
 
 // FNV-1a of a list of block sizes (the PlanKey of unequal blocks).
