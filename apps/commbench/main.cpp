@@ -228,7 +228,7 @@ void print_header(const Options& o, const libcomm::Comm& comm, const std::string
             << ", cost parameters " << libcomm::active_cost_params().source
             << (o.copy_gbs > 0 ? "\n" + describe_copy_model(o.copy_gbs) : "") << describe_cross_traffic(o.cross_traffic)
             << (o.sizes.arrival_skew.empty() ? "" : "\n" + describe_arrival_skew(o.sizes.arrival_skew))
-            << (o.sizes.synchronized_start ? "\n" + describe_synchronized_start(true) : "")
+            << (o.sizes.synchronized_start ? "\n" + describe_synchronized_start() : "")
             << "\ntime = median over reps of the slowest rank; ratio = time / " << reference << " time\n\n";
 }
 

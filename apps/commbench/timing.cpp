@@ -101,10 +101,9 @@ void apply_synchronized_start(bool on) {
   g_synchronized_start = true;
 }
 
-std::string describe_synchronized_start(bool on) {
-  return on ? "synchronized start: every rank's clock starts at one agreed instant after the barrier "
-              "(--synchronized-start)"
-            : "";
+std::string describe_synchronized_start() {
+  return "synchronized start: every rank's clock starts at one agreed instant after the barrier "
+         "(--synchronized-start)";
 }
 
 long long late_starts(MPI_Comm comm) {

@@ -99,8 +99,8 @@ std::string describe_arrival_skew(const std::vector<double>& seed_us);
 // the record keeps). --arrival-skew still adds its own seeded wait after that instant.
 // Applies the option on this rank; throws Error when it cannot apply.
 void apply_synchronized_start(bool on);
-// "synchronized start: ...", or "" without it.
-std::string describe_synchronized_start(bool on);
+// "synchronized start: ..." (the header line of a run with the option).
+std::string describe_synchronized_start();
 // The timed calls whose agreed start a rank reached too late to wait for it, summed over
 // the ranks of comm (collective).
 long long late_starts(MPI_Comm comm);

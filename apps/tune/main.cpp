@@ -231,7 +231,7 @@ void write_header(std::ostream& table, const Options& o, int argc, char** argv) 
         << (o.simulated ? "; simulated payload" : "")
         << (o.copy_gbs > 0 ? "; " + commbench::describe_copy_model(o.copy_gbs) : "")
         << (o.sizes.arrival_skew.empty() ? "" : "; " + commbench::describe_arrival_skew(o.sizes.arrival_skew))
-        << (o.sizes.synchronized_start ? "; " + commbench::describe_synchronized_start(true) : "")
+        << (o.sizes.synchronized_start ? "; " + commbench::describe_synchronized_start() : "")
         << "\n# command: tune";
   for (int k = 1; k < argc; ++k) table << " " << argv[k];
   table << "\n# columns: OP RANKS PPN FROM TO ALGORITHM [spread=S] [topology=tree]\n";

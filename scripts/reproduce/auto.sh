@@ -162,8 +162,9 @@ if ((!REPORT_ONLY)) && ((run_sim || run_model)); then
         [[ -r $OUT/$name.cmd ]] || continue
         sizes=$(grep -o -- '--sizes [^ ]*' "$OUT/$name.cmd" | cut -d' ' -f2)
         reps=$(grep -o -- '--reps [^ ]*' "$OUT/$name.cmd" | cut -d' ' -f2)
-        # The variability the record ran under (its cross traffic or arrival skew), not
-        # this invocation's: a model rerun scores against the record's own timings.
+        # The start and variability the record ran under (its synchronized start, cross
+        # traffic or arrival skew), not this invocation's: a model rerun scores against the
+        # record's own timings.
         read -ra varied <<<"$(grep -o -- '--synchronized-start\|--cross-traffic [^ ]*\|--arrival-skew [^ ]*' "$OUT/$name.cmd" | tr '\n' ' ')"
         echo "auto.sh: $name.model" >&2
         record "$name.model" "${untuned[@]}" "${simulate[@]}" "${varied[@]}" \

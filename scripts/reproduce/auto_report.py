@@ -231,8 +231,8 @@ def conditions(metas, detail):
         late = sum(metas[key]["synchronized_start"].get("late_starts", 0) for key in together)
         named = ", ".join(f"{k[0]} {k[1]} ranks {k[2]}" for k in together) if len(together) < n else "all of them"
         out[0] += (f"; {len(together)} of {n} time every call from one agreed instant after the barrier "
-                   f"(commbench --synchronized-start: {named}; {late} late starts), the others from each rank's "
-                   "own exit from the barrier")
+                   f"(commbench --synchronized-start: {named}; {late} late starts)" +
+                   (", the others from each rank's own exit from the barrier" if len(together) < n else ""))
     out[0] += "."
     if still:
         which = "with neither" if skew else "without it"

@@ -392,9 +392,9 @@ class Driver {
     OpChoice c(static_cast<Algo>(next.algo), "auto (online): measuring " + std::string(next.name) + ", one of " +
                                                  std::to_string(on.candidates().size()) + " candidates (" +
                                                  std::to_string(on.calls_needed()) + " calls in all)");
-    // The candidates are timed from a common start (a barrier that lets the ranks go
-    // together, during the warm-up only), so that a rank that came late does not credit an
-    // algorithm with the time it did not wait.
+    // The candidates are timed from a common start (a barrier, during the warm-up only), so
+    // that a rank that came late does not credit an algorithm with the time it did not wait;
+    // which barrier, and the skew it still leaves, in dissemination_barrier's comment.
     dissemination_barrier(comm);
     const double t0 = MPI_Wtime();
     execute(c, a, s, comm);
