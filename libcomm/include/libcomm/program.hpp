@@ -146,8 +146,10 @@ class ProgramBuilder {
   void check(std::uint32_t stage, ByteRange expected, ByteRange got);
   // Appends `bytes` of read-only program data; returns its range (Area::Const).
   ByteRange constant(const void* data, std::size_t bytes);
-  // A barrier of all P ranks from zero-byte messages (dissemination: in round k send to
-  // rank + 2^k, receive from rank - 2^k), one stage a round from `stage`; returns the first
+  // A barrier of all P ranks from zero-byte messages, one stage a round from `stage`: where
+  // P is a power of two, recursive doubling (round k with rank XOR 2^k, so that where nodes
+  // hold aligned blocks of ranks every rank's round k crosses nodes or none does), else
+  // dissemination (send to rank + 2^k, receive from rank - 2^k); returns the first
   // stage after it. Point to point with the program's own tag, so that it never matches a
   // barrier of another collective in flight (an MPI_Ibarrier would, in posting order).
   // On a channel: the same among its members (a node barrier on the node's channel).

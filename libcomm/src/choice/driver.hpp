@@ -394,8 +394,8 @@ class Driver {
                                                  std::to_string(on.calls_needed()) + " calls in all)");
     // The candidates are timed from a common start (a barrier, during the warm-up only), so
     // that a rank that came late does not credit an algorithm with the time it did not wait;
-    // which barrier, and the skew it still leaves, in dissemination_barrier's comment.
-    dissemination_barrier(comm);
+    // which barrier, and why, in timing_barrier's comment.
+    timing_barrier(comm);
     const double t0 = MPI_Wtime();
     execute(c, a, s, comm);
     if (on.record(MPI_Wtime() - t0)) {

@@ -171,9 +171,10 @@ std::uint32_t ProgramBuilder::barrier(std::uint32_t stage, std::uint8_t channel)
     require(me < p, "ProgramBuilder::barrier: rank " + std::to_string(p_.rank) + " is not a member of channel " +
                         std::to_string(channel));
   }
+  const bool pairs = (p & (p - 1)) == 0;  // a power of two: recursive doubling, with me XOR dist
   for (int dist = 1; dist < p; dist *= 2, ++stage) {
-    recv(stage, (me - dist % p + p) % p, {Area::Recv, 0, 0}, stage, TagKind::Sync, channel);
-    send(stage, (me + dist) % p, {Area::Send, 0, 0}, stage, TagKind::Sync, channel);
+    recv(stage, pairs ? me ^ dist : (me - dist % p + p) % p, {Area::Recv, 0, 0}, stage, TagKind::Sync, channel);
+    send(stage, pairs ? me ^ dist : (me + dist) % p, {Area::Send, 0, 0}, stage, TagKind::Sync, channel);
   }
   return stage;
 }

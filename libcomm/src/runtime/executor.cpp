@@ -602,18 +602,15 @@ void run_blocking(PlanState& s, const void* send, void* recv, const Comm& comm) 
   s.blocking_run = false;
 }
 
-void dissemination_barrier(const Comm& comm) {
+void timing_barrier(const Comm& comm) {
   const int p = comm.size(), me = comm.rank();
-  ProgramBuilder pb("dissemination_barrier", me, p);
-  std::uint32_t round = 0;
-  for (long long d = 1; d < p; d *= 2, ++round) {
-    pb.recv(round, static_cast<int>((me - d + p) % p), {Area::Recv, 0, 0}, round, TagKind::Sync);
-    pb.send(round, static_cast<int>((me + d) % p), {Area::Send, 0, 0}, round, TagKind::Sync);
-  }
-  pb.set_extents(0, 0);
-  const auto plan = program_plan(comm, std::move(pb).program(), "barrier", false);
   std::byte none{};
-  run_blocking(*plan, &none, &none, comm);
+  run_cached(comm, PlanKey{"timing_barrier", 0, 0, 0}, {}, &none, &none, [&] {
+    ProgramBuilder pb("timing_barrier", me, p);
+    pb.barrier(0);
+    pb.set_extents(0, 0);
+    return program_plan(comm, std::move(pb).program(), "barrier", false);
+  });
 }
 
 }  // namespace detail

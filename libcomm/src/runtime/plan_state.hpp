@@ -106,14 +106,15 @@ std::shared_ptr<PlanState> deferred_program_plan(const Comm& comm, std::string a
 // Comm's slot 0.
 void run_blocking(PlanState& s, const void* send, void* recv, const Comm& comm);
 
-// A dissemination barrier (ceil(log2 P) rounds of empty messages to rank + 2^k, from
-// rank - 2^k). What online times its candidates from: MPI_Barrier may be a tree whose root
-// leaves rounds before its leaves (SMPI's Open MPI barrier at 256 ranks let them go 2.3 ms
-// apart on tree16x16, and online credited the early ranks' wait to the algorithms that made
-// them wait). Not skew-free either: where some ranks' rounds cross nodes and others' do not
-// (2 nodes of 8 on cluster64x8), they leave up to a few inter-node latencies apart, and
-// online measured the hierarchical alltoalls at 16 ranks, 8 B, twice their time (auto.md).
-void dissemination_barrier(const Comm& comm);
+// The barrier online times its candidates from: ProgramBuilder::barrier over all ranks.
+// MPI_Barrier may be a tree whose root leaves rounds before its leaves (SMPI's Open MPI
+// barrier at 256 ranks let them go 2.3 ms apart on tree16x16, and online credited the early
+// ranks' wait to the algorithms that made them wait). Where P is not a power of two, its
+// dissemination rounds cross nodes for some ranks and not others, which lets them go a few
+// inter-node latencies apart (with P = 16 on 2 nodes of 8 it had, before the power-of-two
+// case exchanged with rank XOR 2^k, and online measured the hierarchical alltoalls at 8 B
+// twice their time). Its plan is kept in the Comm: a measuring call builds nothing.
+void timing_barrier(const Comm& comm);
 
 // FNV-1a of a list of block sizes (the PlanKey of unequal blocks).
 inline std::uint64_t hash_sizes(std::span<const std::size_t> sizes) {
