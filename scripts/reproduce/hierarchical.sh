@@ -30,6 +30,8 @@
 # between nodes per node at a time, in step order: the paper's single-ported execution),
 # its record named so. `ring` is MPICH 1.2.5's MPI_Alltoall (every receive and send posted at
 # once, rank i sending to i+1, i+2, ...), `linear` the same in the order 0, 1, ....
+# P002_ALGOS=a,b,... (packet) the same for paper 002's (default auto, linear, pairwise,
+# bruck, leader, send_aggregate, recv_distribute).
 #     --report-only    rewrite the page (hierarchical_tables.md, or with --network packet
 #               hierarchical_packet.md) and its plots from the committed records alone
 # Paper 000's runs trace their stages (LIBCOMM_TRACE_STAGES): every record
@@ -160,7 +162,7 @@ if [[ "$NETWORK" == packet ]]; then
     python3 "$ROOT/scripts/reproduce/topo2platform.py" "$ROOT/inputs/topologies/star$n.topo" \
       "$PLAT/p002_$shape.xml" --hostfile "$PLAT/p002_$shape.hosts" --cores "$k"
     packet_run "p002_$shape" "$PLAT/p002_$shape.xml" "$PLAT/p002_$shape.hosts" "ppn=$k" "$MC_SIZES" \
-      auto,linear,pairwise,bruck,leader,send_aggregate,recv_distribute
+      "${P002_ALGOS:-auto,linear,pairwise,bruck,leader,send_aggregate,recv_distribute}"
   done
   if ((QUICK)); then
     SOURCE="$OUT" PAGE="$OUT/hierarchical_packet.md"

@@ -695,6 +695,18 @@ def paper000_traces(data, lines):
               f"intra-node steps (the schedule's), {counts['avoidable']} do not"
               + (f", {counts['untraced']} have no trace" if counts["untraced"] else "") + ".", ""]
 
+def packet_selector_lines(folder):
+    """Which selector chose the MPI all-to-alls of the packet runs (native's, and those inside
+    paper 002's schemes and auto's choices), as their records say."""
+    records = [load_json(p) for p in sorted(folder.glob("p000_*_native.json")) +
+               sorted(folder.glob("p002_*.json")) if "." not in p.stem and
+               p.stem.rsplit("_", 1)[-1] in ("native", "leader", "aggregate", "distribute", "auto")]
+    if not records:
+        return []
+    return [native_records.selector_sentence(
+        records, "`native`, and the library all-to-alls inside paper 002's schemes, are"), ""]
+
+
 def packet_main(folder, out):
     lines = ["# Hierarchical all-to-all on packets: papers 000 and 002 on Ethernet with ns-3's TCP", "",
              "Written by `scripts/reproduce/hierarchical.sh --network packet` (the discussion is in "
@@ -705,6 +717,7 @@ def packet_main(folder, out):
              "cost TCP over the memory links and messages leaving it share the node's one network "
              "link. Every algorithm runs in a simulation of its own, 3 repetitions, median of the "
              "slowest rank; ± is half the spread of the 3.", ""]
+    lines += packet_selector_lines(folder)
     fluid_dir = folder.parent / "hierarchical"
     data = paper000_section(folder, fluid_dir, lines)
     layouts = sorted({experiment_of(p.stem, "p000_") for p in folder.glob("p000_*.json") if "." not in p.stem})
