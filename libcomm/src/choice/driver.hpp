@@ -401,9 +401,11 @@ class Driver {
     if (on.record(MPI_Wtime() - t0)) {
       on.agree(comm.internal());
       // The candidates that lost give back their plans (windows, buffers) built at this
-      // shape; every rank alike, in candidate order.
+      // shape, and the barrier its own (rebuilt by the next site that measures); every
+      // rank alike, in candidate order.
       for (const Candidate& lost : on.candidates())
         if (lost.algo != on.winner()) comm.drop_plan(plan_key(static_cast<Algo>(lost.algo), s));
+      comm.drop_plan(kTimingBarrier);
       remember(comm, key, OpChoice(static_cast<Algo>(on.winner()), on.reason()));
       if (comm.rank() == 0) record_learned(learned_row(s, comm, on, agreed_class));
     }

@@ -605,7 +605,7 @@ void run_blocking(PlanState& s, const void* send, void* recv, const Comm& comm) 
 void timing_barrier(const Comm& comm) {
   const int p = comm.size(), me = comm.rank();
   std::byte none{};
-  run_cached(comm, PlanKey{"timing_barrier", 0, 0, 0}, {}, &none, &none, [&] {
+  run_cached(comm, kTimingBarrier, {}, &none, &none, [&] {
     ProgramBuilder pb("timing_barrier", me, p);
     pb.barrier(0);
     pb.set_extents(0, 0);

@@ -113,7 +113,9 @@ void run_blocking(PlanState& s, const void* send, void* recv, const Comm& comm);
 // dissemination rounds cross nodes for some ranks and not others, which lets them go a few
 // inter-node latencies apart (with P = 16 on 2 nodes of 8 it had, before the power-of-two
 // case exchanged with rank XOR 2^k, and online measured the hierarchical alltoalls at 8 B
-// twice their time). Its plan is kept in the Comm: a measuring call builds nothing.
+// twice their time). Its plan is kept in the Comm under kTimingBarrier while a site
+// measures: a measuring call builds nothing.
+inline constexpr PlanKey kTimingBarrier{"timing_barrier", 0, 0, 0};
 void timing_barrier(const Comm& comm);
 
 // FNV-1a of a list of block sizes (the PlanKey of unequal blocks).
