@@ -31,7 +31,7 @@
 # its record named so. `ring` is MPICH 1.2.5's MPI_Alltoall (every receive and send posted at
 # once, rank i sending to i+1, i+2, ...), `linear` the same in the order 0, 1, ....
 # P002_ALGOS=a,b,... (packet) the same for paper 002's (default auto, linear, pairwise,
-# bruck, leader, send_aggregate, recv_distribute).
+# bruck, leader, send_aggregate, recv_distribute; auto by the cost model, LIBCOMM_AUTO=model).
 #     --report-only    rewrite the page (hierarchical_tables.md, or with --network packet
 #               hierarchical_packet.md) and its plots from the committed records alone
 # Paper 000's runs trace their stages (LIBCOMM_TRACE_STAGES): every record
@@ -108,7 +108,9 @@ if [[ "$NETWORK" == packet ]]; then
         [[ -n "$trace" ]] && rm -rf "$trace" && mkdir -p "$trace"
         local run=("$a") # X_one_matching: X with one matching per step
         [[ "$a" == *_one_matching ]] && run=("${a%_one_matching}" --clustered-steps one-matching)
-        LIBCOMM_TRACE_STAGES="$trace" "$SIM" --network packet --platform "$plat" --hostfile "$hosts" \
+        # auto by the cost model: online's warm-up (a few hundred calls) opens more TCP
+        # connections than the ns-3 binding's 65535 ports (simulate.sh says so and stops).
+        LIBCOMM_AUTO=model LIBCOMM_TRACE_STAGES="$trace" "$SIM" --network packet --platform "$plat" --hostfile "$hosts" \
           commbench --nodes "$nodes" --sizes "$sizes" --reps 3 --warmup 0 --algo "${run[@]}" --skip-native \
           --json "$OUT/${name}_$a.json" >"$OUT/${name}_$a.log" 2>&1 ||
           { tail -5 "$OUT/${name}_$a.log"; echo "== $name $a FAILED"; exit 1; }

@@ -697,10 +697,10 @@ def paper000_traces(data, lines):
 
 def packet_selector_lines(folder):
     """Which selector chose the MPI all-to-alls of the packet runs (native's, and those inside
-    paper 002's schemes and auto's choices), as their records say."""
+    paper 002's schemes), as their records say. (auto's record ran libcomm's own algorithms.)"""
     records = [load_json(p) for p in sorted(folder.glob("p000_*_native.json")) +
                sorted(folder.glob("p002_*.json")) if "." not in p.stem and
-               p.stem.rsplit("_", 1)[-1] in ("native", "leader", "aggregate", "distribute", "auto")]
+               p.stem.rsplit("_", 1)[-1] in ("native", "leader", "aggregate", "distribute")]
     if not records:
         return []
     return [native_records.selector_sentence(
