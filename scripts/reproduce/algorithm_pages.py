@@ -387,12 +387,8 @@ def p002_packet():
     wins = {}
     for shape in shapes:
         rec, t, sizes, algos, ran, spread = hr.load_split(HIER_PACKET, f"p002_{shape}")
-        hier = ("leader", "send_aggregate", "recv_distribute")
         for b in sizes:
-            # auto counts as flat where it ran a flat algorithm (the record's `ran`)
-            flat = [a for a in ("auto", "linear", "pairwise", "bruck")
-                    if a in algos and not (a == "auto" and ran_at(HIER_PACKET / f"p002_{shape}_auto.json", "auto", b) in hier)]
-            best = min(flat, key=lambda a: t[(a, b)])
+            best = min(hr.p002_flat_at(algos, ran, b), key=lambda a: t[(a, b)])
             sa, rd = t[("send_aggregate", b)], t[("recv_distribute", b)]
             fastest = min(algos, key=lambda a: t.get((a, b), 1e9))
             g = t[(best, b)] / sa - 1

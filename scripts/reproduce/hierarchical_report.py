@@ -199,7 +199,8 @@ def experiment_of(stem, prefix):
 
 def load_split(folder, prefix):
     """Merges the per-algorithm records prefix_<algo>.json: (first record, times, sizes,
-    algos, ran, spread) with spread[(algo, b)] = (max - min) / median of the repetitions."""
+    algos, ran, spread) with spread[(algo, b)] = (max - min) / median of the repetitions and
+    ran[algo] what the algorithm ran at the last size, ran[(algo, b)] at size b."""
     t, ran, spread, algos, sizes, first = {}, {}, {}, [], set(), None
     for path in sorted(folder.glob(f"{prefix}_*.json")):
         if "." in path.stem:  # X.trace.json: a trace summary, not a commbench record
@@ -219,6 +220,7 @@ def load_split(folder, prefix):
             ts = r.get("times_s") or [r["median_s"]]
             spread[key] = (max(ts) - min(ts)) / r["median_s"] if r["median_s"] > 0 else 0
             ran[r["algo"]] = r["ran"]
+            ran[key] = r["ran"]  # (what ran at each size: auto's choice changes with it)
             sizes.add(r["block_bytes"])
             if r["algo"] not in algos:
                 algos.append(r["algo"])
@@ -695,6 +697,22 @@ def paper000_traces(data, lines):
               f"intra-node steps (the schedule's), {counts['avoidable']} do not"
               + (f", {counts['untraced']} have no trace" if counts["untraced"] else "") + ".", ""]
 
+P002_FLAT = ("auto", "linear", "pairwise", "bruck")
+P002_HIERARCHICAL = ("leader", "send_aggregate", "recv_distribute")
+
+
+def p002_flat_at(algos, ran, b):
+    """Paper 002's flat algorithms among `algos` at size b: auto counts where it ran a flat one
+    (load_split's ran[(algo, b)])."""
+    return [a for a in P002_FLAT if a in algos and not (a == "auto" and ran.get((a, b)) in P002_HIERARCHICAL)]
+
+
+def auto_policy(folder, shape):
+    """auto's policy in the p002 record of `shape` (older records name none)."""
+    path = folder / f"p002_{shape}_auto.json"
+    return load_json(path).get("auto_policy") if path.exists() else None
+
+
 def packet_selector_lines(folder):
     """Which selector chose the MPI all-to-alls of the packet runs (native's, and those inside
     paper 002's schemes), as their records say. (auto's record ran libcomm's own algorithms.)"""
@@ -705,6 +723,60 @@ def packet_selector_lines(folder):
         return []
     return [native_records.selector_sentence(
         records, "`native`, and the library all-to-alls inside paper 002's schemes, are"), ""]
+
+
+def p002_gains(folder, shape, before=None):
+    """{size: (best flat, best flat time / SA time - 1)} of paper 002's packet records of `shape`;
+    with `before`, its records (the runs made again) stand in for those of `folder`."""
+    _, t, sizes, algos, ran, _ = load_split(folder, f"p002_{shape}")
+    if before is not None:
+        _, t_old, _, _, ran_old, _ = load_split(before, f"p002_{shape}")
+        t.update(t_old)
+        ran.update(ran_old)
+    best = {b: min(p002_flat_at(algos, ran, b), key=lambda a: t.get((a, b), 1e9)) for b in sizes}
+    return {b: (best[b], t[(best[b], b)] / t[("send_aggregate", b)] - 1) for b in sizes if ("send_aggregate", b) in t}
+
+
+def packet_before_ompi_lines(folder):
+    """The packet runs that call the MPI library's all-to-all against their copies made under
+    SMPI's default selector (before_ompi/): paper 002's SA gains side by side, native's moves."""
+    before = folder / "before_ompi"
+    if not before.is_dir():
+        return []
+    out = ["## Before and after the MPI all-to-alls ran under Open MPI's decision", "",
+           "The runs that call the MPI library's all-to-all (native, and paper 002's schemes inside a "
+           "node and between nodes) were rerun under Open MPI's decision; their copies made under SMPI's "
+           "default selector are in `before_ompi/`. auto ran libcomm's own flat algorithms before and "
+           "its cost model now (it is flat only where it ran a flat algorithm).", ""]
+    shapes = sorted({experiment_of(p.stem, "p002_") for p in before.glob("p002_*.json") if "." not in p.stem})
+    if shapes:
+        out += ["| shape | block | before: best flat | before: SA vs best flat | now: best flat | now: SA vs best flat |",
+                "|---|---|---|---:|---|---:|"]
+        for shape in shapes:
+            old, now = p002_gains(folder, shape, before), p002_gains(folder, shape)
+            for b in sorted(set(old) & set(now)):
+                out.append(f"| {shape} | {fmt_size(b)} | {old[b][0]} | {old[b][1]:+.0%} | {now[b][0]} | {now[b][1]:+.0%} |")
+        out.append("")
+        for shape in shapes:
+            old, now = p002_gains(folder, shape, before), p002_gains(folder, shape)
+            common = sorted(set(old) & set(now))
+            flipped = [b for b in common if (old[b][1] > 0) != (now[b][1] > 0)]
+            out.append(f"On {shape} SA beat the best flat algorithm at {sum(old[b][1] > 0 for b in common)} of "
+                       f"{len(common)} sizes before and at {sum(now[b][1] > 0 for b in common)} now"
+                       + (f"; the verdict changes at {', '.join(fmt_size(b) for b in flipped)}." if flipped else
+                          "; no size changes its verdict."))
+        out.append("")
+    natives = sorted(p for p in before.glob("p000_*_native.json"))
+    if natives:
+        out += ["| paper 000 record | blocks | native now / before |", "|---|---:|---|"]
+        for old_path in natives:
+            _, t_old, _, _, _ = load(old_path)
+            _, t_now, _, _, _ = load(folder / old_path.name)
+            common = sorted(set(t_now) & set(t_old), key=lambda k: k[1])
+            out.append(f"| {old_path.stem} | {len(common)} | "
+                       + ", ".join(f"{fmt_size(b)} {t_now[(a, b)] / t_old[(a, b)]:.2f}x" for a, b in common) + " |")
+        out.append("")
+    return out
 
 
 def packet_main(folder, out):
@@ -755,19 +827,24 @@ def packet_main(folder, out):
         lines += [f"![uneven layouts on packets]({png.name})", ""]
     if data:
         paper000_traces(data, lines)
+    before_lines = packet_before_ompi_lines(folder)
     shapes = sorted({experiment_of(p.stem, "p002_") for p in folder.glob("p002_*.json") if "." not in p.stem})
     for shape in shapes:
         rec, t, sizes, algos, ran, spread = load_split(folder, f"p002_{shape}")
         n, k = shape.split("x")
-        flat = [a for a in ("auto", "linear", "pairwise", "bruck") if a in algos]
+        flat = [a for a in P002_FLAT if a in algos and a != "auto"]
+        auto_ran = {b: ran.get(("auto", b)) for b in sizes if ("auto", b) in t}
         lines += [
             f"## Paper 002 on packets: leader, send-aggregate, receive-distribute on {n} x {k}",
             "",
             "Memory links of 1 Gbit/s. Times in ms (slowest rank, median of 3). `best flat` is the "
-            "fastest of " + ", ".join(flat) + " at that size; the gain is best flat time / SA time - 1 "
+            "fastest of " + ", ".join(flat) + (", and auto where it ran a flat algorithm," if auto_ran else "")
+            + " at that size; the gain is best flat time / SA time - 1 "
             "(paper 002 on InfiniPath: SA 55 % faster than the flat algorithm at 512 B on 512 ranks, "
-            "aggregation better up to 2 KiB). `auto` ran: "
-            + ", ".join(sorted({ran.get('auto', '?')})) + ".",
+            "aggregation better up to 2 KiB)."
+            + (" `auto` (" + (auto_policy(folder, shape) or "its policy unrecorded") + ") ran: "
+               + ", ".join(f"{a} ({', '.join(fmt_size(b) for b in sizes if auto_ran.get(b) == a)})"
+                           for a in sorted(set(auto_ran.values()))) + "." if auto_ran else ""),
             "",
             "| block | " + " | ".join(algos) + " | best flat | SA vs best flat | RD vs SA |",
             "|---|" + "---|" * (len(algos) + 3),
@@ -777,7 +854,7 @@ def packet_main(folder, out):
             cells = [f"{t[(a, b)] * 1e3:.2f}" if (a, b) in t else "-" for a in algos]
             for a in algos:
                 series[a].append(t.get((a, b), float("nan")) * 1e3)
-            best = min(flat, key=lambda a: t.get((a, b), 1e9))
+            best = min(p002_flat_at(algos, ran, b), key=lambda a: t.get((a, b), 1e9))
             sa, rd = t.get(("send_aggregate", b)), t.get(("recv_distribute", b))
             g = t[(best, b)] / sa - 1 if sa else None
             r = rd / sa - 1 if sa and rd else None
@@ -788,6 +865,7 @@ def packet_main(folder, out):
         plot(png, f"paper 002 on packets, {n} x {k} (ns-3 TCP)", "block size (bytes)", "time (ms)",
              series, sizes)
         lines += [f"![paper 002 on packets {shape}]({png.name})", ""]
+    lines += before_lines
     out.write_text("\n".join(lines) + "\n")
     return 0
 
