@@ -175,6 +175,36 @@ TEST(StepPrograms, BruckTakesCeilLog2PStagesOfOneMessage) {
 }
 
 // The verifier must fail broken programs, each in its own way.
+// ProgramBuilder::barrier: ceil(log2 P) rounds of one empty message out and one in; where P
+// is a power of two, round k exchanges with rank XOR 2^k (so that on nodes of aligned blocks
+// of ranks every rank's round crosses nodes or none does: online's timing barrier), else it
+// sends to rank + 2^k and receives from rank - 2^k. Every P's programs pass the verifier.
+TEST(StepPrograms, BarrierPairsRanksByXorWherePIsAPowerOfTwo) {
+  for (int p = 1; p <= 24; ++p) {
+    std::vector<StepProgram> progs;
+    for (int r = 0; r < p; ++r) {
+      ProgramBuilder pb("barrier", r, p);
+      pb.barrier(0);
+      pb.set_extents(0, 0);
+      progs.push_back(std::move(pb).program());
+    }
+    const VerifyResult res = verify_programs(progs, [](int) { return std::size_t{0}; },
+                                             [](int, std::size_t) { return ByteOrigin{}; });
+    ASSERT_TRUE(res.ok) << "P = " << p << ": " << res.summary();
+    const bool pairs = (p & (p - 1)) == 0;
+    for (int r = 0; r < p; ++r) {
+      std::uint32_t round = 0;
+      for (int d = 1; d < p; d *= 2, ++round)
+        for (const Step& st : progs[static_cast<std::size_t>(r)].steps)
+          if (st.stage == round && (st.kind == StepKind::Send || st.kind == StepKind::Recv)) {
+            const int want = pairs ? r ^ d : st.kind == StepKind::Send ? (r + d) % p : (r - d + p) % p;
+            EXPECT_EQ(st.peer, want) << "P = " << p << ", rank " << r << ", round " << round;
+          }
+      EXPECT_EQ(progs[static_cast<std::size_t>(r)].messages_sent(), round) << "P = " << p;
+    }
+  }
+}
+
 TEST(StepPrograms, VerifierCatchesMissingWrongAndDeadlockedSteps) {
   const int p = 4;
   const std::size_t b = 2;

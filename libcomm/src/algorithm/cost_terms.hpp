@@ -65,7 +65,7 @@ double all_at_once(const Layout& l, const CostParams& c, double n);
 double all_at_once_bytes(const Layout& l, const CostParams& c, int messages, double total);
 // A barrier among the ranks of a node: ceil(log2 ppn) rounds of empty messages.
 double node_barrier(const Layout& l, const CostParams& c);
-// A barrier of all P ranks (ProgramBuilder::barrier) (zero-byte messages, ceil(log2 P) rounds).
+// A barrier of all P ranks: ProgramBuilder::barrier, ceil(log2 P) rounds of zero-byte messages.
 double barrier(const Layout& l, const CostParams& c);
 // n bytes copied locally.
 inline double copy(const CostParams& c, double n) { return n * c.copy_at(n); }
