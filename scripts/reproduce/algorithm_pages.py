@@ -387,11 +387,11 @@ def p002_packet():
     wins = {}
     for shape in shapes:
         rec, t, sizes, algos, ran, spread = hr.load_split(HIER_PACKET, f"p002_{shape}")
+        gains = hr.p002_gains(HIER_PACKET, shape)
         for b in sizes:
-            best = min(hr.p002_flat_at(algos, ran, b), key=lambda a: t[(a, b)])
+            best, g = gains[b]
             sa, rd = t[("send_aggregate", b)], t[("recv_distribute", b)]
             fastest = min(algos, key=lambda a: t.get((a, b), 1e9))
-            g = t[(best, b)] / sa - 1
             wins.setdefault(shape, []).append((b, g))
             lines.append(f"| {shape} | {hr.fmt_size(b)} | {best} | {g:+.0%} | {rd / sa - 1:+.0%} | {fastest} | "
                          f"{PAPER002.get(b, '')} |")

@@ -726,15 +726,20 @@ def packet_selector_lines(folder):
 
 
 def p002_gains(folder, shape, before=None):
-    """{size: (best flat, best flat time / SA time - 1)} of paper 002's packet records of `shape`;
-    with `before`, its records (the runs made again) stand in for those of `folder`."""
+    """{size: (best flat, best flat time / SA time - 1, or None without SA)} of paper 002's
+    packet records of `shape`; with `before`, its records (the runs made again) stand in for
+    those of `folder`."""
     _, t, sizes, algos, ran, _ = load_split(folder, f"p002_{shape}")
     if before is not None:
         _, t_old, _, _, ran_old, _ = load_split(before, f"p002_{shape}")
         t.update(t_old)
         ran.update(ran_old)
-    best = {b: min(p002_flat_at(algos, ran, b), key=lambda a: t.get((a, b), 1e9)) for b in sizes}
-    return {b: (best[b], t[(best[b], b)] / t[("send_aggregate", b)] - 1) for b in sizes if ("send_aggregate", b) in t}
+    gains = {}
+    for b in sizes:
+        best = min(p002_flat_at(algos, ran, b), key=lambda a: t.get((a, b), 1e9))
+        sa = t.get(("send_aggregate", b))
+        gains[b] = (best, t[(best, b)] / sa - 1 if sa else None)
+    return gains
 
 
 def packet_before_ompi_lines(folder):
@@ -752,17 +757,18 @@ def packet_before_ompi_lines(folder):
     if shapes:
         out += ["| shape | block | before: best flat | before: SA vs best flat | now: best flat | now: SA vs best flat |",
                 "|---|---|---|---:|---|---:|"]
-        for shape in shapes:
-            old, now = p002_gains(folder, shape, before), p002_gains(folder, shape)
-            for b in sorted(set(old) & set(now)):
+        both = {shape: (p002_gains(folder, shape, before), p002_gains(folder, shape)) for shape in shapes}
+        common = {shape: [b for b in sorted(set(old) & set(now)) if old[b][1] is not None and now[b][1] is not None]
+                  for shape, (old, now) in both.items()}
+        for shape, (old, now) in both.items():
+            for b in common[shape]:
                 out.append(f"| {shape} | {fmt_size(b)} | {old[b][0]} | {old[b][1]:+.0%} | {now[b][0]} | {now[b][1]:+.0%} |")
         out.append("")
-        for shape in shapes:
-            old, now = p002_gains(folder, shape, before), p002_gains(folder, shape)
-            common = sorted(set(old) & set(now))
-            flipped = [b for b in common if (old[b][1] > 0) != (now[b][1] > 0)]
-            out.append(f"On {shape} SA beat the best flat algorithm at {sum(old[b][1] > 0 for b in common)} of "
-                       f"{len(common)} sizes before and at {sum(now[b][1] > 0 for b in common)} now"
+        for shape, (old, now) in both.items():
+            common_b = common[shape]
+            flipped = [b for b in common_b if (old[b][1] > 0) != (now[b][1] > 0)]
+            out.append(f"On {shape} SA beat the best flat algorithm at {sum(old[b][1] > 0 for b in common_b)} of "
+                       f"{len(common_b)} sizes before and at {sum(now[b][1] > 0 for b in common_b)} now"
                        + (f"; the verdict changes at {', '.join(fmt_size(b) for b in flipped)}." if flipped else
                           "; no size changes its verdict."))
         out.append("")
@@ -827,7 +833,6 @@ def packet_main(folder, out):
         lines += [f"![uneven layouts on packets]({png.name})", ""]
     if data:
         paper000_traces(data, lines)
-    before_lines = packet_before_ompi_lines(folder)
     shapes = sorted({experiment_of(p.stem, "p002_") for p in folder.glob("p002_*.json") if "." not in p.stem})
     for shape in shapes:
         rec, t, sizes, algos, ran, spread = load_split(folder, f"p002_{shape}")
@@ -850,13 +855,13 @@ def packet_main(folder, out):
             "|---|" + "---|" * (len(algos) + 3),
         ]
         series = {a: [] for a in algos}
+        gains = p002_gains(folder, shape)
         for b in sizes:
             cells = [f"{t[(a, b)] * 1e3:.2f}" if (a, b) in t else "-" for a in algos]
             for a in algos:
                 series[a].append(t.get((a, b), float("nan")) * 1e3)
-            best = min(p002_flat_at(algos, ran, b), key=lambda a: t.get((a, b), 1e9))
+            best, g = gains[b]
             sa, rd = t.get(("send_aggregate", b)), t.get(("recv_distribute", b))
-            g = t[(best, b)] / sa - 1 if sa else None
             r = rd / sa - 1 if sa and rd else None
             lines.append(f"| {fmt_size(b)} | " + " | ".join(cells) + f" | {best} | "
                          f"**{'-' if g is None else f'{g:+.0%}'}** | {'-' if r is None else f'{r:+.0%}'} |")
@@ -865,7 +870,7 @@ def packet_main(folder, out):
         plot(png, f"paper 002 on packets, {n} x {k} (ns-3 TCP)", "block size (bytes)", "time (ms)",
              series, sizes)
         lines += [f"![paper 002 on packets {shape}]({png.name})", ""]
-    lines += before_lines
+    lines += packet_before_ompi_lines(folder)
     out.write_text("\n".join(lines) + "\n")
     return 0
 
