@@ -203,11 +203,21 @@ void split_by_counter(const Run& run, std::int64_t& counter, std::int64_t bucket
   }
 }
 
+// The one routing of a staged algorithm's runs (simulate.cpp), for the blocking engine,
+// the request programs and the MPI-free simulation: routes `run`, held by rank r at the
+// start of stage s (after alg.begin_stage(s, r)), and hands each piece to on_piece with
+// its bucket, bucket_of[partner] (-1: the stage does not pair r with that rank). Throws
+// Error, prefixed by `who`, when a piece goes to an unpaired rank or is not part of its
+// run, or when the pieces lose or duplicate elements. `routed` is scratch.
+void route_run(StagedAlgorithm& alg, int s, int r, const Run& run, std::span<const int> bucket_of,
+               std::vector<Routed>& routed, const std::string& who,
+               const std::function<void(std::size_t b, const Run& piece)>& on_piece);
+
 // One stage `s` of a staged algorithm for all P ranks, without MPI (simulate.cpp): every
 // rank's held runs are routed into its send buckets, bucket b going to the b-th partner of
 // the stage's rounds, then every scheduled transfer is delivered in schedule step order,
-// its runs appended to the receiver's held list. The engine's routing with the run headers
-// taken away; simulate_alltoallv (statistics) and staged_alltoallv_program are built on it.
+// its runs appended to the receiver's held list (route_run for every rank, the run headers
+// taken away); simulate_alltoallv (statistics) and staged_alltoallv_program are built on it.
 struct StageRouting {
   // Piece `piece` of held run k of rank r goes into r's bucket b.
   std::function<void(int r, std::size_t k, std::size_t b, const Run& piece)> on_piece;

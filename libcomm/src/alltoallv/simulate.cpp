@@ -139,6 +139,28 @@ std::vector<AlltoallvStats> simulate_alltoallv(AlltoallvAlgo algo, int p,
 
 namespace detail {
 
+void route_run(StagedAlgorithm& alg, int s, int r, const Run& run, std::span<const int> bucket_of,
+               std::vector<Routed>& routed, const std::string& who,
+               const std::function<void(std::size_t b, const Run& piece)>& on_piece) {
+  routed.clear();
+  alg.route(s, r, run, routed);
+  std::int64_t total = 0;
+  for (const Routed& piece : routed) {
+    const int b = piece.partner >= 0 && static_cast<std::size_t>(piece.partner) < bucket_of.size()
+                      ? bucket_of[static_cast<std::size_t>(piece.partner)]
+                      : -1;
+    if (!(b >= 0))
+      throw Error(who + " stage " + std::to_string(s) + ": rank " + std::to_string(r) + " routes to rank " +
+                  std::to_string(piece.partner) + ", which its schedule does not pair it with");
+    if (!(piece.run.src == run.src && piece.run.dst == run.dst && piece.run.first >= run.first &&
+          piece.run.first + piece.run.n <= run.first + run.n))
+      throw Error(who + ": a routed piece is not part of its run");
+    total += piece.run.n;
+    on_piece(static_cast<std::size_t>(b), piece.run);
+  }
+  if (!(total == run.n)) throw Error(who + ": the router lost or duplicated elements");
+}
+
 void route_stage(StagedAlgorithm& alg, int s, std::vector<std::vector<Run>>& held, const StageRouting& cb,
                  const std::string& who) {
   const int p = static_cast<int>(held.size());
@@ -157,25 +179,11 @@ void route_stage(StagedAlgorithm& alg, int s, std::vector<std::vector<Run>>& hel
     for (std::size_t b = 0; b < mine.size(); ++b) bucket_of[static_cast<std::size_t>(mine[b])] = static_cast<int>(b);
     buckets[ur].resize(mine.size());
     alg.begin_stage(s, r);
-    for (std::size_t k = 0; k < held[ur].size(); ++k) {
-      const Run& run = held[ur][k];
-      routed.clear();
-      alg.route(s, r, run, routed);
-      std::int64_t total = 0;
-      for (const Routed& piece : routed) {
-        const int b = piece.partner >= 0 && piece.partner < p ? bucket_of[static_cast<std::size_t>(piece.partner)] : -1;
-        if (!(b >= 0))
-          throw Error(who + " stage " + std::to_string(s) + ": rank " + std::to_string(r) + " routes to rank " +
-                      std::to_string(piece.partner) + ", which its schedule does not pair it with");
-        if (!(piece.run.src == run.src && piece.run.dst == run.dst && piece.run.first >= run.first &&
-              piece.run.first + piece.run.n <= run.first + run.n))
-          throw Error(who + ": a routed piece is not part of its run");
-        total += piece.run.n;
-        buckets[ur][static_cast<std::size_t>(b)].push_back(piece.run);
-        if (cb.on_piece) cb.on_piece(r, k, static_cast<std::size_t>(b), piece.run);
-      }
-      if (!(total == run.n)) throw Error(who + ": the router lost or duplicated elements");
-    }
+    for (std::size_t k = 0; k < held[ur].size(); ++k)
+      route_run(alg, s, r, held[ur][k], bucket_of, routed, who, [&](std::size_t b, const Run& piece) {
+        buckets[ur][b].push_back(piece);
+        if (cb.on_piece) cb.on_piece(r, k, b, piece);
+      });
     held[ur].clear();
     for (int d : mine) bucket_of[static_cast<std::size_t>(d)] = -1;
     if (cb.on_routed) cb.on_routed(r, mine.size());

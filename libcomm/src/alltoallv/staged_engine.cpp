@@ -180,30 +180,23 @@ class Engine {
     pay.assign(n, 0);
   }
 
+  // Routes a held piece into the buckets `set` of stage s (the one routing, route_run):
+  // each part as its run header and its elements.
   void route_piece(const Piece& pc, int s, std::vector<ByteBuf>& set,
                    std::vector<std::uint64_t>& pay, std::uint64_t& payload) {
-    auto& routed = ws_.routed;
-    routed.clear();
-    alg_.route(s, me_, pc.run, routed);
-    const auto& bucket_of = prep_.bucket_of[static_cast<std::size_t>(s)];
-    for (const Routed& r : routed) {
-      const int idx = bucket_of[static_cast<std::size_t>(r.partner)];
-      if (!(idx >= 0))
-        throw Error("alltoallv: internal error: rank " + std::to_string(me_) + " stage " +
-                    std::to_string(s) + " routed a run to rank " + std::to_string(r.partner) +
-                    ", which the schedule does not pair it with");
-      const std::size_t len = static_cast<std::size_t>(r.run.n);
-      std::byte* at = grow(set[static_cast<std::size_t>(idx)], kRunHeaderBytes + len);
-      std::memcpy(at, &r.run, kRunHeaderBytes);
-      if (len > 0)
-        std::memcpy(at + kRunHeaderBytes,
-                    pc.data + static_cast<std::size_t>(r.run.first - pc.run.first), len);
-      // The composition of sBUF (paper 001's t_m per byte): charged in a simulation with a
-      // copy model, so that n2's overlap of it with the exchange can show (sim.hpp).
-      sim::charge_copy(static_cast<double>(kRunHeaderBytes + len));
-      payload += len;
-      pay[static_cast<std::size_t>(idx)] += len;
-    }
+    route_run(alg_, s, me_, pc.run, prep_.bucket_of[static_cast<std::size_t>(s)], ws_.routed, "alltoallv",
+              [&](std::size_t b, const Run& part) {
+                const auto len = static_cast<std::size_t>(part.n);
+                std::byte* at = grow(set[b], kRunHeaderBytes + len);
+                std::memcpy(at, &part, kRunHeaderBytes);
+                if (len > 0)
+                  std::memcpy(at + kRunHeaderBytes, pc.data + static_cast<std::size_t>(part.first - pc.run.first), len);
+                // The composition of sBUF (paper 001's t_m per byte): charged in a simulation with a
+                // copy model, so that n2's overlap of it with the exchange can show (sim.hpp).
+                sim::charge_copy(static_cast<double>(kRunHeaderBytes + len));
+                payload += len;
+                pay[b] += len;
+              });
   }
 
   void distribute_held(int s, std::vector<ByteBuf>& set, std::vector<std::uint64_t>& pay,
