@@ -4,6 +4,7 @@
 //   fault_victim OP ALGO DIR
 //     OP: alltoall, alltoallv, allgather, reduce_scatter (blocking calls), or ialltoallv
 //         (the non-blocking form, waited for at once)
+//   FAULT_VICTIM_MODE=b|n1|n2: alltoallv's and ialltoallv's mode (paper 001, s. 3.4; default b)
 // Only the first run checks its arguments (check_args): the check is an MPI_Allreduce of
 // the MPI library's, outside what LIBCOMM_TIMEOUT bounds (README, "Faults"). The program
 // runs in apps::mpi_main, as the mini-apps do, so an Error (LIBCOMM_TIMEOUT's) ends it as
@@ -46,6 +47,7 @@ int run(int argc, char** argv) {
     libcomm::AllgatherOptions ag;
     libcomm::ReduceScatterOptions rs;
     a2a.check_args = a2av.check_args = ag.check_args = rs.check_args = first;
+    if (const char* mode = std::getenv("FAULT_VICTIM_MODE")) a2av.mode = libcomm::alltoallv_mode_from_name(mode);
     first = false;
     if (op == "alltoall")
       libcomm::alltoall(send.data(), recv.data(), block, comm, libcomm::alltoall_algo_from_name(algo), a2a);

@@ -5,7 +5,8 @@
 // router splits every held run into the send buckets (sBUF) of the stage's partners; a
 // bucket is a stream of [24-byte run header][run elements]... and travels as one message.
 // Receivers do not know message sizes in advance (they depend on other ranks' counts): the
-// executor's ProbedMessages (runtime/messages.hpp) receives each into an rBUF of its size.
+// executor's ProbedMessages (runtime/messages.hpp) receives each into an rBUF of its size;
+// its waits are bounded by LIBCOMM_TIMEOUT, as the executor's are.
 //   Blocking (b):  per step of the schedule: Isend, probe + receive, wait for the send.
 //   n1:            per stage: post every send, receive in arrival order (any source), wait for the
 //                  sends, then distribute everything into the next stage's buckets.
@@ -87,13 +88,13 @@ static_assert(std::is_trivially_copyable_v<Run> && sizeof(Run) == kRunHeaderByte
 
 class Engine {
  public:
-  Engine(Prepared& prep, Workspace& ws, const Comm& comm, AlltoallvMode mode,
+  Engine(Prepared& prep, Workspace& ws, const Comm& comm, AlltoallvAlgo algo, AlltoallvMode mode,
          AlltoallvStats* stats)
       : prep_(prep),
         alg_(*prep.alg),
         ws_(ws),
         comm_(comm),
-        messages_(comm.internal()),
+        messages_(comm.internal(), std::string(alltoallv_algo_name(algo))),
         me_(comm.rank()),
         mode_(mode),
         stats_(stats) {}
@@ -118,9 +119,10 @@ class Engine {
     }
     prev_rbuf_ = user_bytes;  // the paper keeps the initial data in rBUF
     inbox_used_ = 0;
-    std::vector<MPI_Request> prev_sends;
+    PostedSends prev_sends;
     for (int s = 0; s < stages; ++s) {
       stage_ = s;
+      messages_.at_stage(s, stages);
       st_ = stats_ != nullptr ? &stats_->stages[static_cast<std::size_t>(s)] : &scratch_stats_;
       *st_ = {};
       st_->name = alg_.schedule().stage_names[static_cast<std::size_t>(s)];
@@ -143,16 +145,16 @@ class Engine {
       st_->send_buffer_bytes = cur_payload_;
       rbuf_ = 0;
       next_opened_ = false;
-      std::vector<MPI_Request> sends;
+      PostedSends sends;
       if (mode_ == AlltoallvMode::Blocking)
         blocking_stage(s);
       else
         nonblocking_stage(s, sends, prev_sends);
       if (mode_ == AlltoallvMode::NonblockingSingle) {
-        wait_all(static_cast<int>(sends.size()), sends.data());
+        messages_.wait(sends);
       } else if (mode_ == AlltoallvMode::NonblockingDual) {
         if (!next_opened_ && !last_) open_next(prev_sends);
-        wait_all(static_cast<int>(prev_sends.size()), prev_sends.data());
+        messages_.wait(prev_sends);
         prev_sends = std::move(sends);
       }
       st_->recv_buffer_bytes = st_->received_bytes;
@@ -164,7 +166,7 @@ class Engine {
         ws_.next_held.clear();
       }
     }
-    wait_all(static_cast<int>(prev_sends.size()), prev_sends.data());
+    messages_.wait(prev_sends);
     if (mode_ != AlltoallvMode::NonblockingDual) {
       for (const Piece& pc : ws_.held) deliver(pc);
       ws_.held.clear();
@@ -232,9 +234,8 @@ class Engine {
 
   // Dual buffers: before the first message is distributed into the next stage's buckets,
   // the sends that last used them (the previous stage's) must have completed.
-  void open_next(std::vector<MPI_Request>& prev_sends) {
-    wait_all(static_cast<int>(prev_sends.size()), prev_sends.data());
-    prev_sends.clear();
+  void open_next(PostedSends& prev_sends) {
+    messages_.wait(prev_sends);
     open_buckets(*next_, *next_pay_, stage_ + 1);
     next_payload_ = 0;
     alg_.begin_stage(stage_ + 1, me_);
@@ -242,7 +243,7 @@ class Engine {
   }
 
   // A message (received, or the one kept for itself) arrived in `buf`.
-  void on_message(ByteBuf& buf, std::vector<MPI_Request>* prev_sends) {
+  void on_message(ByteBuf& buf, PostedSends* prev_sends) {
     std::uint64_t payload = 0;
     const std::size_t first_piece = ws_.next_held.size();
     std::size_t at = 0;
@@ -281,49 +282,51 @@ class Engine {
   }
 
   // The message to itself: the bucket's buffer moves to the inbox (no copy).
-  void keep_own(int s, std::vector<MPI_Request>* prev_sends) {
+  void keep_own(int s, PostedSends* prev_sends) {
     const int idx = prep_.bucket_of[static_cast<std::size_t>(s)][static_cast<std::size_t>(me_)];
     ByteBuf& in = take_inbox();
     in.swap((*cur_)[static_cast<std::size_t>(idx)]);
     on_message(in, prev_sends);
   }
 
-  // Receives the next message from `from` (or any source) with `tag`; returns its sender.
-  int receive(int from, int tag, std::vector<MPI_Request>* prev_sends) {
+  // Receives the next message from `from` (or any of `expected`) with `tag`; returns its sender.
+  int receive(int from, int tag, std::span<const int> expected, PostedSends* prev_sends) {
     ByteBuf& in = take_inbox();
-    const int src = messages_.receive(from, tag, [&](std::size_t n) {
-      in.resize(n);
-      return bytes(in);
-    });
+    const int src = messages_.receive(
+        from, tag,
+        [&](std::size_t n) {
+          in.resize(n);
+          return bytes(in);
+        },
+        expected);
     on_message(in, prev_sends);
     return src;
   }
 
-  MPI_Request post_send(int s, int to) {
+  void post_send(int s, int to, PostedSends& sends) {
     const int idx = prep_.bucket_of[static_cast<std::size_t>(s)][static_cast<std::size_t>(to)];
     const ByteBuf& b = (*cur_)[static_cast<std::size_t>(idx)];
-    const MPI_Request req = messages_.send(bytes(b), b.size(), to, tags::kStagedBase + s);
+    messages_.send(bytes(b), b.size(), to, tags::kStagedBase + s, sends);
     ++st_->messages_sent;
     st_->sent_bytes += (*cur_pay_)[static_cast<std::size_t>(idx)];
-    return req;
   }
 
   void blocking_stage(int s) {
     for (const StageStep& step : prep_.steps[static_cast<std::size_t>(s)]) {
-      MPI_Request req = MPI_REQUEST_NULL;
-      if (step.send_to >= 0 && step.send_to != me_) req = post_send(s, step.send_to);
+      PostedSends& sent = step_sends_;  // (kept: no allocation per step)
+      if (step.send_to >= 0 && step.send_to != me_) post_send(s, step.send_to, sent);
       if (step.send_to == me_) keep_own(s, nullptr);
-      if (step.recv_from >= 0 && step.recv_from != me_) receive(step.recv_from, tags::kStagedBase + s, nullptr);
-      wait_all(1, &req);
+      if (step.recv_from >= 0 && step.recv_from != me_)
+        receive(step.recv_from, tags::kStagedBase + s, {&step.recv_from, 1}, nullptr);
+      messages_.wait(sent);
     }
   }
 
-  void nonblocking_stage(int s, std::vector<MPI_Request>& sends,
-                         std::vector<MPI_Request>& prev_sends) {
+  void nonblocking_stage(int s, PostedSends& sends, PostedSends& prev_sends) {
     std::vector<int> pending;
     bool own = false;
     for (const StageStep& step : prep_.steps[static_cast<std::size_t>(s)]) {
-      if (step.send_to >= 0 && step.send_to != me_) sends.push_back(post_send(s, step.send_to));
+      if (step.send_to >= 0 && step.send_to != me_) post_send(s, step.send_to, sends);
       if (step.send_to == me_) own = true;
       if (step.recv_from >= 0 && step.recv_from != me_) pending.push_back(step.recv_from);
     }
@@ -332,7 +335,7 @@ class Engine {
     // is this stage's alone, so whatever matches is an expected message), as paper 001's
     // non-blocking modes do; blocking on one chosen sender would serialise the others.
     while (!pending.empty()) {
-      const int src = receive(MPI_ANY_SOURCE, tags::kStagedBase + s, &prev_sends);
+      const int src = receive(MPI_ANY_SOURCE, tags::kStagedBase + s, pending, &prev_sends);
       const auto it = std::find(pending.begin(), pending.end(), src);
       if (it == pending.end())
         throw Error("alltoallv: rank " + std::to_string(me_) + ": stage " + std::to_string(s) +
@@ -346,6 +349,7 @@ class Engine {
   Workspace& ws_;
   const Comm& comm_;
   ProbedMessages messages_;
+  PostedSends step_sends_;
   int me_;
   AlltoallvMode mode_;
   AlltoallvStats* stats_;
@@ -403,7 +407,7 @@ Prepared& prepared_for(AlltoallvAlgo algo, const Comm& comm) {
 void run_staged_call(AlltoallvAlgo algo, const AlltoallvOp::Args& a, const AlltoallvOp::Shape& s, const Comm& comm) {
   Prepared& prep = prepared_for(algo, comm);
   prep.alg->set_unit(static_cast<std::int64_t>(s.opts->element_bytes));
-  Engine engine(prep, staged_state(comm).workspace, comm, s.opts->mode, s.opts->stats);
+  Engine engine(prep, staged_state(comm).workspace, comm, algo, s.opts->mode, s.opts->stats);
   engine.run(static_cast<const std::byte*>(a.send), s.sc, s.sd, static_cast<std::byte*>(a.recv), s.rc, s.rd);
 }
 

@@ -260,11 +260,11 @@ std::vector<const Step*> waited_steps(const PlanState& s, const StepProgram& p) 
 }
 
 // "1, 3 (world ranks 5, 7)": ranks of the Comm, and of MPI_COMM_WORLD where they differ.
-std::string rank_list(const PlanState& s, const std::vector<int>& ranks) {
+std::string rank_list(MPI_Comm comm, const std::vector<int>& ranks) {
   std::string text, world_text;
   std::vector<int> world(ranks.size(), MPI_UNDEFINED);
   MPI_Group mine = MPI_GROUP_NULL, all = MPI_GROUP_NULL;
-  if (!ranks.empty() && MPI_Comm_group(s.channels[0], &mine) == MPI_SUCCESS &&
+  if (!ranks.empty() && MPI_Comm_group(comm, &mine) == MPI_SUCCESS &&
       MPI_Comm_group(MPI_COMM_WORLD, &all) == MPI_SUCCESS)
     MPI_Group_translate_ranks(mine, static_cast<int>(ranks.size()), ranks.data(), all, world.data());
   if (mine != MPI_GROUP_NULL) MPI_Group_free(&mine);
@@ -274,6 +274,31 @@ std::string rank_list(const PlanState& s, const std::vector<int>& ranks) {
     world_text += (k ? ", " : "") + (world[k] == MPI_UNDEFINED ? std::string("?") : std::to_string(world[k]));
   }
   return world_text == text ? text : text + " (world ranks " + world_text + ")";
+}
+
+// The Error of a wait on `comm` that saw no message complete for `seconds`: the
+// algorithm, this rank, where the run is, and the ranks whose messages are outstanding.
+Error stall_error(MPI_Comm comm, const std::string& algorithm, const std::string& where, std::vector<int> from,
+                  std::vector<int> to, double seconds) {
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  std::sort(from.begin(), from.end());
+  from.erase(std::unique(from.begin(), from.end()), from.end());
+  std::sort(to.begin(), to.end());
+  to.erase(std::unique(to.begin(), to.end()), to.end());
+  std::vector<int> peers = from;
+  peers.insert(peers.end(), to.begin(), to.end());
+  std::sort(peers.begin(), peers.end());
+  peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+  std::string text = algorithm + ": rank " + rank_list(comm, {me}) + ": no message completed for " +
+                     std::to_string(static_cast<long long>(seconds)) + " s (LIBCOMM_TIMEOUT) in " + where;
+  if (!peers.empty()) {
+    text += ": waiting for rank " + rank_list(comm, peers) + " (";
+    if (!from.empty()) text += "messages from " + rank_list(comm, from);
+    if (!to.empty()) text += std::string(from.empty() ? "" : "; ") + "sends to " + rank_list(comm, to);
+    text += ")";
+  }
+  return Error(text + "; a peer has stopped or died, and the communicator's collectives cannot go on: end the job");
 }
 
 // The Error of a wait that timed out: which ranks' messages are still outstanding.
@@ -306,20 +331,7 @@ Error timeout_error(const PlanState& s, const std::vector<MPI_Request>& reqs, do
                                 : "stage " + std::to_string(s.stage) + " of " + std::to_string(p.stages);
     }
   }
-  std::sort(from.begin(), from.end());
-  std::sort(to.begin(), to.end());
-  std::vector<int> peers = from;
-  for (int r : to) add(peers, r);
-  std::sort(peers.begin(), peers.end());
-  std::string text = s.algorithm + ": rank " + rank_list(s, {me}) + ": no message completed for " +
-                     std::to_string(static_cast<long long>(seconds)) + " s (LIBCOMM_TIMEOUT) in " + where;
-  if (!peers.empty()) {
-    text += ": waiting for rank " + rank_list(s, peers) + " (";
-    if (!from.empty()) text += "messages from " + rank_list(s, from);
-    if (!to.empty()) text += std::string(from.empty() ? "" : "; ") + "sends to " + rank_list(s, to);
-    text += ")";
-  }
-  return Error(text + "; a peer has stopped or died, and the communicator's collectives cannot go on: end the job");
+  return stall_error(s.channels[0], s.algorithm, where, from, to, seconds);
 }
 
 // MPI_Waitall with a deadline: false when `seconds` pass without any request completing
@@ -552,27 +564,41 @@ void wait_all(int count, MPI_Request* requests) {
 #endif
 }
 
-MPI_Request ProbedMessages::send(const std::byte* data, std::size_t bytes, int to, int tag) const {
+void ProbedMessages::send(const std::byte* data, std::size_t bytes, int to, int tag, PostedSends& posted) const {
   const MpiBytes n(bytes);
-  MPI_Request req = MPI_REQUEST_NULL;
-  check_mpi(MPI_Isend(data, n.count(), n.type(), to, tag, comm_, &req), "MPI_Isend");
-  return req;
+  posted.reqs.push_back(MPI_REQUEST_NULL);
+  posted.to.push_back(to);
+  check_mpi(MPI_Isend(data, n.count(), n.type(), to, tag, comm_, &posted.reqs.back()), "MPI_Isend");
+}
+
+void ProbedMessages::wait(PostedSends& posted) const {
+  if (wait_timeout() > 0 && !wait_until_stalled(posted.reqs, wait_timeout())) {
+    std::vector<int> to;
+    for (std::size_t k = 0; k < posted.reqs.size(); ++k)
+      if (posted.reqs[k] != MPI_REQUEST_NULL) to.push_back(posted.to[k]);
+    throw stall_error(comm_, algorithm_, where_, {}, to, wait_timeout());
+  }
+  wait_all(static_cast<int>(posted.reqs.size()), posted.reqs.data());
+  posted.reqs.clear();
+  posted.to.clear();
 }
 
 // A matched probe (MPI_Mprobe + MPI_Mrecv) learns the length and receives exactly the message
-// it saw. SimGrid's SMPI (3.32) implements neither, and its blocking MPI_Probe is a polling
-// loop that injects simulated time at each turn (distorting the timings, and slow at 100
-// ranks). So in a SimGrid build the message is received into kSimulatedReceiveCap bytes
+// it saw; with LIBCOMM_TIMEOUT, MPI_Improbe polled until the deadline. SimGrid's SMPI
+// (3.32) implements neither, and its blocking MPI_Probe is a polling loop that injects
+// simulated time at each turn (distorting the timings, and slow at 100 ranks). So in a
+// SimGrid build (no timeout there) the message is received into kSimulatedReceiveCap bytes
 // (placed, never touched beyond the message) with the same source (or any) and tag, then
 // cut to its length. Equivalent here: one thread per rank, and MPI's non-overtaking order
 // makes the receive take the very message a probe would have seen.
 #ifdef LIBCOMM_SIMGRID
 constexpr int kSimulatedReceiveCap = 1 << 28;
-int ProbedMessages::receive(int from, int tag, const std::function<std::byte*(std::size_t)>& place) const {
+int ProbedMessages::receive(int from, int tag, const std::function<std::byte*(std::size_t)>& place,
+                            std::span<const int>) const {
   MPI_Status got;
   const int rc = MPI_Recv(place(kSimulatedReceiveCap), kSimulatedReceiveCap, MPI_BYTE, from, tag, comm_, &got);
   if (rc != MPI_SUCCESS)
-    throw Error("alltoallv: a message from rank " + std::to_string(from) +
+    throw Error(algorithm_ + ": a message from rank " + std::to_string(from) +
                 " exceeds the SimGrid build's receive cap of " + std::to_string(kSimulatedReceiveCap) +
                 " bytes (kSimulatedReceiveCap)");
   int n = 0;
@@ -581,14 +607,32 @@ int ProbedMessages::receive(int from, int tag, const std::function<std::byte*(st
   return got.MPI_SOURCE;
 }
 #else
-int ProbedMessages::receive(int from, int tag, const std::function<std::byte*(std::size_t)>& place) const {
+int ProbedMessages::receive(int from, int tag, const std::function<std::byte*(std::size_t)>& place,
+                            std::span<const int> expected) const {
   MPI_Message msg = MPI_MESSAGE_NULL;
   MPI_Status status{};
-  check_mpi(MPI_Mprobe(from, tag, comm_, &msg, &status), "MPI_Mprobe");
+  if (const double limit = wait_timeout(); limit > 0) {
+    int found = 0;
+    for (const double since = MPI_Wtime(); !found;) {
+      check_mpi(MPI_Improbe(from, tag, comm_, &found, &msg, &status), "MPI_Improbe");
+      if (!found && MPI_Wtime() - since > limit)
+        throw stall_error(comm_, algorithm_, where_, {expected.begin(), expected.end()}, {}, limit);
+    }
+  } else {
+    check_mpi(MPI_Mprobe(from, tag, comm_, &msg, &status), "MPI_Mprobe");
+  }
   MPI_Count n = 0;
   check_mpi(MPI_Get_elements_x(&status, MPI_BYTE, &n), "MPI_Get_elements_x");
   const MpiBytes t(static_cast<std::size_t>(n));
-  check_mpi(MPI_Mrecv(place(static_cast<std::size_t>(n)), t.count(), t.type(), &msg, MPI_STATUS_IGNORE), "MPI_Mrecv");
+  if (const double limit = wait_timeout(); limit > 0) {
+    // The probe saw the message's start; the rest may never come (its sender stopped).
+    std::vector<MPI_Request> req(1, MPI_REQUEST_NULL);
+    check_mpi(MPI_Imrecv(place(static_cast<std::size_t>(n)), t.count(), t.type(), &msg, req.data()), "MPI_Imrecv");
+    if (!wait_until_stalled(req, limit)) throw stall_error(comm_, algorithm_, where_, {status.MPI_SOURCE}, {}, limit);
+  } else {
+    check_mpi(MPI_Mrecv(place(static_cast<std::size_t>(n)), t.count(), t.type(), &msg, MPI_STATUS_IGNORE),
+              "MPI_Mrecv");
+  }
   return status.MPI_SOURCE;
 }
 #endif
