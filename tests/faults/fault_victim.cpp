@@ -5,6 +5,8 @@
 //     OP: alltoall, alltoallv, allgather, reduce_scatter (blocking calls), or ialltoallv
 //         (the non-blocking form, waited for at once)
 //   FAULT_VICTIM_MODE=b|n1|n2: alltoallv's and ialltoallv's mode (paper 001, s. 3.4; default b)
+//   FAULT_VICTIM_STOP_AT_CALL=N: see below
+//   FAULT_VICTIM_CHECK_EVERY_CALL=1: every call checks its arguments (the default: the first)
 // Only the first run checks its arguments (check_args): the check is an MPI_Allreduce of
 // the MPI library's, outside what LIBCOMM_TIMEOUT bounds (README, "Faults"). The program
 // runs in apps::mpi_main, as the mini-apps do, so an Error (LIBCOMM_TIMEOUT's) ends it as
@@ -41,12 +43,14 @@ int run(int argc, char** argv) {
   for (std::size_t r = 0; r < p; ++r) displs[r] = static_cast<std::int64_t>(r * block);
   const std::vector<std::size_t> blocks(p, block);
   bool first = true;
+  const char* check_text = std::getenv("FAULT_VICTIM_CHECK_EVERY_CALL");
+  const bool check_every_call = check_text && std::string(check_text) == "1";
   const auto once = [&] {
     libcomm::AlltoallOptions a2a;
     libcomm::AlltoallvOptions a2av;
     libcomm::AllgatherOptions ag;
     libcomm::ReduceScatterOptions rs;
-    a2a.check_args = a2av.check_args = ag.check_args = rs.check_args = first;
+    a2a.check_args = a2av.check_args = ag.check_args = rs.check_args = first || check_every_call;
     if (const char* mode = std::getenv("FAULT_VICTIM_MODE")) a2av.mode = libcomm::alltoallv_mode_from_name(mode);
     first = false;
     if (op == "alltoall")
@@ -66,13 +70,19 @@ int run(int argc, char** argv) {
     else
       throw libcomm::Error("unknown OP '" + op + "'");
   };
-  once();
-  std::ofstream(dir + "/rank." + std::to_string(comm.rank()) + ".pid") << getpid() << "\n";
-  // FAULT_VICTIM_STOP_AT_START=1: rank 1 stops itself here, before its next call starts,
-  // so that the hit lands at a collective's first messages rather than anywhere.
-  const char* at_start = std::getenv("FAULT_VICTIM_STOP_AT_START");
-  if (at_start && std::string(at_start) == "1" && comm.rank() == 1) raise(SIGSTOP);
-  for (;;) once();  // until a script kills or stops a rank and the job ends
+  // FAULT_VICTIM_STOP_AT_CALL=N (N >= 2): every rank writes its pid after call N - 1, and
+  // rank 1 then stops itself, before call N starts, so that the hit lands at the start of
+  // a chosen call (the count exchange a staged ialltoallv starts with; auto's agreement at
+  // a site's 65th call) rather than anywhere. Unset: the pids after the first call.
+  const char* stop_text = std::getenv("FAULT_VICTIM_STOP_AT_CALL");
+  const int stop_at = stop_text ? std::stoi(stop_text) : 0;
+  libcomm::require(stop_text == nullptr || stop_at >= 2, "FAULT_VICTIM_STOP_AT_CALL must be 2 or more");
+  for (int call = 1;; ++call) {  // until a script kills or stops a rank and the job ends
+    once();
+    if (call != (stop_at ? stop_at - 1 : 1)) continue;
+    std::ofstream(dir + "/rank." + std::to_string(comm.rank()) + ".pid") << getpid() << "\n";
+    if (stop_at && comm.rank() == 1) raise(SIGSTOP);
+  }
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "../runtime/check.hpp"
 #include "../runtime/mpi_bytes.hpp"
 #include "../runtime/comm_cache.hpp"
+#include "../runtime/messages.hpp"
 #include "../runtime/plan_state.hpp"
 #include "alltoallv_internal.hpp"
 #include "libcomm/tuning.hpp"
@@ -99,15 +100,22 @@ AlltoallvCountStats alltoallv_count_stats(std::span<const std::int64_t> sendcoun
   // One MPI_Allreduce over a (max, sum) pair type with its own operation: half the
   // latency of a MAX and a SUM call.
   std::array<double, 2> g = {0, 0};
-  MPI_Datatype pair = MPI_DATATYPE_NULL;
-  MPI_Op max_and_sum = MPI_OP_NULL;
-  detail::check_mpi(MPI_Type_contiguous(2, MPI_DOUBLE, &pair), "MPI_Type_contiguous");
-  detail::check_mpi(MPI_Type_commit(&pair), "MPI_Type_commit");
-  detail::check_mpi(MPI_Op_create(&combine_max_and_sum, 1, &max_and_sum), "MPI_Op_create");
-  const int rc = MPI_Allreduce(v.data(), g.data(), 1, pair, max_and_sum, comm.internal());
-  MPI_Op_free(&max_and_sum);
-  MPI_Type_free(&pair);
-  detail::check_mpi(rc, "MPI_Allreduce");
+  struct PairOp {  // (freed however the agreement ends)
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    MPI_Op op = MPI_OP_NULL;
+    ~PairOp() {
+      if (op != MPI_OP_NULL) MPI_Op_free(&op);
+      if (type != MPI_DATATYPE_NULL) MPI_Type_free(&type);
+    }
+  } pair;
+  detail::check_mpi(MPI_Type_contiguous(2, MPI_DOUBLE, &pair.type), "MPI_Type_contiguous");
+  detail::check_mpi(MPI_Type_commit(&pair.type), "MPI_Type_commit");
+  detail::check_mpi(MPI_Op_create(&combine_max_and_sum, 1, &pair.op), "MPI_Op_create");
+  const MPI_Comm c = comm.internal();
+  detail::run_agreement(
+      c, "auto", "the agreement on alltoallv's count statistics", "MPI_Allreduce",
+      [&] { return MPI_Allreduce(v.data(), g.data(), 1, pair.type, pair.op, c); },
+      [&](MPI_Request* r) { return MPI_Iallreduce(v.data(), g.data(), 1, pair.type, pair.op, c, r); });
   const double pairs = static_cast<double>(comm.size()) * comm.size();
   return {static_cast<std::uint64_t>(g[0]), g[1] / pairs};
 }

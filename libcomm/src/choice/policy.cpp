@@ -12,6 +12,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "../runtime/messages.hpp"
 #include "../runtime/mpi_bytes.hpp"
 #include "libcomm/error.hpp"
 #include "libcomm/settings.hpp"
@@ -135,8 +136,11 @@ bool OnlineSite::record(double seconds) {
 
 void OnlineSite::agree(MPI_Comm comm) {
   agreed_.assign(best_.size(), 0.0);
-  check_mpi(MPI_Allreduce(best_.data(), agreed_.data(), static_cast<int>(best_.size()), MPI_DOUBLE, MPI_MAX, comm),
-            "MPI_Allreduce");
+  const int n = static_cast<int>(best_.size());
+  run_agreement(
+      comm, "auto", "the agreement on the online policy's winner", "MPI_Allreduce",
+      [&] { return MPI_Allreduce(best_.data(), agreed_.data(), n, MPI_DOUBLE, MPI_MAX, comm); },
+      [&](MPI_Request* r) { return MPI_Iallreduce(best_.data(), agreed_.data(), n, MPI_DOUBLE, MPI_MAX, comm, r); });
   std::size_t win = 0;
   for (std::size_t k = 1; k < agreed_.size(); ++k)
     if (agreed_[k] < agreed_[win]) win = k;  // ties: the earlier (native first)

@@ -13,6 +13,7 @@
 #include "libcomm/check.hpp"
 #include "libcomm/error.hpp"
 #include "libcomm/settings.hpp"
+#include "messages.hpp"
 #include "mpi_bytes.hpp"
 
 namespace libcomm {
@@ -43,16 +44,24 @@ std::string entry(CountsName n, std::int64_t index) {
   return std::string(n.name) + (n.indexed ? "[" + std::to_string(index) + "]" : "");
 }
 
+// One collective of the argument check of `op`, bounded by LIBCOMM_TIMEOUT (run_agreement).
+void in_check(MPI_Comm comm, std::string_view op, const char* name, const std::function<int()>& blocking,
+              const std::function<int(MPI_Request*)>& start) {
+  run_agreement(comm, std::string(op), "the argument check", name, blocking, start);
+}
+
 // Whether every rank passed the same values: one reduction of each value and its
 // complement (their minima are the least and, complemented, the greatest), O(log P) where
 // gathering every rank's values to name the one that differs costs O(P); that is done only
 // once a difference is known.
-bool agree_everywhere(const Comm& comm, const std::vector<std::uint64_t>& mine) {
+bool agree_everywhere(const Comm& comm, std::string_view op, const std::vector<std::uint64_t>& mine) {
   std::vector<std::uint64_t> both(2 * mine.size());
   for (std::size_t k = 0; k < mine.size(); ++k) both[k] = mine[k], both[mine.size() + k] = ~mine[k];
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, both.data(), static_cast<int>(both.size()), MPI_UINT64_T, MPI_MIN,
-                          comm.internal()),
-            "MPI_Allreduce");
+  const int n = static_cast<int>(both.size());
+  const MPI_Comm c = comm.internal();
+  in_check(
+      c, op, "MPI_Allreduce", [&] { return MPI_Allreduce(MPI_IN_PLACE, both.data(), n, MPI_UINT64_T, MPI_MIN, c); },
+      [&](MPI_Request* r) { return MPI_Iallreduce(MPI_IN_PLACE, both.data(), n, MPI_UINT64_T, MPI_MIN, c, r); });
   for (std::size_t k = 0; k < mine.size(); ++k)
     if (both[k] != ~both[mine.size() + k]) return false;
   return true;
@@ -75,7 +84,10 @@ void check_same_on_all_ranks(const Comm& comm, std::string_view op,
     // Rank 0's vector, as long as this communicator has ranks (zero-padded).
     std::vector<std::uint64_t> root(up, 0);
     if (comm.rank() == 0) std::copy_n(vec.begin(), std::min(vec.size(), up), root.begin());
-    check_mpi(MPI_Bcast(root.data(), p, MPI_UINT64_T, 0, comm.internal()), "MPI_Bcast");
+    const MPI_Comm c = comm.internal();
+    in_check(
+        c, op, "MPI_Bcast", [&] { return MPI_Bcast(root.data(), p, MPI_UINT64_T, 0, c); },
+        [&](MPI_Request* r) { return MPI_Ibcast(root.data(), p, MPI_UINT64_T, 0, c, r); });
     std::uint64_t* v = &mine[fields.size()];
     v[0] = vec.size();
     v[1] = ~std::uint64_t{0};
@@ -87,10 +99,13 @@ void check_same_on_all_ranks(const Comm& comm, std::string_view op,
         break;
       }
   }
-  if (agree_everywhere(comm, mine)) return;
-  check_mpi(MPI_Allgather(mine.data(), static_cast<int>(width), MPI_UINT64_T, all.data(),
-                          static_cast<int>(width), MPI_UINT64_T, comm.internal()),
-            "MPI_Allgather");
+  if (agree_everywhere(comm, op, mine)) return;
+  const MPI_Comm c = comm.internal();
+  const int w = static_cast<int>(width);
+  in_check(
+      c, op, "MPI_Allgather",
+      [&] { return MPI_Allgather(mine.data(), w, MPI_UINT64_T, all.data(), w, MPI_UINT64_T, c); },
+      [&](MPI_Request* r) { return MPI_Iallgather(mine.data(), w, MPI_UINT64_T, all.data(), w, MPI_UINT64_T, c, r); });
   const std::string head(op);
   for (int r = 1; r < p; ++r) {
     const std::uint64_t* theirs = &all[static_cast<std::size_t>(r) * width];
@@ -120,9 +135,10 @@ void check_counts_match(const Comm& comm, std::string_view op, std::string_view 
   const auto up = static_cast<std::size_t>(p);
   std::vector<std::int64_t> sent(up, 0), theirs(up, 0);
   std::copy_n(sendcounts.begin(), std::min(sendcounts.size(), up), sent.begin());
-  check_mpi(MPI_Alltoall(sent.data(), 1, MPI_INT64_T, theirs.data(), 1, MPI_INT64_T,
-                         comm.internal()),
-            "MPI_Alltoall");
+  const MPI_Comm c = comm.internal();
+  in_check(
+      c, op, "MPI_Alltoall", [&] { return MPI_Alltoall(sent.data(), 1, MPI_INT64_T, theirs.data(), 1, MPI_INT64_T, c); },
+      [&](MPI_Request* r) { return MPI_Ialltoall(sent.data(), 1, MPI_INT64_T, theirs.data(), 1, MPI_INT64_T, c, r); });
   // This rank's first finding: {kind, a, b, c}. Kind 1: the arrays have the wrong length
   // (a = sendcounts entries, b = recvcounts entries). Kind 2: rank a sends b but this rank
   // expects c.
@@ -137,11 +153,11 @@ void check_counts_match(const Comm& comm, std::string_view op, std::string_view 
         break;
       }
   }
-  if (agree_everywhere(comm, {static_cast<std::uint64_t>(finding[0])}) && finding[0] == 0) return;  // no rank found one
+  if (agree_everywhere(comm, op, {static_cast<std::uint64_t>(finding[0])}) && finding[0] == 0) return;  // none found
   std::vector<std::int64_t> all(4 * up);
-  check_mpi(MPI_Allgather(finding.data(), 4, MPI_INT64_T, all.data(), 4, MPI_INT64_T,
-                          comm.internal()),
-            "MPI_Allgather");
+  in_check(
+      c, op, "MPI_Allgather", [&] { return MPI_Allgather(finding.data(), 4, MPI_INT64_T, all.data(), 4, MPI_INT64_T, c); },
+      [&](MPI_Request* r) { return MPI_Iallgather(finding.data(), 4, MPI_INT64_T, all.data(), 4, MPI_INT64_T, c, r); });
   const std::string head(op);
   for (int r = 0; r < p; ++r) {
     const std::int64_t* f = &all[4 * static_cast<std::size_t>(r)];
@@ -167,7 +183,10 @@ std::uint64_t check_arguments(const Comm& comm, const ArgumentCheck& c,
   // max over ranks of: [rank marker of a local problem, sizes, ~sizes, mode, ~mode, extra]
   std::array<std::uint64_t, 6> v = {c.local.empty() ? 0 : static_cast<std::uint64_t>(p - me), c.sizes, ~c.sizes,
                                     c.mode, ~c.mode, c.extra};
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, v.data(), 6, MPI_UINT64_T, MPI_MAX, comm.internal()), "MPI_Allreduce");
+  const MPI_Comm comm_c = comm.internal();
+  in_check(
+      comm_c, c.op, "MPI_Allreduce", [&] { return MPI_Allreduce(MPI_IN_PLACE, v.data(), 6, MPI_UINT64_T, MPI_MAX, comm_c); },
+      [&](MPI_Request* r) { return MPI_Iallreduce(MPI_IN_PLACE, v.data(), 6, MPI_UINT64_T, MPI_MAX, comm_c, r); });
   const std::string where = std::string(c.op) + ": rank " + std::to_string(me) + ": ";
   if (!c.local.empty()) throw Error(where + c.local);
   if (v[0] != 0)

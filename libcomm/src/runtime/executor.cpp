@@ -564,6 +564,22 @@ void wait_all(int count, MPI_Request* requests) {
 #endif
 }
 
+void run_agreement(MPI_Comm comm, const std::string& algorithm, const std::string& where, const char* name,
+                   const std::function<int()>& blocking, const std::function<int(MPI_Request*)>& start) {
+  const double limit = wait_timeout();
+  if (limit <= 0) return check_mpi(blocking(), name);
+  std::vector<MPI_Request> req(1, MPI_REQUEST_NULL);
+  check_mpi(start(req.data()), name);
+  if (wait_until_stalled(req, limit)) return;
+  int me = 0, p = 1;  // (every other rank takes part: any may be the one that stopped)
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &p);
+  std::vector<int> others;
+  for (int r = 0; r < p; ++r)
+    if (r != me) others.push_back(r);
+  throw stall_error(comm, algorithm, where, others, others, limit);
+}
+
 void ProbedMessages::send(const std::byte* data, std::size_t bytes, int to, int tag, PostedSends& posted) const {
   const MpiBytes n(bytes);
   posted.reqs.push_back(MPI_REQUEST_NULL);

@@ -1,8 +1,8 @@
-// Internal: messages whose length the receiver learns only when one arrives (the staged
-// alltoallv's buckets, paper 001 s. 3.4: their sizes depend on other ranks' counts). Part
-// of the executor (executor.cpp), the one place that makes point-to-point MPI calls; its
-// waits are bounded by LIBCOMM_TIMEOUT as the executor's are, and a wait that stalls
-// throws the executor's error naming the ranks it waits for.
+// Internal: the executor's (executor.cpp) communication outside step programs, its waits
+// bounded by LIBCOMM_TIMEOUT as a program's are (a wait that stalls throws the executor's
+// error): messages whose length the receiver learns only when one arrives (the staged
+// alltoallv's buckets, paper 001 s. 3.4: their sizes depend on other ranks' counts), and
+// libcomm's own agreements (small MPI library collectives every rank calls).
 #pragma once
 
 #include <mpi.h>
@@ -41,6 +41,16 @@ class ProbedMessages {
   MPI_Comm comm_;
   std::string algorithm_, where_ = "stage 0 of 1";
 };
+
+// One of libcomm's own agreements on `comm` (auto's count statistics, online's winner):
+// `blocking()` (an MPI collective call, returning its error code), or with LIBCOMM_TIMEOUT
+// `start(&request)` (its non-blocking form) waited for with the executor's deadline, so
+// that a stopped peer ends it with an Error ("ALGORITHM: rank R: no message completed for
+// T s (LIBCOMM_TIMEOUT) in WHERE: waiting for rank ..." naming every other
+// rank, as the executor names a library all-to-all's members) instead of a hang. `name` is
+// the MPI call's, for errors.
+void run_agreement(MPI_Comm comm, const std::string& algorithm, const std::string& where, const char* name,
+                   const std::function<int()>& blocking, const std::function<int(MPI_Request*)>& start);
 
 // MPI_Waitall on `count` requests, raising Error on failure. In a SimGrid build it waits
 // for them one by one in order instead: SMPI's MPI_Waitall runs one MPI_Waitany over all
