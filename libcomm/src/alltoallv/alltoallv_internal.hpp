@@ -203,15 +203,33 @@ void split_by_counter(const Run& run, std::int64_t& counter, std::int64_t bucket
   }
 }
 
-// The one routing of a staged algorithm's runs (simulate.cpp), for the blocking engine,
-// the request programs and the MPI-free simulation: routes `run`, held by rank r at the
-// start of stage s (after alg.begin_stage(s, r)), and hands each piece to on_piece with
+// The one routing of a staged algorithm's runs, for the blocking engine, the request
+// programs and the MPI-free simulation: routes `run`, held by rank r at the start of
+// stage s (after alg.begin_stage(s, r)), and hands each piece to on_piece(b, piece) with
 // its bucket, bucket_of[partner] (-1: the stage does not pair r with that rank). Throws
 // Error, prefixed by `who`, when a piece goes to an unpaired rank or is not part of its
-// run, or when the pieces lose or duplicate elements. `routed` is scratch.
+// run, or when the pieces lose or duplicate elements. `routed` is scratch. (A template:
+// the engine calls it for every run of every call.)
+[[noreturn]] void routing_error(const std::string& who, int s, int r, const Routed* unpaired, const char* what);
+template <class OnPiece>
 void route_run(StagedAlgorithm& alg, int s, int r, const Run& run, std::span<const int> bucket_of,
-               std::vector<Routed>& routed, const std::string& who,
-               const std::function<void(std::size_t b, const Run& piece)>& on_piece);
+               std::vector<Routed>& routed, const std::string& who, OnPiece&& on_piece) {
+  routed.clear();
+  alg.route(s, r, run, routed);
+  std::int64_t total = 0;
+  for (const Routed& piece : routed) {
+    const int b = piece.partner >= 0 && static_cast<std::size_t>(piece.partner) < bucket_of.size()
+                      ? bucket_of[static_cast<std::size_t>(piece.partner)]
+                      : -1;
+    if (!(b >= 0)) routing_error(who, s, r, &piece, nullptr);
+    if (!(piece.run.src == run.src && piece.run.dst == run.dst && piece.run.first >= run.first &&
+          piece.run.first + piece.run.n <= run.first + run.n))
+      routing_error(who, s, r, nullptr, "a routed piece is not part of its run");
+    total += piece.run.n;
+    on_piece(static_cast<std::size_t>(b), piece.run);
+  }
+  if (!(total == run.n)) routing_error(who, s, r, nullptr, "the router lost or duplicated elements");
+}
 
 // One stage `s` of a staged algorithm for all P ranks, without MPI (simulate.cpp): every
 // rank's held runs are routed into its send buckets, bucket b going to the b-th partner of

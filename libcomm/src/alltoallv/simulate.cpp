@@ -139,26 +139,11 @@ std::vector<AlltoallvStats> simulate_alltoallv(AlltoallvAlgo algo, int p,
 
 namespace detail {
 
-void route_run(StagedAlgorithm& alg, int s, int r, const Run& run, std::span<const int> bucket_of,
-               std::vector<Routed>& routed, const std::string& who,
-               const std::function<void(std::size_t b, const Run& piece)>& on_piece) {
-  routed.clear();
-  alg.route(s, r, run, routed);
-  std::int64_t total = 0;
-  for (const Routed& piece : routed) {
-    const int b = piece.partner >= 0 && static_cast<std::size_t>(piece.partner) < bucket_of.size()
-                      ? bucket_of[static_cast<std::size_t>(piece.partner)]
-                      : -1;
-    if (!(b >= 0))
-      throw Error(who + " stage " + std::to_string(s) + ": rank " + std::to_string(r) + " routes to rank " +
-                  std::to_string(piece.partner) + ", which its schedule does not pair it with");
-    if (!(piece.run.src == run.src && piece.run.dst == run.dst && piece.run.first >= run.first &&
-          piece.run.first + piece.run.n <= run.first + run.n))
-      throw Error(who + ": a routed piece is not part of its run");
-    total += piece.run.n;
-    on_piece(static_cast<std::size_t>(b), piece.run);
-  }
-  if (!(total == run.n)) throw Error(who + ": the router lost or duplicated elements");
+void routing_error(const std::string& who, int s, int r, const Routed* unpaired, const char* what) {
+  if (unpaired != nullptr)
+    throw Error(who + " stage " + std::to_string(s) + ": rank " + std::to_string(r) + " routes to rank " +
+                std::to_string(unpaired->partner) + ", which its schedule does not pair it with");
+  throw Error(who + ": " + what);
 }
 
 void route_stage(StagedAlgorithm& alg, int s, std::vector<std::vector<Run>>& held, const StageRouting& cb,

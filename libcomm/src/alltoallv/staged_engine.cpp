@@ -72,6 +72,7 @@ struct Workspace {
   std::vector<ByteBuf> inbox;  // received messages of the current / previous stage
   std::vector<Piece> held, next_held;
   std::vector<Routed> routed;
+  PostedSends posted[2], step_sends;  // sends in flight (this stage's, the previous one's)
 };
 
 // The per-communicator cache: algorithm (with router state), per-stage steps and partners.
@@ -119,7 +120,8 @@ class Engine {
     }
     prev_rbuf_ = user_bytes;  // the paper keeps the initial data in rBUF
     inbox_used_ = 0;
-    PostedSends prev_sends;
+    for (PostedSends* p : {&ws_.posted[0], &ws_.posted[1], &ws_.step_sends}) p->reqs.clear(), p->to.clear();
+    PostedSends* prev_sends = &ws_.posted[1];
     for (int s = 0; s < stages; ++s) {
       stage_ = s;
       messages_.at_stage(s, stages);
@@ -145,17 +147,17 @@ class Engine {
       st_->send_buffer_bytes = cur_payload_;
       rbuf_ = 0;
       next_opened_ = false;
-      PostedSends sends;
+      PostedSends& sends = ws_.posted[s % 2];  // (empty: waited for in the stage before)
       if (mode_ == AlltoallvMode::Blocking)
         blocking_stage(s);
       else
-        nonblocking_stage(s, sends, prev_sends);
+        nonblocking_stage(s, sends, *prev_sends);
       if (mode_ == AlltoallvMode::NonblockingSingle) {
         messages_.wait(sends);
       } else if (mode_ == AlltoallvMode::NonblockingDual) {
-        if (!next_opened_ && !last_) open_next(prev_sends);
-        messages_.wait(prev_sends);
-        prev_sends = std::move(sends);
+        if (!next_opened_ && !last_) open_next(*prev_sends);
+        messages_.wait(*prev_sends);
+        prev_sends = &sends;
       }
       st_->recv_buffer_bytes = st_->received_bytes;
       st_->peak_buffer_bytes =
@@ -166,7 +168,7 @@ class Engine {
         ws_.next_held.clear();
       }
     }
-    messages_.wait(prev_sends);
+    messages_.wait(*prev_sends);
     if (mode_ != AlltoallvMode::NonblockingDual) {
       for (const Piece& pc : ws_.held) deliver(pc);
       ws_.held.clear();
@@ -186,7 +188,8 @@ class Engine {
   // each part as its run header and its elements.
   void route_piece(const Piece& pc, int s, std::vector<ByteBuf>& set,
                    std::vector<std::uint64_t>& pay, std::uint64_t& payload) {
-    route_run(alg_, s, me_, pc.run, prep_.bucket_of[static_cast<std::size_t>(s)], ws_.routed, "alltoallv",
+    static const std::string who = "alltoallv";
+    route_run(alg_, s, me_, pc.run, prep_.bucket_of[static_cast<std::size_t>(s)], ws_.routed, who,
               [&](std::size_t b, const Run& part) {
                 const auto len = static_cast<std::size_t>(part.n);
                 std::byte* at = grow(set[b], kRunHeaderBytes + len);
@@ -313,7 +316,7 @@ class Engine {
 
   void blocking_stage(int s) {
     for (const StageStep& step : prep_.steps[static_cast<std::size_t>(s)]) {
-      PostedSends& sent = step_sends_;  // (kept: no allocation per step)
+      PostedSends& sent = ws_.step_sends;
       if (step.send_to >= 0 && step.send_to != me_) post_send(s, step.send_to, sent);
       if (step.send_to == me_) keep_own(s, nullptr);
       if (step.recv_from >= 0 && step.recv_from != me_)
@@ -349,7 +352,6 @@ class Engine {
   Workspace& ws_;
   const Comm& comm_;
   ProbedMessages messages_;
-  PostedSends step_sends_;
   int me_;
   AlltoallvMode mode_;
   AlltoallvStats* stats_;

@@ -592,7 +592,7 @@ void ProbedMessages::wait(PostedSends& posted) const {
     std::vector<int> to;
     for (std::size_t k = 0; k < posted.reqs.size(); ++k)
       if (posted.reqs[k] != MPI_REQUEST_NULL) to.push_back(posted.to[k]);
-    throw stall_error(comm_, algorithm_, where_, {}, to, wait_timeout());
+    throw stall_error(comm_, algorithm_, where(), {}, to, wait_timeout());
   }
   wait_all(static_cast<int>(posted.reqs.size()), posted.reqs.data());
   posted.reqs.clear();
@@ -632,7 +632,7 @@ int ProbedMessages::receive(int from, int tag, const std::function<std::byte*(st
     for (const double since = MPI_Wtime(); !found;) {
       check_mpi(MPI_Improbe(from, tag, comm_, &found, &msg, &status), "MPI_Improbe");
       if (!found && MPI_Wtime() - since > limit)
-        throw stall_error(comm_, algorithm_, where_, {expected.begin(), expected.end()}, {}, limit);
+        throw stall_error(comm_, algorithm_, where(), {expected.begin(), expected.end()}, {}, limit);
     }
   } else {
     check_mpi(MPI_Mprobe(from, tag, comm_, &msg, &status), "MPI_Mprobe");
@@ -644,7 +644,7 @@ int ProbedMessages::receive(int from, int tag, const std::function<std::byte*(st
     // The probe saw the message's start; the rest may never come (its sender stopped).
     std::vector<MPI_Request> req(1, MPI_REQUEST_NULL);
     check_mpi(MPI_Imrecv(place(static_cast<std::size_t>(n)), t.count(), t.type(), &msg, req.data()), "MPI_Imrecv");
-    if (!wait_until_stalled(req, limit)) throw stall_error(comm_, algorithm_, where_, {status.MPI_SOURCE}, {}, limit);
+    if (!wait_until_stalled(req, limit)) throw stall_error(comm_, algorithm_, where(), {status.MPI_SOURCE}, {}, limit);
   } else {
     check_mpi(MPI_Mrecv(place(static_cast<std::size_t>(n)), t.count(), t.type(), &msg, MPI_STATUS_IGNORE),
               "MPI_Mrecv");

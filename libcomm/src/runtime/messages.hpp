@@ -26,7 +26,7 @@ class ProbedMessages {
   // `algorithm` names the collective in errors.
   ProbedMessages(MPI_Comm comm, std::string algorithm) : comm_(comm), algorithm_(std::move(algorithm)) {}
   // Where the run is, for errors ("stage 1 of 4").
-  void at_stage(int stage, int stages) { where_ = "stage " + std::to_string(stage) + " of " + std::to_string(stages); }
+  void at_stage(int stage, int stages) { stage_ = stage, stages_ = stages; }
   // Posts `bytes` of `data` to rank `to` with `tag`, into `posted`.
   void send(const std::byte* data, std::size_t bytes, int to, int tag, PostedSends& posted) const;
   // Blocks for the next message from `from` (MPI_ANY_SOURCE: any sender; `expected` lists
@@ -38,8 +38,10 @@ class ProbedMessages {
   void wait(PostedSends& posted) const;
 
  private:
+  std::string where() const { return "stage " + std::to_string(stage_) + " of " + std::to_string(stages_); }
   MPI_Comm comm_;
-  std::string algorithm_, where_ = "stage 0 of 1";
+  std::string algorithm_;
+  int stage_ = 0, stages_ = 1;
 };
 
 // One of libcomm's own agreements on `comm` (auto's count statistics, online's winner):
