@@ -47,7 +47,7 @@ std::string entry(CountsName n, std::int64_t index) {
 // One collective of the argument check of `op`, bounded by LIBCOMM_TIMEOUT (run_agreement).
 void in_check(MPI_Comm comm, std::string_view op, const char* name, const std::function<int()>& blocking,
               const std::function<int(MPI_Request*)>& start) {
-  run_agreement(comm, std::string(op), "the argument check", name, blocking, start);
+  run_agreement(comm, op, "the argument check", name, blocking, start);
 }
 
 // Whether every rank passed the same values: one reduction of each value and its

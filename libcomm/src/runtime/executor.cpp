@@ -278,20 +278,22 @@ std::string rank_list(MPI_Comm comm, const std::vector<int>& ranks) {
 
 // The Error of a wait on `comm` that saw no message complete for `seconds`: the
 // algorithm, this rank, where the run is, and the ranks whose messages are outstanding.
-Error stall_error(MPI_Comm comm, const std::string& algorithm, const std::string& where, std::vector<int> from,
+// (`from` and `to` may repeat ranks.)
+Error stall_error(MPI_Comm comm, std::string_view algorithm, std::string_view where, std::vector<int> from,
                   std::vector<int> to, double seconds) {
   int me = 0;
   MPI_Comm_rank(comm, &me);
-  std::sort(from.begin(), from.end());
-  from.erase(std::unique(from.begin(), from.end()), from.end());
-  std::sort(to.begin(), to.end());
-  to.erase(std::unique(to.begin(), to.end()), to.end());
+  const auto sorted_once = [](std::vector<int>& v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  };
+  sorted_once(from);
+  sorted_once(to);
   std::vector<int> peers = from;
   peers.insert(peers.end(), to.begin(), to.end());
-  std::sort(peers.begin(), peers.end());
-  peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
-  std::string text = algorithm + ": rank " + rank_list(comm, {me}) + ": no message completed for " +
-                     std::to_string(static_cast<long long>(seconds)) + " s (LIBCOMM_TIMEOUT) in " + where;
+  sorted_once(peers);
+  std::string text = std::string(algorithm) + ": rank " + rank_list(comm, {me}) + ": no message completed for " +
+                     std::to_string(static_cast<long long>(seconds)) + " s (LIBCOMM_TIMEOUT) in " + std::string(where);
   if (!peers.empty()) {
     text += ": waiting for rank " + rank_list(comm, peers) + " (";
     if (!from.empty()) text += "messages from " + rank_list(comm, from);
@@ -303,10 +305,7 @@ Error stall_error(MPI_Comm comm, const std::string& algorithm, const std::string
 
 // The Error of a wait that timed out: which ranks' messages are still outstanding.
 Error timeout_error(const PlanState& s, const std::vector<MPI_Request>& reqs, double seconds) {
-  std::vector<int> from, to;
-  const auto add = [](std::vector<int>& v, int r) {
-    if (std::find(v.begin(), v.end(), r) == v.end()) v.push_back(r);
-  };
+  std::vector<int> from, to;  // (stall_error drops repeats)
   std::string where = "the MPI library's collective (every rank of the communicator takes part)";
   int me = 0;
   MPI_Comm_rank(s.channels[0], &me);
@@ -318,14 +317,14 @@ Error timeout_error(const PlanState& s, const std::vector<MPI_Request>& reqs, do
         if (reqs[k] == MPI_REQUEST_NULL) continue;
         const Step& st = *steps[k];
         const auto comm_rank = [&](int peer) { return st.channel == 0 ? peer : p.channel_ranks[st.channel - 1][static_cast<std::size_t>(peer)]; };
-        if (st.kind == StepKind::Recv) add(from, comm_rank(st.peer));
-        if (st.kind == StepKind::Send) add(to, comm_rank(st.peer));
+        if (st.kind == StepKind::Recv) from.push_back(comm_rank(st.peer));
+        if (st.kind == StepKind::Send) to.push_back(comm_rank(st.peer));
         if (st.kind != StepKind::Alltoall) continue;
         std::vector<int> members(static_cast<std::size_t>(p.nprocs));
         for (int r = 0; r < p.nprocs; ++r) members[static_cast<std::size_t>(r)] = r;
         if (st.channel > 0) members = p.channel_ranks[st.channel - 1];
         for (int r : members)
-          if (r != me) add(from, r), add(to, r);
+          if (r != me) from.push_back(r), to.push_back(r);
       }
       where = s.prelude_pending ? "the exchange of the counts"
                                 : "stage " + std::to_string(s.stage) + " of " + std::to_string(p.stages);
@@ -564,7 +563,7 @@ void wait_all(int count, MPI_Request* requests) {
 #endif
 }
 
-void run_agreement(MPI_Comm comm, const std::string& algorithm, const std::string& where, const char* name,
+void run_agreement(MPI_Comm comm, std::string_view algorithm, std::string_view where, const char* name,
                    const std::function<int()>& blocking, const std::function<int(MPI_Request*)>& start) {
   const double limit = wait_timeout();
   if (limit <= 0) return check_mpi(blocking(), name);
@@ -588,13 +587,14 @@ void ProbedMessages::send(const std::byte* data, std::size_t bytes, int to, int 
 }
 
 void ProbedMessages::wait(PostedSends& posted) const {
-  if (wait_timeout() > 0 && !wait_until_stalled(posted.reqs, wait_timeout())) {
+  if (const double limit = wait_timeout(); limit <= 0) {
+    wait_all(static_cast<int>(posted.reqs.size()), posted.reqs.data());
+  } else if (!wait_until_stalled(posted.reqs, limit)) {
     std::vector<int> to;
     for (std::size_t k = 0; k < posted.reqs.size(); ++k)
       if (posted.reqs[k] != MPI_REQUEST_NULL) to.push_back(posted.to[k]);
-    throw stall_error(comm_, algorithm_, where(), {}, to, wait_timeout());
+    throw stall_error(comm_, algorithm_, where(), {}, to, limit);
   }
-  wait_all(static_cast<int>(posted.reqs.size()), posted.reqs.data());
   posted.reqs.clear();
   posted.to.clear();
 }
@@ -627,7 +627,8 @@ int ProbedMessages::receive(int from, int tag, const std::function<std::byte*(st
                             std::span<const int> expected) const {
   MPI_Message msg = MPI_MESSAGE_NULL;
   MPI_Status status{};
-  if (const double limit = wait_timeout(); limit > 0) {
+  const double limit = wait_timeout();
+  if (limit > 0) {
     int found = 0;
     for (const double since = MPI_Wtime(); !found;) {
       check_mpi(MPI_Improbe(from, tag, comm_, &found, &msg, &status), "MPI_Improbe");
@@ -640,7 +641,7 @@ int ProbedMessages::receive(int from, int tag, const std::function<std::byte*(st
   MPI_Count n = 0;
   check_mpi(MPI_Get_elements_x(&status, MPI_BYTE, &n), "MPI_Get_elements_x");
   const MpiBytes t(static_cast<std::size_t>(n));
-  if (const double limit = wait_timeout(); limit > 0) {
+  if (limit > 0) {
     // The probe saw the message's start; the rest may never come (its sender stopped).
     std::vector<MPI_Request> req(1, MPI_REQUEST_NULL);
     check_mpi(MPI_Imrecv(place(static_cast<std::size_t>(n)), t.count(), t.type(), &msg, req.data()), "MPI_Imrecv");

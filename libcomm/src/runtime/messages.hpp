@@ -11,6 +11,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace libcomm::detail {
@@ -51,7 +52,7 @@ class ProbedMessages {
 // T s (LIBCOMM_TIMEOUT) in WHERE: waiting for rank ..." naming every other
 // rank, as the executor names a library all-to-all's members) instead of a hang. `name` is
 // the MPI call's, for errors.
-void run_agreement(MPI_Comm comm, const std::string& algorithm, const std::string& where, const char* name,
+void run_agreement(MPI_Comm comm, std::string_view algorithm, std::string_view where, const char* name,
                    const std::function<int()>& blocking, const std::function<int(MPI_Request*)>& start);
 
 // MPI_Waitall on `count` requests, raising Error on failure. In a SimGrid build it waits
