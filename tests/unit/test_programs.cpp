@@ -174,7 +174,6 @@ TEST(StepPrograms, BruckTakesCeilLog2PStagesOfOneMessage) {
   }
 }
 
-// The verifier must fail broken programs, each in its own way.
 // ProgramBuilder::barrier: ceil(log2 P) rounds of one empty message out and one in; where P
 // is a power of two, round k exchanges with rank XOR 2^k (so that on nodes of aligned blocks
 // of ranks every rank's round crosses nodes or none does: online's timing barrier), else it
@@ -205,6 +204,7 @@ TEST(StepPrograms, BarrierPairsRanksByXorWherePIsAPowerOfTwo) {
   }
 }
 
+// The verifier must fail broken programs, each in its own way.
 TEST(StepPrograms, VerifierCatchesMissingWrongAndDeadlockedSteps) {
   const int p = 4;
   const std::size_t b = 2;
