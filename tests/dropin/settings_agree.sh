@@ -52,6 +52,8 @@ mismatch() {
 mismatch auto_model LIBCOMM_AUTO LIBCOMM_AUTO=model LIBCOMM_NODES=flat --
 mismatch algorithms LIBCOMM_ALLTOALL LIBCOMM_ALLTOALL=bruck -- LIBCOMM_ALLTOALL=pairwise
 mismatch online_after LIBCOMM_ONLINE_AFTER LIBCOMM_ONLINE_AFTER=0 --
+# (libcomm's own agreements are non-blocking collectives with a timeout, blocking without)
+mismatch timeout LIBCOMM_TIMEOUT LIBCOMM_TIMEOUT=30 --
 # The same variable on every rank, another file behind it (a file present on one node
 # only, or different there): relative paths from two working directories.
 mkdir -p "$tmp/a" "$tmp/b"

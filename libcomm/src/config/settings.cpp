@@ -88,7 +88,7 @@ const std::vector<Declared>& declared() {
       {{Setting::Verbose, "LIBCOMM_VERBOSE", "flag", "0", "0 or 1",
         "the drop-in logs what ran, once per operation, rank count and choice, on rank 0", false}},
       {{Setting::Timeout, "LIBCOMM_TIMEOUT", "seconds", "0", "0 to 1e9 (0: no timeout)",
-        "a wait that sees no message complete for this long fails, naming the ranks it waits for", false},
+        "a wait that sees no message complete for this long fails, naming the ranks it waits for"},
        {0, 1e9}},
       {{Setting::TraceStages, "LIBCOMM_TRACE_STAGES", "path", "", "a directory",
         "each rank appends the times of every stage of its step programs to DIR/stages.<rank>.txt", false}},

@@ -51,7 +51,9 @@ class ProbedMessages {
 // that a stopped peer ends it with an Error ("ALGORITHM: rank R: no message completed for
 // T s (LIBCOMM_TIMEOUT) in WHERE: waiting for rank ..." naming every other
 // rank, as the executor names a library all-to-all's members) instead of a hang. `name` is
-// the MPI call's, for errors.
+// the MPI call's, for errors. (Which of the two runs follows LIBCOMM_TIMEOUT, a setting
+// every rank of a Comm shares, compared when the Comm is made: MPI does not match a
+// blocking collective with a non-blocking one.)
 void run_agreement(MPI_Comm comm, std::string_view algorithm, std::string_view where, const char* name,
                    const std::function<int()>& blocking, const std::function<int(MPI_Request*)>& start);
 
