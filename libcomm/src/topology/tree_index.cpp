@@ -11,25 +11,28 @@ TreeIndex::TreeIndex(const Topology& t) {
   depth_.resize(static_cast<std::size_t>(n));
   for (int v = 0; v < n; ++v) parent_[v] = t.parent(v), depth_[v] = t.depth(v);
 
-  // Depth-first from the root: enter/leave times, and the machines in the order met.
+  // Depth-first from the root: enter/leave times, and the machine nodes in the order met.
   enter_.assign(static_cast<std::size_t>(n), 0);
   std::vector<std::uint32_t> leave(static_cast<std::size_t>(n), 0);
   position_.assign(static_cast<std::size_t>(m), -1);
+  std::vector<int> node_at;  // machine node at each preorder position
   std::uint32_t clock = 0;
+  auto enter = [&](int x) {
+    enter_[x] = clock++;
+    if (t.is_machine(x)) {
+      position_[t.machine_index(x)] = static_cast<int>(node_at.size());
+      node_at.push_back(x);
+    }
+  };
   std::vector<std::pair<int, std::size_t>> stack = {{0, 0}};
-  enter_[0] = clock++;
-  if (t.is_machine(0)) position_[t.machine_index(0)] = 0, machine_at_.push_back(t.machine_index(0));
+  enter(0);
   while (!stack.empty()) {
     auto& [x, next] = stack.back();
     const auto& adj = t.neighbours(x);
     if (next < adj.size()) {
       const int y = adj[next++];
       if (y == parent_[x]) continue;
-      enter_[y] = clock++;
-      if (t.is_machine(y)) {
-        position_[t.machine_index(y)] = static_cast<int>(machine_at_.size());
-        machine_at_.push_back(t.machine_index(y));
-      }
+      enter(y);
       stack.emplace_back(y, 0);
     } else {
       leave[x] = clock++;
@@ -42,20 +45,18 @@ TreeIndex::TreeIndex(const Topology& t) {
   // Common-ancestor depth of preorder neighbours (climbing: once per pair), then the
   // sparse table of minima.
   depth_at_.resize(static_cast<std::size_t>(m));
-  for (int p = 0; p < m; ++p) depth_at_[p] = depth_[t.machine_node(machine_at_[p])];
+  for (int p = 0; p < m; ++p) depth_at_[p] = depth_[node_at[p]];
   stride_ = std::max(1, m - 1);
-  std::vector<int> adjacent(static_cast<std::size_t>(stride_), 0);
-  for (int p = 0; p + 1 < m; ++p) {
-    int u = t.machine_node(machine_at_[p]), v = t.machine_node(machine_at_[p + 1]);
-    while (depth_[u] > depth_[v]) u = parent_[u];
-    while (depth_[v] > depth_[u]) v = parent_[v];
-    while (u != v) u = parent_[u], v = parent_[v];
-    adjacent[p] = depth_[u];
-  }
   int levels = 1;
   while ((1 << levels) <= m - 1) ++levels;
   table_.assign(static_cast<std::size_t>(levels) * static_cast<std::size_t>(stride_), 0);
-  std::copy(adjacent.begin(), adjacent.end(), table_.begin());
+  for (int p = 0; p + 1 < m; ++p) {
+    int u = node_at[p], v = node_at[p + 1];
+    while (depth_[u] > depth_[v]) u = parent_[u];
+    while (depth_[v] > depth_[u]) v = parent_[v];
+    while (u != v) u = parent_[u], v = parent_[v];
+    table_[p] = static_cast<std::uint16_t>(depth_[u]);
+  }
   for (int l = 1; l < levels; ++l) {
     const int half = 1 << (l - 1);
     const std::uint16_t* prev =

@@ -24,10 +24,9 @@ class TreeIndex {
  public:
   explicit TreeIndex(const Topology& t);
 
-  int num_machines() const { return static_cast<int>(machine_at_.size()); }
-  // Preorder position of machine m, and the machine at a position.
+  int num_machines() const { return static_cast<int>(position_.size()); }
+  // Preorder position of machine m.
   int position(int machine) const { return position_[static_cast<std::size_t>(machine)]; }
-  int machine_at(int pos) const { return machine_at_[static_cast<std::size_t>(pos)]; }
   // Depth of the machine at a preorder position.
   int depth_at(int pos) const { return depth_at_[static_cast<std::size_t>(pos)]; }
   // Depth of the common ancestor of the machines at preorder positions a and b (a == b: the
@@ -82,7 +81,7 @@ class TreeIndex {
   struct Interval {
     std::uint32_t enter, size;  // the child's DFS interval [enter, enter + size)
   };
-  std::vector<int> position_, machine_at_, depth_at_;
+  std::vector<int> position_, depth_at_;
   // Level l at [l * stride_ ..]: min of adjacent[i .. i + 2^l). Depths fit 16 bits (at most
   // 65536 nodes); the table of 4096 machines is 98 KB, which mostly stays in cache.
   std::vector<std::uint16_t> table_;
