@@ -98,18 +98,13 @@ class SegmentChecker {
     int reach, meet;
   };
 
-  // Sorts segs by bottom position: insertion or comparison sort for small rounds, a pass over all
-  // positions for large ones (a round of a one-switch tree holds every machine). False
-  // when two segments start at the same machine (they share its link).
+  // Sorts segs by bottom position: std::sort for small rounds (most rounds of deep trees
+  // hold a few messages), a pass over all positions for large ones (a round of a one-switch
+  // tree holds every machine). False when two segments start at the same machine (they
+  // share its link).
   bool sort_by_position(std::vector<Segment>& segs) {
-    if (segs.size() <= 16) {  // insertion sort: most rounds of deep trees hold a few messages
-      for (std::size_t i = 1; i < segs.size(); ++i)
-        for (std::size_t j = i; j > 0 && segs[j].pos < segs[j - 1].pos; --j)
-          std::swap(segs[j], segs[j - 1]);
-      return true;
-    }
     const auto machines = static_cast<std::size_t>(tree_.num_machines());
-    if (segs.size() * 16 < machines) {
+    if (segs.size() <= 16 || segs.size() * 16 < machines) {
       std::sort(segs.begin(), segs.end());
       return true;
     }
