@@ -268,14 +268,13 @@ Topology Topology::restricted(const std::vector<int>& ranks) const {
   for (int v = 0; v < n; ++v)
     if (keep[v]) new_id[v] = static_cast<int>(names.size()), names.push_back(names_[v]), machine.push_back(is_machine_[v]);
   std::vector<std::pair<int, int>> links;
-  for (int v = 0; v < n; ++v)
-    if (keep[v] && parent_[v] >= 0 && keep[parent_[v]]) links.emplace_back(new_id[parent_[v]], new_id[v]);
-    else if (keep[v] && parent_[v] >= 0)  // its parent was pruned: join the nearest kept ancestor
-      for (int u = parent_[v]; u >= 0; u = parent_[u])
-        if (keep[u]) {
-          links.emplace_back(new_id[u], new_id[v]);
-          break;
-        }
+  // Every kept node joins its nearest kept ancestor, if any (its parent may be pruned).
+  for (int v = 0; v < n; ++v) {
+    if (!keep[v]) continue;
+    int u = parent_[v];
+    while (u >= 0 && !keep[u]) u = parent_[u];
+    if (u >= 0) links.emplace_back(new_id[u], new_id[v]);
+  }
   Topology t = from_links(std::move(names), std::move(machine), links);
   std::vector<int> machine_of;
   for (int node : machine_nodes) machine_of.push_back(t.machine_index(new_id[node]));
@@ -453,18 +452,14 @@ void Topology::path_edge_ids(int u, int v, std::vector<int>& out) const {
 
 std::vector<Topology::Edge> Topology::path(int u, int v) const {
   require(u >= 0 && u < num_nodes() && v >= 0 && v < num_nodes(), "topology: path: node out of range");
-  std::vector<Edge> up, down;
-  while (u != v) {
-    if (depth_[u] >= depth_[v]) {
-      up.push_back({u, parent_[u]});
-      u = parent_[u];
-    } else {
-      down.push_back({parent_[v], v});
-      v = parent_[v];
-    }
+  std::vector<int> ids;
+  path_edge_ids(u, v, ids);
+  std::vector<Edge> out;
+  for (int e : ids) {  // e names the link above node e / 2 + 1, even ids upwards
+    const int child = e / 2 + 1;
+    out.push_back(e % 2 == 0 ? Edge{child, parent_[child]} : Edge{parent_[child], child});
   }
-  up.insert(up.end(), down.rbegin(), down.rend());
-  return up;
+  return out;
 }
 
 std::vector<Topology::Link> Topology::links() const {
