@@ -56,10 +56,6 @@ int find_root(const Topology& t) {
 
 std::int64_t mod(std::int64_t a, std::int64_t m) { return ((a % m) + m) % m; }
 
-}  // namespace
-
-namespace {
-
 // The schedule of paper 003, s. 4, built step by step (each member one step of the paper).
 class TreeAapcBuilder {
  public:
