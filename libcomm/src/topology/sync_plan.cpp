@@ -32,8 +32,10 @@
 #include <exception>
 #include <limits>
 #include <memory>
+#include <span>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -328,14 +330,8 @@ class SweepChunk {
         --missing;
         if (slot < 0) {
           slot = new_slot();
-          live_[slot] = {m,
-                         static_cast<std::int32_t>(p),
-                         msg.src,
-                         in_.machine(msg.src).enter,
-                         in_.machine(msg.dst).enter,
-                         kUnresolved,
-                         0,
-                         -1};
+          live_[slot] = {m, static_cast<std::int32_t>(p), msg.src, in_.machine(msg.src).enter,
+                         in_.machine(msg.dst).enter, kUnresolved, 0, -1};
         }
         last_user_[e] = slot;
         ++live_[slot].edges;
@@ -487,6 +483,8 @@ class SweepChunk {
 struct PredLists {
   MessageArray<Id> start;  // n + 1 entries
   std::vector<Id> pred;
+  // The kept predecessors of message m.
+  std::span<const Id> of(std::int64_t m) const { return {pred.data() + start[m], pred.data() + start[m + 1]}; }
 };
 
 // Step 2, the rest of the transitive reduction. u -> v is redundant when u reaches another
@@ -518,8 +516,8 @@ int decided_by_labels(Id u, Id v, const SweepOutput& out, const PredLists& g) {
     possible |= lu.hub_in <= lw.hub_in && lu.hub_out <= lw.hub_out;
     return false;
   };
-  for (Id j = g.start[v]; j < g.start[v + 1]; ++j)
-    if (g.pred[j] != u && other(g.pred[j])) return 1;
+  for (Id w : g.of(v))
+    if (w != u && other(w)) return 1;
   const Id prev_send = out.label[v].prev_send;
   if (prev_send >= 0 && other(prev_send)) return 1;
   return possible ? -1 : 0;
@@ -544,8 +542,8 @@ class BoundedSearch {
     stretches_.clear();
     u_ = u;
     u_rank_ = pm_.msg[static_cast<std::size_t>(u)].src;
-    for (Id j = g_.start[v]; j < g_.start[v + 1]; ++j)
-      if (g_.pred[j] != u && reach(g_.pred[j])) return 1;
+    for (Id w : g_.of(v))
+      if (w != u && reach(w)) return 1;
     if (l_.label[v].prev_send >= 0 && reach(l_.label[v].prev_send)) return 1;
     // Messages before u's phase cannot be reached.
     const std::int64_t floor = pm_.offset[static_cast<std::size_t>(pm_.phase_of(u))];
@@ -561,8 +559,8 @@ class BoundedSearch {
       const Id x = next;
       next = ln.prev_send;
       if (next == stop) stretches_.pop_back();
-      for (Id j = g_.start[x]; j < g_.start[x + 1]; ++j)
-        if (reach(g_.pred[j])) return 1;
+      for (Id w : g_.of(x))
+        if (reach(w)) return 1;
     }
     return 0;
   }
@@ -809,7 +807,7 @@ void join_labels(const std::vector<std::unique_ptr<SweepChunk>>& chunks, SweepOu
         l.hub_in += base;
       } else if (l.hub_in == kUnresolved) {
         l.hub_in = l.prev_send >= 0 ? out.label[l.prev_send].hub_in : -1;
-        for (Id j = g.start[m]; j < g.start[m + 1]; ++j) l.hub_in = std::max(l.hub_in, out.label[g.pred[j]].hub_in);
+        for (Id u : g.of(m)) l.hub_in = std::max(l.hub_in, out.label[u].hub_in);
       }
       if (l.hub_out != kNone) l.hub_out += base;
     }
@@ -825,7 +823,7 @@ void spread_hub_out(SweepOutput& out, const PredLists& g, std::size_t n) {
     const Id h = out.label[m].hub_out, prev_send = out.label[m].prev_send;
     const auto pass_on = [&](Id to) { out.label[to].hub_out = std::min(out.label[to].hub_out, h); };
     if (prev_send >= 0) pass_on(prev_send);
-    for (Id j = g.start[m]; j < g.start[m + 1]; ++j) pass_on(g.pred[j]);
+    for (Id u : g.of(m)) pass_on(u);
   }
 }
 
@@ -905,7 +903,9 @@ void list_syncs(SyncPlan& plan, const PhaseMessages& pm, const PredLists& g,
 }
 
 // Takes pm by reference: indexes its phases (index_phases) for the phase of a message.
-SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlanOptions& options) {
+// `plan` may hold the seconds of stages before.
+SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlanOptions& options,
+                            SyncPlan plan = {}) {
   const std::size_t n = pm.count;
   pm.index_phases();
   require(n < static_cast<std::size_t>(kNone), "plan_synchronisation: " + std::to_string(n) +
@@ -913,7 +913,6 @@ SyncPlan plan_from_messages(PhaseMessages& pm, const Topology& t, const SyncPlan
   const int R = t.num_machines();
   require(R <= 65536, "plan_synchronisation: " + std::to_string(R) + " ranks; at most 65536 are supported");
   const std::int64_t phases = static_cast<std::int64_t>(pm.offset.size()) - 1;
-  SyncPlan plan;
   StageClock stage(plan);
   const PairCount count = pm.aapc ? aapc_contending_pairs(t) : counted_contending_pairs(pm, t);
   plan.contending_pairs = count.contending_pairs;
@@ -970,23 +969,21 @@ SyncPlan plan_synchronisation(const Schedule& s, const Topology& t,
   pm.offset.push_back(0);
   std::vector<PhaseMessages::Message> msgs;
   std::vector<bool> seen(static_cast<std::size_t>(R) * R, false);
-  std::vector<std::pair<std::int32_t, std::int32_t>> round;
   bool duplicate = false;
   for (std::size_t r = 0; r < s.rounds.size(); ++r) {
-    round.clear();
+    const auto round = static_cast<std::ptrdiff_t>(msgs.size());
     for (const auto& tr : s.rounds[r].transfers) {
       require(tr.src >= 0 && tr.src < R && tr.dst >= 0 && tr.dst < R,
               "plan_synchronisation: round " + std::to_string(r) + " names a rank outside 0.." +
                   std::to_string(R - 1));
       if (tr.src == tr.dst) continue;
-      round.emplace_back(tr.src, tr.dst);
+      msgs.push_back({static_cast<std::uint16_t>(tr.src), static_cast<std::uint16_t>(tr.dst)});
       auto bit = seen[static_cast<std::size_t>(tr.src) * R + tr.dst];
       duplicate |= bit;
       bit = true;
     }
-    std::sort(round.begin(), round.end());
-    for (const auto& [a, b] : round)
-      msgs.push_back({static_cast<std::uint16_t>(a), static_cast<std::uint16_t>(b)});
+    std::sort(msgs.begin() + round, msgs.end(),
+              [](const auto& a, const auto& b) { return std::tie(a.src, a.dst) < std::tie(b.src, b.dst); });
     pm.offset.push_back(static_cast<std::int64_t>(msgs.size()));
   }
   pm.count = msgs.size();
@@ -998,7 +995,8 @@ SyncPlan plan_synchronisation(const Schedule& s, const Topology& t,
 
 SyncPlan plan_synchronisation(const TreeAapcSchedule& s, const Topology& t,
                               const SyncPlanOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
+  SyncPlan plan;
+  StageClock stage(plan);
   require(s.num_machines == t.num_machines(),
           "plan_synchronisation: the schedule is for " + std::to_string(s.num_machines) +
               " machines, the topology has " + std::to_string(t.num_machines()));
@@ -1038,11 +1036,8 @@ SyncPlan plan_synchronisation(const TreeAapcSchedule& s, const Topology& t,
     }
   });
   pm.aapc = true;  // schedule_tree_aapc places every message exactly once
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  SyncPlan plan = plan_from_messages(pm, t, options);
-  plan.seconds.insert(plan.seconds.begin(), {"messages by phase", seconds});
-  return plan;
+  stage("messages by phase");
+  return plan_from_messages(pm, t, options, std::move(plan));
 }
 
 }  // namespace libcomm
