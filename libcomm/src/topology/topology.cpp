@@ -71,9 +71,8 @@ std::vector<std::string> expand_name(const std::string& token, const std::string
 }  // namespace
 
 int Topology::find(std::string_view name) const {
-  for (int i = 0; i < num_nodes(); ++i)
-    if (names_[i] == name) return i;
-  return -1;
+  const auto it = std::find(names_.begin(), names_.end(), name);
+  return it == names_.end() ? -1 : static_cast<int>(it - names_.begin());
 }
 
 // The text format, read line by line (docs/topology.md): switch, machine, link, ranks.
@@ -101,11 +100,6 @@ class TopologyParser {
 
   Topology finish() && {
     require(t_.num_nodes() > 0, source_ + ": no nodes declared");
-    t_.adjacency_.assign(static_cast<std::size_t>(t_.num_nodes()), {});
-    for (const auto& [a, b] : links_) {
-      t_.adjacency_[a].push_back(b);
-      t_.adjacency_[b].push_back(a);
-    }
     t_.finish(source_);
     if (ranks_line_ != 0) set_rank_order();
     return std::move(t_);
@@ -126,9 +120,11 @@ class TopologyParser {
       if (const auto it = id_.find(name); it != id_.end())
         throw Error(where_ + ": node '" + name + "' is already declared at line " + std::to_string(t_.line_[it->second]));
       id_.emplace(name, t_.num_nodes());
+      comp_.up.push_back(t_.num_nodes());  // a singleton of the union-find
       t_.names_.push_back(name);
       t_.is_machine_.push_back(directive == "machine");
       t_.line_.push_back(lineno_);
+      t_.adjacency_.emplace_back();
       first_link_line_.push_back(0);
     }
   }
@@ -145,8 +141,6 @@ class TopologyParser {
 
   void link(const std::vector<std::string>& args) {
     require(args.size() >= 2, where_ + ": 'link A B [C ...]' needs at least two nodes");
-    // Nodes declared since the last link join the union-find as singletons.
-    for (int i = static_cast<int>(comp_.up.size()); i < t_.num_nodes(); ++i) comp_.up.push_back(i);
     const int a = node_of(args[0]);
     for (std::size_t k = 1; k < args.size(); ++k) {
       const int b = node_of(args[k]);
@@ -155,7 +149,8 @@ class TopologyParser {
       check_leaf(b);
       require(comp_.join(a, b),
               where_ + ": link " + args[0] + " -- " + args[k] + " closes a cycle (the network must be a tree)");
-      links_.emplace_back(a, b);
+      t_.adjacency_[a].push_back(b);
+      t_.adjacency_[b].push_back(a);
     }
   }
 
@@ -175,11 +170,11 @@ class TopologyParser {
             where + ": 'ranks' lists " + std::to_string(ranks_.size()) + " machines, the tree has " +
                 std::to_string(t_.num_machines()));
     std::vector<int> m;
-    for (int n : ranks_) m.push_back(t_.machine_index_[n]);
-    std::vector<bool> seen(m.size(), false);
-    for (std::size_t r = 0; r < m.size(); ++r) {
-      require(!seen[m[r]], where + ": 'ranks' lists machine '" + t_.names_[ranks_[r]] + "' twice");
-      seen[m[r]] = true;
+    std::vector<bool> seen(ranks_.size(), false);
+    for (int n : ranks_) {
+      require(!seen[t_.machine_index_[n]], where + ": 'ranks' lists machine '" + t_.names_[n] + "' twice");
+      seen[t_.machine_index_[n]] = true;
+      m.push_back(t_.machine_index_[n]);
     }
     t_.set_machine_of_rank(std::move(m));
   }
@@ -189,7 +184,6 @@ class TopologyParser {
   int lineno_ = 0;
   Topology t_;
   std::unordered_map<std::string, int> id_;
-  std::vector<std::pair<int, int>> links_;
   std::vector<int> first_link_line_;  // per node: line of its first link (machines)
   std::vector<int> ranks_;
   int ranks_line_ = 0;
