@@ -971,7 +971,7 @@ SyncPlan plan_synchronisation(const Schedule& s, const Topology& t,
   std::vector<bool> seen(static_cast<std::size_t>(R) * R, false);
   bool duplicate = false;
   for (std::size_t r = 0; r < s.rounds.size(); ++r) {
-    const auto round = static_cast<std::ptrdiff_t>(msgs.size());
+    const auto first = static_cast<std::ptrdiff_t>(msgs.size());  // of this round
     for (const auto& tr : s.rounds[r].transfers) {
       require(tr.src >= 0 && tr.src < R && tr.dst >= 0 && tr.dst < R,
               "plan_synchronisation: round " + std::to_string(r) + " names a rank outside 0.." +
@@ -982,7 +982,7 @@ SyncPlan plan_synchronisation(const Schedule& s, const Topology& t,
       duplicate |= bit;
       bit = true;
     }
-    std::sort(msgs.begin() + round, msgs.end(),
+    std::sort(msgs.begin() + first, msgs.end(),
               [](const auto& a, const auto& b) { return std::tie(a.src, a.dst) < std::tie(b.src, b.dst); });
     pm.offset.push_back(static_cast<std::int64_t>(msgs.size()));
   }

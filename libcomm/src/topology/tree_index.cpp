@@ -17,7 +17,7 @@ TreeIndex::TreeIndex(const Topology& t) {
   position_.assign(static_cast<std::size_t>(m), -1);
   std::vector<int> node_at;  // machine node at each preorder position
   std::uint32_t clock = 0;
-  auto enter = [&](int x) {
+  auto visit = [&](int x) {
     enter_[x] = clock++;
     if (t.is_machine(x)) {
       position_[t.machine_index(x)] = static_cast<int>(node_at.size());
@@ -25,14 +25,14 @@ TreeIndex::TreeIndex(const Topology& t) {
     }
   };
   std::vector<std::pair<int, std::size_t>> stack = {{0, 0}};
-  enter(0);
+  visit(0);
   while (!stack.empty()) {
     auto& [x, next] = stack.back();
     const auto& adj = t.neighbours(x);
     if (next < adj.size()) {
       const int y = adj[next++];
       if (y == parent_[x]) continue;
-      enter(y);
+      visit(y);
       stack.emplace_back(y, 0);
     } else {
       leave[x] = clock++;
