@@ -216,7 +216,6 @@ Topology Topology::from_links(std::vector<std::string> names, std::vector<bool> 
   const int n = t.num_nodes();
   require(n > 0, "Topology::from_links: no nodes");
   Components comp(n);
-  std::vector<int> degree(static_cast<std::size_t>(n), 0);
   t.adjacency_.assign(static_cast<std::size_t>(n), {});
   for (const auto& [a, b] : links) {
     require(a >= 0 && a < n && b >= 0 && b < n && a != b,
@@ -224,7 +223,7 @@ Topology Topology::from_links(std::vector<std::string> names, std::vector<bool> 
     require(comp.join(a, b), "Topology::from_links: link " + t.names_[a] + " -- " + t.names_[b] +
                                  " closes a cycle");
     for (int e : {a, b})
-      require(!t.is_machine_[e] || ++degree[e] == 1,
+      require(!t.is_machine_[e] || t.adjacency_[e].empty(),
               "Topology::from_links: machine '" + t.names_[e] + "' is not a leaf");
     t.adjacency_[a].push_back(b);
     t.adjacency_[b].push_back(a);
