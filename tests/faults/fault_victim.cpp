@@ -7,6 +7,7 @@
 //   FAULT_VICTIM_MODE=b|n1|n2: alltoallv's and ialltoallv's mode (paper 001, s. 3.4; default b)
 //   FAULT_VICTIM_STOP_AT_CALL=N: see below
 //   FAULT_VICTIM_CHECK_EVERY_CALL=1: every call checks its arguments (the default: the first)
+//   FAULT_VICTIM_STOP_IN_ONLINE_AGREEMENT=1: see MPI_Iallreduce below
 // Only the first run checks its arguments (check_args): the check is an MPI_Allreduce of
 // the MPI library's, outside what LIBCOMM_TIMEOUT bounds (README, "Faults"). The program
 // runs in apps::mpi_main, as the mini-apps do, so an Error (LIBCOMM_TIMEOUT's) ends it as
@@ -31,10 +32,38 @@
 
 namespace {
 
+bool stop_in_online_agreement = false;
+std::string pid_dir;
+
+void write_pid(int rank) { std::ofstream(pid_dir + "/rank." + std::to_string(rank) + ".pid") << getpid() << "\n"; }
+
+}  // namespace
+
+// FAULT_VICTIM_STOP_IN_ONLINE_AGREEMENT=1: every rank writes its pid, and rank 1 stops
+// itself, as it enters auto's online agreement on a winner: the one MPI_Iallreduce of
+// doubles under MPI_MAX that libcomm makes (the candidates' times, after the last
+// candidate's run and within the same call, where no call boundary is to stop at), started
+// non-blocking because LIBCOMM_TIMEOUT is set. Every other call goes straight to MPI.
+extern "C" int MPI_Iallreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
+                              MPI_Comm comm, MPI_Request* request) {
+  if (stop_in_online_agreement && type == MPI_DOUBLE && op == MPI_MAX) {
+    int rank = -1;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    write_pid(rank);
+    if (rank == 1) raise(SIGSTOP);
+  }
+  return PMPI_Iallreduce(send, recv, count, type, op, comm, request);
+}
+
+namespace {
+
 int run(int argc, char** argv) {
   libcomm::require(argc == 4, "usage: fault_victim OP ALGO DIR (OP: alltoall, alltoallv, ialltoallv, allgather, "
                               "reduce_scatter)");
-  const std::string op = argv[1], algo = argv[2], dir = argv[3];
+  const std::string op = argv[1], algo = argv[2];
+  pid_dir = argv[3];
+  const char* agreement_text = std::getenv("FAULT_VICTIM_STOP_IN_ONLINE_AGREEMENT");
+  stop_in_online_agreement = agreement_text && std::string(agreement_text) == "1";
   const libcomm::Comm comm(MPI_COMM_WORLD);
   const auto p = static_cast<std::size_t>(comm.size());
   const std::size_t block = 64 * 1024;  // long enough that a kill lands inside a collective
@@ -79,8 +108,8 @@ int run(int argc, char** argv) {
   libcomm::require(stop_text == nullptr || stop_at >= 2, "FAULT_VICTIM_STOP_AT_CALL must be 2 or more");
   for (int call = 1;; ++call) {  // until a script kills or stops a rank and the job ends
     once();
-    if (call != (stop_at ? stop_at - 1 : 1)) continue;
-    std::ofstream(dir + "/rank." + std::to_string(comm.rank()) + ".pid") << getpid() << "\n";
+    if (stop_in_online_agreement || call != (stop_at ? stop_at - 1 : 1)) continue;
+    write_pid(comm.rank());
     if (stop_at && comm.rank() == 1) raise(SIGSTOP);
   }
 }
