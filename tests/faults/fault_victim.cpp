@@ -8,8 +8,9 @@
 //   FAULT_VICTIM_STOP_AT_CALL=N: see below
 //   FAULT_VICTIM_CHECK_EVERY_CALL=1: every call checks its arguments (the default: the first)
 //   FAULT_VICTIM_STOP_IN_ONLINE_AGREEMENT=1: see MPI_Iallreduce below
-// Only the first run checks its arguments (check_args): the check is an MPI_Allreduce of
-// the MPI library's, outside what LIBCOMM_TIMEOUT bounds (README, "Faults"). The program
+// Only the first run checks its arguments (check_args), so that a stop lands in the
+// algorithm's own messages, not in the check's collective (faults.stop_at_check tests
+// that one). The program
 // runs in apps::mpi_main, as the mini-apps do, so an Error (LIBCOMM_TIMEOUT's) ends it as
 // it ends them: one "fault_victim: error: ..." line per rank, then the job.
 #include <mpi.h>
