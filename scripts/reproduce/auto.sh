@@ -5,7 +5,7 @@
 # formulas with the platform's calibrated parameters, inputs/tuning/<platform>.model) and
 # table (a later run that starts from the table online learned, --save-learned, and
 # measures nothing). auto_report.py writes the page from the JSON records.
-#   scripts/reproduce/auto.sh [--only sim|real|dropin]... [--platforms "flat512 tree16x16 cluster64x8"]
+#   scripts/reproduce/auto.sh [--only sim|real|dropin|model|uncalibrated|calibrate]... [--platforms "flat512 tree16x16 cluster64x8"]
 #                             [--ranks "16 64 256"] [--ops "..."] [--sizes LIST] [--sim-reps N]
 #                             [--sim-timeout S] [--cross-traffic SEED,PAIRS[,BYTES[,GAP_US]]]
 #                             [--arrival-skew SEED,US]
@@ -33,6 +33,9 @@
 #         parameters (commbench --calibrate, real_npN.model), in runs of its own.
 # model (only when named): rerun the model policy's runs of the existing sim records, under
 #         each record's own start, cross traffic or arrival skew.
+# uncalibrated (with sim, or named): the model policy again in a run of its own, without
+#         the platform's .model file (the library's default parameters), as a user on a
+#         platform nobody calibrated runs it: NAME.uncalibrated.json.
 # calibrate (only when named): commbench --calibrate on each platform, rewriting
 #         inputs/tuning/PLATFORM.model (the model policy's parameters).
 # dropin: scripts/reproduce/dropin_apps.sh (the drop-in at its default under QE, LAMMPS,
@@ -66,7 +69,7 @@ while (($#)); do
     --cross-traffic) TRAFFIC+=(--cross-traffic "$2"); shift 2 ;;
     --arrival-skew) TRAFFIC+=(--arrival-skew "$2"); shift 2 ;;
     --report-only) REPORT_ONLY=1; shift ;;
-    -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "auto.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -107,10 +110,11 @@ fi
 # own (the simulation is deterministic, so runs compare); --only model reruns only the
 # model's runs of existing records (after a change to the formulas or parameters), with
 # the sizes and repetitions of their main run.
-run_sim=0 run_model=0
-want sim && run_sim=1 run_model=1
+run_sim=0 run_model=0 run_uncalibrated=0
+want sim && run_sim=1 run_model=1 run_uncalibrated=1
 [[ " ${ONLY[*]} " == *" model "* ]] && run_model=1
-if ((!REPORT_ONLY)) && ((run_sim || run_model)); then
+[[ " ${ONLY[*]} " == *" uncalibrated "* ]] && run_uncalibrated=1
+if ((!REPORT_ONLY)) && ((run_sim || run_model || run_uncalibrated)); then
   export SIM_REBUILD=0
   # SMPI folds every rank's simulated payload onto 1 MiB mappings: MiB blocks on 256 ranks
   # need more than Linux's default vm.max_map_count (65530).
@@ -118,6 +122,16 @@ if ((!REPORT_ONLY)) && ((run_sim || run_model)); then
     sysctl -qw vm.max_map_count=1048576 2>/dev/null ||
       echo "auto.sh: warning: vm.max_map_count is $(cat /proc/sys/vm/max_map_count); MiB blocks may abort" >&2
   fi
+  # model_run SUFFIX ENV...: the model policy's own run of record $name under ENV, with the
+  # sizes, repetitions, start and variability of its main run (set in the loop below).
+  model_run() {
+    local suffix=$1
+    shift
+    echo "auto.sh: $name.$suffix" >&2
+    record "$name.$suffix" env "$@" "${simulate[@]}" "${varied[@]}" \
+      --op "$op" $(op_args "$op") --sizes "$sizes" --reps "$reps" --warmup 1 --simulated-payload \
+      --model-copy 1 --nodes "$nodes" --algo auto:model --skip-native --json "$OUT/$name.$suffix.json"
+  }
   for platform in $PLATFORMS; do
     # The platform's cost parameters and no tuning table (LIBCOMM_PLATFORM names none; the
     # platform's own name would pick up an old .tune): online measures, model predicts.
@@ -151,7 +165,7 @@ if ((!REPORT_ONLY)) && ((run_sim || run_model)); then
             --json "$OUT/$name.json" || rc=$?
           if ((rc == 124)); then  # stopped by --sim-timeout: no record, the page says so
             { cat "$OUT/$name.cmd"; echo "not finished after $SIM_TIMEOUT s (--sim-timeout)"; } >"$OUT/$name.skipped"
-            rm -f "$OUT/$name".{cmd,log,json,learned} "$OUT/$name".{table,model}.{cmd,log,json}
+            rm -f "$OUT/$name".{cmd,log,json,learned} "$OUT/$name".{table,model,uncalibrated}.{cmd,log,json}
             continue
           fi
           ((rc == 0)) || exit "$rc"
@@ -166,10 +180,8 @@ if ((!REPORT_ONLY)) && ((run_sim || run_model)); then
         # traffic or arrival skew), not this invocation's: a model rerun scores against the
         # record's own timings.
         read -ra varied <<<"$(grep -o -- '--synchronized-start\|--cross-traffic [^ ]*\|--arrival-skew [^ ]*' "$OUT/$name.cmd" | tr '\n' ' ')"
-        echo "auto.sh: $name.model" >&2
-        record "$name.model" "${untuned[@]}" "${simulate[@]}" "${varied[@]}" \
-          --op "$op" $(op_args "$op") --sizes "$sizes" --reps "$reps" --warmup 1 --simulated-payload \
-          --model-copy 1 --nodes "$nodes" --algo auto:model --skip-native --json "$OUT/$name.model.json"
+        if ((run_model)); then model_run model "${untuned[@]:1}"; fi
+        if ((run_uncalibrated)); then model_run uncalibrated "LIBCOMM_PLATFORM=$platform.untuned"; fi
       done
     done
   done

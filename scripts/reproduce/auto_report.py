@@ -22,8 +22,11 @@ from native_records import selector_of  # noqa: E402
 
 INPUTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "inputs")  # platforms, tuning
 ONLINE_LIMIT, MODEL_LIMIT = 1.05, 1.25
-POLICIES = ("online", "model", "table")
-LIMITS = {"online": ONLINE_LIMIT, "model": MODEL_LIMIT, "table": MODEL_LIMIT}
+POLICIES = ("online", "model", "table", "uncalibrated")
+LIMITS = {"online": ONLINE_LIMIT, "model": MODEL_LIMIT, "table": MODEL_LIMIT, "uncalibrated": MODEL_LIMIT}
+# A simulated row's runs of their own, by record suffix: the policy each one times (its
+# auto:model rows are uncalibrated's: the model without the platform's .model file).
+OWN_RUNS = {"table": "table", "model": "model", "uncalibrated": "model"}
 OPS = ("alltoall", "allgather", "reduce_scatter", "alltoallv")
 PLATFORM_TEXT = {
     "flat512": "flat512: one switch, 512 hosts (one rank each) on 1 Gbit/s links, the switch's backbone 10 Gbit/s "
@@ -272,7 +275,7 @@ def cmd_of(path):
 def sim_section(records):
     found = collections.defaultdict(dict)
     for p in glob.glob(os.path.join(records, "sim_*_np*_*.json")):
-        m = re.match(r"sim_(\w+?)_np(\d+)_(\w+?)(\.table|\.model)?\.json$", os.path.basename(p))
+        m = re.match(r"sim_(\w+?)_np(\d+)_(\w+?)(\.table|\.model|\.uncalibrated)?\.json$", os.path.basename(p))
         if not m:
             continue
         key = (m.group(1), int(m.group(2)), m.group(3))
@@ -289,7 +292,7 @@ def sim_section(records):
             continue
         meta, rows = load([paths["main"]])
         metas[key] = meta
-        for pol in ("table", "model"):  # a policy's own run (deterministic: runs compare)
+        for pol, timed in OWN_RUNS.items():  # a policy's own run (deterministic: runs compare)
             if pol not in paths:
                 continue
             _, prow = load([paths[pol]])
@@ -299,8 +302,8 @@ def sim_section(records):
                 for a in [a for a in rows[b] if base(a) == "auto:" + pol]:
                     del rows[b][a]
                 for a, v in d.items():
-                    if base(a) == "auto:" + pol:
-                        rows[b][a] = v
+                    if base(a) == "auto:" + timed:
+                        rows[b]["auto:" + pol + a[len(base(a)):]] = v
         ev = evaluate(rows)
         per = {pol: max((e[pol][1] for e in ev.values() if pol in e), default=None) for pol in POLICIES}
         for pol in POLICIES:
@@ -313,10 +316,12 @@ def sim_section(records):
     lines.append("## SimGrid: auto / best single algorithm")
     lines.append("")
     lines.append("Worst ratio over the sizes 8 B - 1 MiB of each run (the detail tables below give every size; "
-                 "`**` marks a ratio above the target: online 1.05, model and table 1.25).")
+                 "`**` marks a ratio above the target: online 1.05, model, table and uncalibrated 1.25; "
+                 "uncalibrated: the model without the platform's .model file, on its default parameters, '-' where "
+                 "that run was not made).")
     lines.append("")
-    lines.append("| platform | ranks | operation | native's selector | sizes | online | model | table |")
-    lines.append("|---|---:|---|---|---:|---:|---:|---:|")
+    lines.append("| platform | ranks | operation | native's selector | sizes | " + " | ".join(POLICIES) + " |")
+    lines.append("|---|---:|---|---|---:|" + "---:|" * len(POLICIES))
     for (platform, np_, op), per, n, sel in summary:
         cells = [fmt_ratio(pol, per[pol]) if per[pol] is not None else "-" for pol in POLICIES]
         lines.append(f"| {platform} | {np_} | {op} | {sel} | {n} | " + " | ".join(cells) + " |")
@@ -376,7 +381,7 @@ def sim_section(records):
                        f"Native: SMPI's own default {op} (the record names no selector: it was made before "
                        "simulate.sh recorded one).")
         details.append("")
-        for which in ("main", "table", "model"):
+        for which in ("main", *OWN_RUNS):
             c = cmd_of(paths[which]) if which in paths else None
             if c:
                 why = cmd_mismatch(c, paths[which])
@@ -683,7 +688,9 @@ def main():
                "winner and keeps it (its time is after the warm-up); **model** picks by the cost formulas "
                "(docs/algorithms.md, \"Cost formulas\") with the platform's parameters from `commbench "
                "--calibrate` (inputs/tuning/PLATFORM.model); **table** is a later run that starts from the "
-               "table online learned (`--save-learned`, then LIBCOMM_TUNING) and measures nothing.")
+               "table online learned (`--save-learned`, then LIBCOMM_TUNING) and measures nothing; "
+               "**uncalibrated** (simulations) is the model again in a run of its own without that file, on the "
+               "library's default parameters, as on a platform nobody calibrated.")
     out.append("")
     sim, summary = sim_section(a.records)
     if sim:
