@@ -13,7 +13,6 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 
@@ -119,6 +118,11 @@ void run_local(PlanState& s, const StepProgram& p, const Step& st) {
       [&] { reduce_local(at(s, st.from), at(s, st.to), n / p.elem_bytes, p.elem, p.op); });
 }
 
+// The order in which a stage posts its communication steps (waited_steps relies on it).
+constexpr StepKind kPostingOrder[] = {StepKind::Recv, StepKind::Send, StepKind::Alltoall};
+
+int tag_of(const PlanState& s, const Step& st) { return st.tag == TagKind::Data ? s.tag_data : s.tag_sync; }
+
 void post(PlanState& s, const Step& st) {
   s.reqs.emplace_back(MPI_REQUEST_NULL);
   s.req_complete.push_back(st.complete);
@@ -130,7 +134,7 @@ void post(PlanState& s, const Step& st) {
               "MPI_Ialltoall");
     return;
   }
-  const int tag = st.tag == TagKind::Data ? s.tag_data : s.tag_sync;
+  const int tag = tag_of(s, st);
   if (st.kind == StepKind::Recv) {
     const MpiBytes n(st.to.bytes);
     check_mpi(MPI_Irecv(at(s, st.to), n.count(), n.type(), st.peer, tag, comm, &s.reqs.back()),
@@ -143,36 +147,44 @@ void post(PlanState& s, const Step& st) {
   }
 }
 
-// A blocking run's stage of one receive and / or one send due by its end, with nothing
-// else in flight: the one blocking call that does the same (MPI_Sendrecv, MPI_Recv,
-// MPI_Send) costs less than posting and waiting for two requests (measured: a
-// 2-rank ring allgather of 8 B took about 10 % longer through MPI_Irecv + MPI_Isend + MPI_Waitall).
-bool run_exchange(PlanState& s, const Step* recv, const Step* send) {
-  if (!s.reqs.empty() || (recv && recv->complete != s.stage) || (send && send->complete != s.stage) ||
+// A blocking run's stage of one receive and / or one send, or of one library all-to-all,
+// due by its end, with nothing else in flight: the one blocking call that does the same
+// (MPI_Sendrecv, MPI_Recv, MPI_Send, MPI_Alltoall) costs less than posting and waiting for
+// the requests (measured: a 2-rank ring allgather of 8 B took about 10 % longer through
+// MPI_Irecv + MPI_Isend + MPI_Waitall). False, having run nothing, when the stage is not so.
+bool run_at_once(PlanState& s, const Step* recv, const Step* send, const Step* coll) {
+  const auto due_now = [&](const Step* st) { return !st || st->complete == s.stage; };
+  if (!s.reqs.empty() || !due_now(recv) || !due_now(send) || !due_now(coll) ||
       (recv && send && (recv->channel != send->channel || send->synchronous)))
     return false;
+  if (coll) {
+    const MpiBytes blk(coll->from.bytes / s.channel_sizes[coll->channel]);
+    check_mpi(MPI_Alltoall(at(s, coll->from), blk.count(), blk.type(), at(s, coll->to), blk.count(), blk.type(),
+                           s.channels[coll->channel]),
+              "MPI_Alltoall");
+    return true;
+  }
   const MPI_Comm comm = s.channels[(recv ? recv : send)->channel];
-  const auto tag = [&](const Step* st) { return st->tag == TagKind::Data ? s.tag_data : s.tag_sync; };
   if (recv && send) {
     const MpiBytes in(recv->to.bytes), out(send->from.bytes);
-    check_mpi(MPI_Sendrecv(at(s, send->from), out.count(), out.type(), send->peer, tag(send), at(s, recv->to),
-                           in.count(), in.type(), recv->peer, tag(recv), comm, MPI_STATUS_IGNORE),
+    check_mpi(MPI_Sendrecv(at(s, send->from), out.count(), out.type(), send->peer, tag_of(s, *send), at(s, recv->to),
+                           in.count(), in.type(), recv->peer, tag_of(s, *recv), comm, MPI_STATUS_IGNORE),
               "MPI_Sendrecv");
   } else if (recv) {
     const MpiBytes in(recv->to.bytes);
-    check_mpi(MPI_Recv(at(s, recv->to), in.count(), in.type(), recv->peer, tag(recv), comm, MPI_STATUS_IGNORE),
+    check_mpi(MPI_Recv(at(s, recv->to), in.count(), in.type(), recv->peer, tag_of(s, *recv), comm, MPI_STATUS_IGNORE),
               "MPI_Recv");
   } else {
     const MpiBytes out(send->from.bytes);
     const auto send_fn = send->synchronous ? &MPI_Ssend : &MPI_Send;
-    check_mpi(send_fn(at(s, send->from), out.count(), out.type(), send->peer, tag(send), comm),
+    check_mpi(send_fn(at(s, send->from), out.count(), out.type(), send->peer, tag_of(s, *send), comm),
               send->synchronous ? "MPI_Ssend" : "MPI_Send");
   }
   return true;
 }
 
 // Runs the local steps and posts the communication of stage s.stage. In a blocking run, a
-// stage of one exchange runs it at once (run_exchange) and posts nothing: s.reqs was empty
+// stage of one exchange runs it at once (run_at_once) and posts nothing: s.reqs was empty
 // and stays so, nothing to wait for.
 void post_stage(PlanState& s, const StepProgram& p, bool blocking) {
   const std::size_t first = s.next_step;
@@ -191,18 +203,10 @@ void post_stage(PlanState& s, const StepProgram& p, bool blocking) {
   if (s.window) std::atomic_thread_fence(std::memory_order_seq_cst);
   for (std::size_t k = first; k < end; ++k)
     if (is_local(p.steps[k].kind) && !p.steps[k].overlap) run_local(s, p, p.steps[k]);
-  bool exchanged = false;
-  if (blocking && colls == 1 && recvs + sends == 0 && s.reqs.empty() && coll->complete == s.stage) {
-    const MpiBytes blk(coll->from.bytes / s.channel_sizes[coll->channel]);
-    check_mpi(MPI_Alltoall(at(s, coll->from), blk.count(), blk.type(), at(s, coll->to), blk.count(), blk.type(),
-                           s.channels[coll->channel]),
-              "MPI_Alltoall");
-    exchanged = true;
-  } else if (blocking && colls == 0 && recvs <= 1 && sends <= 1 && recvs + sends > 0) {
-    exchanged = run_exchange(s, recv, send);
-  }
-  if (!exchanged)
-    for (StepKind kind : {StepKind::Recv, StepKind::Send, StepKind::Alltoall})
+  const bool one_exchange =
+      colls == 0 ? recvs <= 1 && sends <= 1 && recvs + sends > 0 : colls == 1 && recvs + sends == 0;
+  if (!(blocking && one_exchange && run_at_once(s, recv, send, coll)))
+    for (StepKind kind : kPostingOrder)
       for (std::size_t k = first; k < end; ++k)
         if (p.steps[k].kind == kind) post(s, p.steps[k]);
   for (std::size_t k = first; k < end; ++k)
@@ -239,22 +243,17 @@ double wait_timeout() {
 }
 
 // The program's communication steps behind the requests of the wait set of stage
-// s.stage, in the wait set's order: the executor posts a stage's receives, then its
-// sends, then its library all-to-alls, and collect_due keeps posting order, so the set
-// holds the steps posted so far whose `complete` is this stage. (Only with the timeout
-// on: then no stage runs as one blocking call, and every step has its request.)
+// s.stage, in the wait set's order: each stage posts in kPostingOrder and collect_due
+// keeps posting order, so the set holds the steps posted so far whose `complete` is this
+// stage. (Only with the timeout on: then no stage runs as one blocking call, and every
+// step has its request.)
 std::vector<const Step*> waited_steps(const PlanState& s, const StepProgram& p) {
   std::vector<const Step*> out;
-  const auto comm_step = [](StepKind k) {
-    return k == StepKind::Recv ? 0 : k == StepKind::Send ? 1 : k == StepKind::Alltoall ? 2 : -1;
-  };
-  for (std::size_t first = 0; first < p.steps.size() && p.steps[first].stage <= s.stage;) {
-    std::size_t end = first;
+  for (std::size_t first = 0, end = 0; first < p.steps.size() && p.steps[first].stage <= s.stage; first = end) {
     while (end < p.steps.size() && p.steps[end].stage == p.steps[first].stage) ++end;
-    for (int kind = 0; kind < 3; ++kind)
+    for (StepKind kind : kPostingOrder)
       for (std::size_t k = first; k < end; ++k)
-        if (comm_step(p.steps[k].kind) == kind && p.steps[k].complete == s.stage) out.push_back(&p.steps[k]);
-    first = end;
+        if (p.steps[k].kind == kind && p.steps[k].complete == s.stage) out.push_back(&p.steps[k]);
   }
   return out;
 }
@@ -316,15 +315,16 @@ Error timeout_error(const PlanState& s, const std::vector<MPI_Request>& reqs, do
       for (std::size_t k = 0; k < reqs.size(); ++k) {
         if (reqs[k] == MPI_REQUEST_NULL) continue;
         const Step& st = *steps[k];
-        const auto comm_rank = [&](int peer) { return st.channel == 0 ? peer : p.channel_ranks[st.channel - 1][static_cast<std::size_t>(peer)]; };
-        if (st.kind == StepKind::Recv) from.push_back(comm_rank(st.peer));
-        if (st.kind == StepKind::Send) to.push_back(comm_rank(st.peer));
-        if (st.kind != StepKind::Alltoall) continue;
-        std::vector<int> members(static_cast<std::size_t>(p.nprocs));
-        for (int r = 0; r < p.nprocs; ++r) members[static_cast<std::size_t>(r)] = r;
-        if (st.channel > 0) members = p.channel_ranks[st.channel - 1];
-        for (int r : members)
-          if (r != me) from.push_back(r), to.push_back(r);
+        const auto comm_rank = [&](int peer) {
+          return st.channel == 0 ? peer : p.channel_ranks[st.channel - 1][static_cast<std::size_t>(peer)];
+        };
+        if (st.kind != StepKind::Alltoall) {
+          (st.kind == StepKind::Recv ? from : to).push_back(comm_rank(st.peer));
+          continue;
+        }
+        const int members = st.channel == 0 ? p.nprocs : static_cast<int>(p.channel_ranks[st.channel - 1].size());
+        for (int m = 0; m < members; ++m)  // every other member of the channel
+          if (comm_rank(m) != me) from.push_back(comm_rank(m)), to.push_back(comm_rank(m));
       }
       where = s.prelude_pending ? "the exchange of the counts"
                                 : "stage " + std::to_string(s.stage) + " of " + std::to_string(p.stages);
@@ -369,7 +369,8 @@ bool requests_done(PlanState& s, std::vector<MPI_Request>& reqs, bool block) {
 }
 
 // Progresses the run; with `block` until it completes. True when it has completed.
-bool progress(PlanState& s, bool block) {
+// `blocking_call` (run_blocking, which blocks): stages of one exchange use one blocking call.
+bool progress(PlanState& s, bool block, bool blocking_call = false) {
   if (!s.active) return true;
   if (!s.program) {  // native: one request
     if (!requests_done(s, s.reqs, block)) return false;
@@ -381,7 +382,7 @@ bool progress(PlanState& s, bool block) {
   while (s.stage < p.stages) {
     if (!s.stage_posted) {
       stage_mark(s, true);
-      post_stage(s, p, block && s.blocking_run && wait_timeout() == 0);
+      post_stage(s, p, blocking_call && wait_timeout() == 0);
       collect_due(s);  // (nothing due after a stage run at once)
     }
     if (!s.waitset.empty()) {
@@ -404,7 +405,7 @@ bool progress(PlanState& s, bool block) {
     s.stage = 0;
     s.stage_posted = false;
     s.next_step = 0;
-    return progress(s, block);
+    return progress(s, block, blocking_call);
   }
   write_stage_trace(s, p);
   s.active = false;
@@ -423,7 +424,6 @@ void start(PlanState& s, const void* send, void* recv, std::byte* borrowed_scrat
   s.req_complete.clear();
   s.waitset.clear();
   s.active = true;
-  s.blocking_run = false;
   if (!s.prelude && !s.program) {
     s.reqs.emplace_back(MPI_REQUEST_NULL);
     s.native_start(send, recv, s.reqs.data());
@@ -658,9 +658,7 @@ void run_blocking(PlanState& s, const void* send, void* recv, const Comm& comm) 
   // (No scratch, no trip through the Comm's lock: most programs of whole blocks need none.)
   const std::size_t scratch = s.program ? s.program->scratch_bytes : 0;
   start(s, send, recv, scratch ? comm.scratch(0, scratch) : nullptr, false);
-  s.blocking_run = true;
-  progress(s, true);
-  s.blocking_run = false;
+  progress(s, true, true);
 }
 
 void timing_barrier(const Comm& comm) {

@@ -69,7 +69,6 @@ struct PlanState {
 
   // One run in flight.
   bool active = false;
-  bool blocking_run = false;  // run_blocking: single-exchange stages use one blocking call
   const std::byte* send = nullptr;
   std::byte* recv = nullptr;
   std::byte* scratch = nullptr;
