@@ -50,6 +50,20 @@ void in_check(MPI_Comm comm, std::string_view op, const char* name, const std::f
   run_agreement(comm, op, "the argument check", name, blocking, start);
 }
 
+// MPI_Allreduce of `n` values of `type` at `v`, in place, as in_check runs it.
+void allreduce_in_check(MPI_Comm c, std::string_view op, void* v, int n, MPI_Datatype type, MPI_Op reduce) {
+  in_check(
+      c, op, "MPI_Allreduce", [&] { return MPI_Allreduce(MPI_IN_PLACE, v, n, type, reduce, c); },
+      [&](MPI_Request* r) { return MPI_Iallreduce(MPI_IN_PLACE, v, n, type, reduce, c, r); });
+}
+
+// MPI_Allgather of `n` values of `type` from every rank, as in_check runs it.
+void allgather_in_check(MPI_Comm c, std::string_view op, const void* mine, void* all, int n, MPI_Datatype type) {
+  in_check(
+      c, op, "MPI_Allgather", [&] { return MPI_Allgather(mine, n, type, all, n, type, c); },
+      [&](MPI_Request* r) { return MPI_Iallgather(mine, n, type, all, n, type, c, r); });
+}
+
 // Whether every rank passed the same values: one reduction of each value and its
 // complement (their minima are the least and, complemented, the greatest), O(log P) where
 // gathering every rank's values to name the one that differs costs O(P); that is done only
@@ -57,11 +71,7 @@ void in_check(MPI_Comm comm, std::string_view op, const char* name, const std::f
 bool agree_everywhere(const Comm& comm, std::string_view op, const std::vector<std::uint64_t>& mine) {
   std::vector<std::uint64_t> both(2 * mine.size());
   for (std::size_t k = 0; k < mine.size(); ++k) both[k] = mine[k], both[mine.size() + k] = ~mine[k];
-  const int n = static_cast<int>(both.size());
-  const MPI_Comm c = comm.internal();
-  in_check(
-      c, op, "MPI_Allreduce", [&] { return MPI_Allreduce(MPI_IN_PLACE, both.data(), n, MPI_UINT64_T, MPI_MIN, c); },
-      [&](MPI_Request* r) { return MPI_Iallreduce(MPI_IN_PLACE, both.data(), n, MPI_UINT64_T, MPI_MIN, c, r); });
+  allreduce_in_check(comm.internal(), op, both.data(), static_cast<int>(both.size()), MPI_UINT64_T, MPI_MIN);
   for (std::size_t k = 0; k < mine.size(); ++k)
     if (both[k] != ~both[mine.size() + k]) return false;
   return true;
@@ -80,11 +90,11 @@ void check_same_on_all_ranks(const Comm& comm, std::string_view op,
   const std::size_t width = fields.size() + (with_vec ? 4 : 0);
   std::vector<std::uint64_t> mine(width), all(width * up);
   for (std::size_t f = 0; f < fields.size(); ++f) mine[f] = fields[f].value;
+  const MPI_Comm c = comm.internal();
   if (with_vec) {
     // Rank 0's vector, as long as this communicator has ranks (zero-padded).
     std::vector<std::uint64_t> root(up, 0);
     if (comm.rank() == 0) std::copy_n(vec.begin(), std::min(vec.size(), up), root.begin());
-    const MPI_Comm c = comm.internal();
     in_check(
         c, op, "MPI_Bcast", [&] { return MPI_Bcast(root.data(), p, MPI_UINT64_T, 0, c); },
         [&](MPI_Request* r) { return MPI_Ibcast(root.data(), p, MPI_UINT64_T, 0, c, r); });
@@ -100,12 +110,7 @@ void check_same_on_all_ranks(const Comm& comm, std::string_view op,
       }
   }
   if (agree_everywhere(comm, op, mine)) return;
-  const MPI_Comm c = comm.internal();
-  const int w = static_cast<int>(width);
-  in_check(
-      c, op, "MPI_Allgather",
-      [&] { return MPI_Allgather(mine.data(), w, MPI_UINT64_T, all.data(), w, MPI_UINT64_T, c); },
-      [&](MPI_Request* r) { return MPI_Iallgather(mine.data(), w, MPI_UINT64_T, all.data(), w, MPI_UINT64_T, c, r); });
+  allgather_in_check(c, op, mine.data(), all.data(), static_cast<int>(width), MPI_UINT64_T);
   const std::string head(op);
   for (int r = 1; r < p; ++r) {
     const std::uint64_t* theirs = &all[static_cast<std::size_t>(r) * width];
@@ -155,9 +160,7 @@ void check_counts_match(const Comm& comm, std::string_view op, std::string_view 
   }
   if (agree_everywhere(comm, op, {static_cast<std::uint64_t>(finding[0])}) && finding[0] == 0) return;  // none found
   std::vector<std::int64_t> all(4 * up);
-  in_check(
-      c, op, "MPI_Allgather", [&] { return MPI_Allgather(finding.data(), 4, MPI_INT64_T, all.data(), 4, MPI_INT64_T, c); },
-      [&](MPI_Request* r) { return MPI_Iallgather(finding.data(), 4, MPI_INT64_T, all.data(), 4, MPI_INT64_T, c, r); });
+  allgather_in_check(c, op, finding.data(), all.data(), 4, MPI_INT64_T);
   const std::string head(op);
   for (int r = 0; r < p; ++r) {
     const std::int64_t* f = &all[4 * static_cast<std::size_t>(r)];
@@ -183,10 +186,7 @@ std::uint64_t check_arguments(const Comm& comm, const ArgumentCheck& c,
   // max over ranks of: [rank marker of a local problem, sizes, ~sizes, mode, ~mode, extra]
   std::array<std::uint64_t, 6> v = {c.local.empty() ? 0 : static_cast<std::uint64_t>(p - me), c.sizes, ~c.sizes,
                                     c.mode, ~c.mode, c.extra};
-  const MPI_Comm comm_c = comm.internal();
-  in_check(
-      comm_c, c.op, "MPI_Allreduce", [&] { return MPI_Allreduce(MPI_IN_PLACE, v.data(), 6, MPI_UINT64_T, MPI_MAX, comm_c); },
-      [&](MPI_Request* r) { return MPI_Iallreduce(MPI_IN_PLACE, v.data(), 6, MPI_UINT64_T, MPI_MAX, comm_c, r); });
+  allreduce_in_check(comm.internal(), c.op, v.data(), 6, MPI_UINT64_T, MPI_MAX);
   const std::string where = std::string(c.op) + ": rank " + std::to_string(me) + ": ";
   if (!c.local.empty()) throw Error(where + c.local);
   if (v[0] != 0)
