@@ -1,6 +1,7 @@
 #include "same_settings.hpp"
 
 #include <cstdint>
+#include <numeric>
 #include <string_view>
 
 #include "mpi_bytes.hpp"
@@ -42,9 +43,8 @@ void require_same_settings(MPI_Comm comm) {
   const int length = static_cast<int>(text.size());
   std::vector<int> lengths(static_cast<std::size_t>(p)), starts(static_cast<std::size_t>(p));
   check_mpi(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm), "MPI_Allgather");
-  int total = 0;
-  for (int r = 0; r < p; ++r) starts[static_cast<std::size_t>(r)] = total, total += lengths[static_cast<std::size_t>(r)];
-  std::string every(static_cast<std::size_t>(total), '\0');
+  std::exclusive_scan(lengths.begin(), lengths.end(), starts.begin(), 0);
+  std::string every(static_cast<std::size_t>(starts.back() + lengths.back()), '\0');
   check_mpi(MPI_Allgatherv(text.data(), length, MPI_CHAR, every.data(), lengths.data(), starts.data(), MPI_CHAR,
                            comm),
             "MPI_Allgatherv");

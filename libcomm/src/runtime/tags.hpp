@@ -22,9 +22,7 @@ static_assert(kProgramBase + kSequences * kKinds <= 32767, "MPI guarantees tags 
 inline int program_tag(std::uint64_t sequence, TagKind kind) {
   return kProgramBase + static_cast<int>(sequence % kSequences) * kKinds + static_cast<int>(kind);
 }
-inline int prelude_tag(std::uint64_t sequence) {
-  return kProgramBase + static_cast<int>(sequence % kSequences) * kKinds + 2;
-}
+inline int prelude_tag(std::uint64_t sequence) { return program_tag(sequence, TagKind::Sync) + 1; }
 
 // The staged engine of the irregular all-to-all (alltoallv/staged_engine.cpp): one tag per
 // stage, kStagedBase + stage (at most four stages).
