@@ -159,18 +159,17 @@ class TimingSim {
       if (detail::is_local(st.kind) && !st.overlap) now += local_cost(st);
     }
     std::vector<Msg*> ready;
-    for (int pass = 0; pass < 2; ++pass) {  // receives first, then sends, as the executor posts them
-      int sent = 0;
+    int sent = 0;
+    for (StepKind kind : {StepKind::Recv, StepKind::Send}) {  // as the executor posts them
       for (std::size_t k = s.next; k < end; ++k) {
         const Step& st = steps[k];
+        if (st.kind != kind) continue;
         const bool send = st.kind == StepKind::Send;
-        if ((pass == 0 && st.kind != StepKind::Recv) || (pass == 1 && !send)) continue;
         const int peer = world_rank(p, st.channel, st.peer);
-        const Key key = send ? Key{r, peer, channel_id(p, st.channel), static_cast<int>(st.tag)}
-                             : Key{peer, r, channel_id(p, st.channel), static_cast<int>(st.tag)};
-        auto m = match(key, send);
-        m->src = send ? r : peer;
-        m->dst = send ? peer : r;
+        const int src = send ? r : peer, dst = send ? peer : r;
+        auto m = match({src, dst, channel_id(p, st.channel), static_cast<int>(st.tag)}, send);
+        m->src = src;
+        m->dst = dst;
         if (send) {
           m->bytes = st.from.bytes;
           m->send_posted = now + sent++ * c_.overhead;
@@ -180,8 +179,8 @@ class TimingSim {
         if (m->send_posted >= 0 && m->recv_posted >= 0) ready.push_back(m.get());
         s.pending.push_back({m, send, st.complete});
       }
-      if (pass == 1 && sent > 0) now += (sent - 1) * c_.overhead;
     }
+    if (sent > 0) now += (sent - 1) * c_.overhead;
     s.local_done = now;
     for (std::size_t k = s.next; k < end; ++k)
       if (detail::is_local(steps[k].kind) && steps[k].overlap) s.local_done += local_cost(steps[k]);
