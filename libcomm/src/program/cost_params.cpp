@@ -175,7 +175,7 @@ CostParams load_cost_params(const std::string& path) {
     if (known != std::end(kKeys)) {
       seen[key] = v * known->scale;
     } else if (flat != std::end(kFlatKeys)) {
-      if (!seen.count(std::string("flat:") + flat->stands_for)) seen[std::string("flat:") + flat->stands_for] = v * flat->scale;
+      seen.try_emplace(std::string("flat:") + flat->stands_for, v * flat->scale);
     } else {
       std::string valid = "name";
       for (const Key& k : kKeys) valid += std::string(", ") + k.name;

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <sstream>
 
 #include "libcomm/error.hpp"
@@ -62,48 +63,43 @@ NodeMap NodeMap::from_sizes(const std::vector<int>& sizes) {
 
 NodeMap NodeMap::one_rank_per_node(int nranks) {
   std::vector<int> map(static_cast<std::size_t>(nranks));
-  for (int r = 0; r < nranks; ++r) map[r] = r;
+  std::iota(map.begin(), map.end(), 0);
   return NodeMap(std::move(map));
 }
 
 NodeMap NodeMap::from_spec(std::string_view spec, int nranks) {
   require(nranks > 0, "node map: communicator size must be positive");
-  auto check_total = [&](const NodeMap& m, const std::string& what) {
-    require(m.num_ranks() == nranks, "node map " + what + " covers " +
-                                         std::to_string(m.num_ranks()) + " ranks but the job has " +
-                                         std::to_string(nranks));
-    return m;
+  const auto check_total = [&](std::int64_t total, const std::string& what) {
+    require(total == nranks, "node map " + what + " covers " + std::to_string(total) + " ranks but the job has " +
+                                 std::to_string(nranks));
   };
   // Sizes must add up to nranks; checked before from_sizes() allocates their sum (a
   // fuzzed "sizes=2000000000" must not try to allocate 8 GB). A size below 1 is left
   // to from_sizes(), whose message names the node.
-  auto check_sum = [&](const std::vector<int>& sizes, const std::string& what) {
-    std::int64_t sum = 0;
-    for (int v : sizes) {
-      if (v <= 0) return;
-      sum += v;
-    }
-    require(sum == nranks, "node map " + what + " covers " + std::to_string(sum) +
-                               " ranks but the job has " + std::to_string(nranks));
+  const auto check_sum = [&](const std::vector<int>& sizes, const std::string& what) {
+    if (std::all_of(sizes.begin(), sizes.end(), [](int v) { return v > 0; }))
+      check_total(std::accumulate(sizes.begin(), sizes.end(), std::int64_t{0}), what);
   };
-  const std::string s(spec);
+  const std::string s(spec), quoted = "'" + s + "'";
   if (spec.starts_with("ppn=")) {
-    auto v = parse_int_list(spec.substr(4), "'" + s + "'");
-    require(v.size() == 1 && v[0] > 0, "node map '" + s + "': ppn must be one positive integer");
+    auto v = parse_int_list(spec.substr(4), quoted);
+    require(v.size() == 1 && v[0] > 0, "node map " + quoted + ": ppn must be one positive integer");
     std::vector<int> sizes;
     for (int left = nranks; left > 0; left -= v[0]) sizes.push_back(std::min(left, v[0]));
     return from_sizes(sizes);
   }
   if (spec.starts_with("sizes=")) {
-    const auto sizes = parse_int_list(spec.substr(6), "'" + s + "'");
-    check_sum(sizes, "'" + s + "'");
+    const auto sizes = parse_int_list(spec.substr(6), quoted);
+    check_sum(sizes, quoted);
     return from_sizes(sizes);
   }
   if (spec.starts_with("map=")) {
-    auto v = parse_int_list(spec.substr(4), "'" + s + "'");
+    auto v = parse_int_list(spec.substr(4), quoted);
     for (std::size_t r = 0; r < v.size(); ++r)
-      require(v[r] >= 0, "node map '" + s + "': rank " + std::to_string(r) + " has negative node");
-    return check_total(NodeMap(std::move(v)), "'" + s + "'");
+      require(v[r] >= 0, "node map " + quoted + ": rank " + std::to_string(r) + " has negative node");
+    NodeMap m(std::move(v));
+    check_total(m.num_ranks(), quoted);
+    return m;
   }
   if (spec.starts_with("file:")) {
     const std::string path = s.substr(5);
