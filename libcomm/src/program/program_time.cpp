@@ -125,8 +125,8 @@ class TimingSim {
       m.left = out_free_[ua];
       m.arrival = through + c_.alpha;
     }
-    wake(m.src);
-    wake(m.dst);
+    try_finish(m.src);
+    try_finish(m.dst);
   }
 
   std::shared_ptr<Msg> match(const Key& key, bool send) {
@@ -188,14 +188,10 @@ class TimingSim {
     s.time = now;
     s.waiting = true;
     for (Msg* m : ready) travel(*m);
-    wake(r);
+    try_finish(r);
   }
 
-  void wake(int r) {
-    if (ranks_[static_cast<std::size_t>(r)].waiting) try_finish(r);
-  }
-
-  // Ends the rank's stage once every communication step due by it has completed.
+  // Ends the stage the rank waits in once every communication step due by it has completed.
   void try_finish(int r) {
     RankState& s = ranks_[static_cast<std::size_t>(r)];
     if (!s.waiting) return;
