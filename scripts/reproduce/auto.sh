@@ -34,8 +34,9 @@
 # model (only when named): rerun the model policy's runs of the existing sim records, under
 #         each record's own start, cross traffic or arrival skew.
 # uncalibrated (with sim, or named): the model policy again in a run of its own, without
-#         the platform's .model file (the library's default parameters), as a user on a
-#         platform nobody calibrated runs it: NAME.uncalibrated.json.
+#         the platform's .model file, as a user on a platform nobody calibrated runs it (in
+#         a simulation its parameters then come from the network the platform declares):
+#         NAME.uncalibrated.json.
 # calibrate (only when named): commbench --calibrate on each platform, rewriting
 #         inputs/tuning/PLATFORM.model (the model policy's parameters).
 # dropin: scripts/reproduce/dropin_apps.sh (the drop-in at its default under QE, LAMMPS,

@@ -317,8 +317,8 @@ def sim_section(records):
     lines.append("")
     lines.append("Worst ratio over the sizes 8 B - 1 MiB of each run (the detail tables below give every size; "
                  "`**` marks a ratio above the target: online 1.05, model, table and uncalibrated 1.25; "
-                 "uncalibrated: the model without the platform's .model file, on its default parameters, '-' where "
-                 "that run was not made).")
+                 "uncalibrated: the model without the platform's .model file, on the network the platform declares, "
+                 "'-' where that run was not made).")
     lines.append("")
     lines.append("| platform | ranks | operation | native's selector | sizes | " + " | ".join(POLICIES) + " |")
     lines.append("|---|---:|---|---|---:|" + "---:|" * len(POLICIES))
@@ -689,8 +689,10 @@ def main():
                "(docs/algorithms.md, \"Cost formulas\") with the platform's parameters from `commbench "
                "--calibrate` (inputs/tuning/PLATFORM.model); **table** is a later run that starts from the "
                "table online learned (`--save-learned`, then LIBCOMM_TUNING) and measures nothing; "
-               "**uncalibrated** (simulations) is the model again in a run of its own without that file, on the "
-               "library's default parameters, as on a platform nobody calibrated.")
+               "**uncalibrated** (simulations) is the model again in a run of its own without that file, as on a "
+               "platform nobody calibrated: its parameters then come from the network the simulated platform "
+               "declares (the route's latency and bandwidth under SMPI's factors, read, not measured: "
+               "libcomm's default_cost_params).")
     out.append("")
     sim, summary = sim_section(a.records)
     if sim:
