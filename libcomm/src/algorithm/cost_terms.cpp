@@ -7,15 +7,12 @@
 #endif
 
 #include <algorithm>
+#include <bit>
 #include <string>
 
 namespace libcomm::detail::cost {
 
-int log2_ceil(int p) {
-  int k = 0;
-  while ((1LL << k) < p) ++k;
-  return k;
-}
+int log2_ceil(int p) { return p <= 1 ? 0 : std::bit_width(static_cast<unsigned>(p - 1)); }
 
 double nodes_of_first(const Layout& l, int ranks) {
   return std::clamp((ranks + l.ppn - 1) / std::max(1, l.ppn), 1, std::max(1, l.nodes));
@@ -107,18 +104,15 @@ double barrier(const Layout& l, const CostParams& c) {
 }
 
 MpiLibrary mpi_library() {
-#ifdef LIBCOMM_SIMGRID
-  // SMPI runs the decision rules of the selector scripts/simulate.sh --native-selector set
-  // (smpi/coll-selector): Open MPI's or MPICH's over its copies of their algorithms, or its own.
   static const MpiLibrary lib = [] {
+#ifdef LIBCOMM_SIMGRID
+    // SMPI runs the decision rules of the selector scripts/simulate.sh --native-selector set
+    // (smpi/coll-selector): Open MPI's or MPICH's over its copies of their algorithms, or its own.
     const std::string selector = simgrid::config::get_value<std::string>("smpi/coll-selector");
     if (selector == "ompi") return MpiLibrary::OpenMpi;
     if (selector == "mpich") return MpiLibrary::Mpich;
     return MpiLibrary::Smpi;
-  }();
-  return lib;
 #else
-  static const MpiLibrary lib = [] {
     char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
     int len = 0;
     if (MPI_Get_library_version(version, &len) != MPI_SUCCESS) return MpiLibrary::Other;
@@ -126,19 +120,9 @@ MpiLibrary mpi_library() {
     if (v.find("Open MPI") != std::string::npos) return MpiLibrary::OpenMpi;
     if (v.find("MPICH") != std::string::npos) return MpiLibrary::Mpich;
     return MpiLibrary::Other;
+#endif
   }();
   return lib;
-#endif
-}
-
-const char* mpi_library_name(MpiLibrary l) {
-  switch (l) {
-    case MpiLibrary::Smpi: return "SMPI";
-    case MpiLibrary::OpenMpi: return "Open MPI";
-    case MpiLibrary::Mpich: return "MPICH";
-    case MpiLibrary::Other: return "another MPI";
-  }
-  return "?";
 }
 
 double log_rounds_alltoall(const Layout& l, const CostParams& c, double n) {

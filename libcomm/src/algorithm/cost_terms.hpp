@@ -6,7 +6,7 @@
 // another node for min(d, ppn) of a node's ppn ranks.
 #pragma once
 
-#include <cstddef>
+#include <bit>
 
 #include "libcomm/cost_params.hpp"
 
@@ -16,9 +16,7 @@ int log2_ceil(int p);  // ceil(log2 p), 0 for p <= 1
 inline bool is_power_of_two(int p) { return p > 0 && (p & (p - 1)) == 0; }
 // The largest power of two <= p (1 for p <= 1): where a non-power-of-two P folds into.
 inline int power_of_two_at_most(int p) {
-  int p2 = 1;
-  while (p2 <= p / 2) p2 *= 2;
-  return p2;
+  return p <= 1 ? 1 : static_cast<int>(std::bit_floor(static_cast<unsigned>(p)));
 }
 
 // The nodes that hold the first `ranks` ranks (the senders of a step only part of the
@@ -75,6 +73,5 @@ inline double combine(const CostParams& c, double n) { return n * c.gamma; }
 // Which MPI library `native` is (its known algorithm choices are part of its formula).
 enum class MpiLibrary { Smpi, OpenMpi, Mpich, Other };
 MpiLibrary mpi_library();
-const char* mpi_library_name(MpiLibrary l);
 
 }  // namespace libcomm::detail::cost
