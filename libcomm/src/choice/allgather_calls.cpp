@@ -1,22 +1,18 @@
 // The public calls of the all-to-all broadcast (libcomm/allgather.hpp): each is a call of the one
 // driver (driver.hpp) on the operation its folder defines.
-#include <algorithm>
-#include <limits>
-
 #include "../allgather/allgather_internal.hpp"
 #include "driver.hpp"
 
 namespace libcomm {
 
 using Driver = detail::Driver<detail::AllgatherOp>;
+using detail::AllgatherOp;
 
-const std::vector<AllgatherAlgoInfo>& allgather_algorithms() { return detail::algorithm_infos<detail::AllgatherOp>(); }
-std::string_view allgather_algo_name(AllgatherAlgo a) { return detail::name_of<detail::AllgatherOp>(a); }
-AllgatherAlgo allgather_algo_from_name(std::string_view name) {
-  return detail::algorithm_named<detail::AllgatherOp>(name);
-}
+const std::vector<AllgatherAlgoInfo>& allgather_algorithms() { return detail::algorithm_infos<AllgatherOp>(); }
+std::string_view allgather_algo_name(AllgatherAlgo a) { return detail::name_of<AllgatherOp>(a); }
+AllgatherAlgo allgather_algo_from_name(std::string_view name) { return detail::algorithm_named<AllgatherOp>(name); }
 AllgatherAlgo allgather_algo_from_env(AllgatherAlgo fallback) {
-  return detail::algorithm_from_env<detail::AllgatherOp>(fallback);
+  return detail::algorithm_from_env<AllgatherOp>(fallback);
 }
 
 std::string_view node_order_name(NodeOrder o) { return o == NodeOrder::Gray ? "gray" : "binary"; }
@@ -31,14 +27,14 @@ AllgatherChoice choose_allgather(AllgatherAlgo requested, int p, const Allgather
   require(p > 0, "choose_allgather: P must be positive, got " + std::to_string(p));
   const NodeMap flat = NodeMap::one_rank_per_node(p);
   const std::vector<std::size_t> none(static_cast<std::size_t>(p), 0);
-  const detail::AllgatherOp::Shape s = detail::AllgatherOp::shape(none, flat, opts);
+  const AllgatherOp::Shape s = AllgatherOp::shape(none, flat, opts);
   return Driver::choice_without_comm(requested, s, opts.allow_fallback);
 }
 
 AllgatherChoice choose_allgather(AllgatherAlgo requested, std::size_t block_bytes, const Comm& comm,
                                  const AllgatherOptions& opts) {
-  const detail::AllgatherOp::Args a{nullptr, block_bytes, nullptr, {}, block_bytes};
-  return Driver::choose(requested, detail::AllgatherOp::shape(a, comm, opts), comm);
+  const AllgatherOp::Args a{nullptr, block_bytes, nullptr, {}, block_bytes};
+  return Driver::choose(requested, AllgatherOp::shape(a, comm, opts), comm);
 }
 
 StepProgram allgather_program(AllgatherAlgo algo, std::span<const std::size_t> counts, int rank,
@@ -47,7 +43,7 @@ StepProgram allgather_program(AllgatherAlgo algo, std::span<const std::size_t> c
           "allgather_program: rank " + std::to_string(rank) + " of P = " + std::to_string(counts.size()) +
               " does not exist");
   const NodeMap flat = NodeMap::one_rank_per_node(static_cast<int>(counts.size()));
-  const detail::AllgatherOp::Shape s = detail::AllgatherOp::shape(counts, flat, opts);
+  const AllgatherOp::Shape s = AllgatherOp::shape(counts, flat, opts);
   return Driver::program_for(algo, s, rank, opts.allow_fallback);
 }
 

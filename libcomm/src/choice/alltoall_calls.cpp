@@ -1,7 +1,5 @@
 // The public calls of the regular all-to-all (libcomm/alltoall.hpp): each is a call of the one
 // driver (driver.hpp) on the operation its folder defines.
-#include <limits>
-
 #include "../alltoall/alltoall_internal.hpp"
 #include "driver.hpp"
 #include "libcomm/auto_policy.hpp"

@@ -1,26 +1,18 @@
 // The public calls of the irregular all-to-all (libcomm/alltoallv.hpp): each is a call of the one
 // driver (driver.hpp) on the operation its folder defines.
-#include <algorithm>
-#include <array>
-#include <climits>
-#include <cstdlib>
-#include <limits>
-#include <set>
-
 #include "../alltoallv/alltoallv_internal.hpp"
 #include "driver.hpp"
 
 namespace libcomm {
 
 using Driver = detail::Driver<detail::AlltoallvOp>;
+using detail::AlltoallvOp;
 
-const std::vector<AlltoallvAlgoInfo>& alltoallv_algorithms() { return detail::algorithm_infos<detail::AlltoallvOp>(); }
-std::string_view alltoallv_algo_name(AlltoallvAlgo a) { return detail::name_of<detail::AlltoallvOp>(a); }
-AlltoallvAlgo alltoallv_algo_from_name(std::string_view name) {
-  return detail::algorithm_named<detail::AlltoallvOp>(name);
-}
+const std::vector<AlltoallvAlgoInfo>& alltoallv_algorithms() { return detail::algorithm_infos<AlltoallvOp>(); }
+std::string_view alltoallv_algo_name(AlltoallvAlgo a) { return detail::name_of<AlltoallvOp>(a); }
+AlltoallvAlgo alltoallv_algo_from_name(std::string_view name) { return detail::algorithm_named<AlltoallvOp>(name); }
 AlltoallvAlgo alltoallv_algo_from_env(AlltoallvAlgo fallback) {
-  return detail::algorithm_from_env<detail::AlltoallvOp>(fallback);
+  return detail::algorithm_from_env<AlltoallvOp>(fallback);
 }
 
 namespace {
@@ -28,9 +20,9 @@ namespace {
 // A shape for P ranks without a Comm (one rank per node) with given count statistics.
 struct FlatShape {
   NodeMap nodes;
-  detail::AlltoallvOp::Shape shape;
+  AlltoallvOp::Shape shape;
   FlatShape(int p, const AlltoallvCountStats& stats, const AlltoallvOptions& o)
-      : nodes(NodeMap::one_rank_per_node(p)), shape(detail::AlltoallvOp::shape(p, nodes, stats, o)) {}
+      : nodes(NodeMap::one_rank_per_node(p)), shape(AlltoallvOp::shape(p, nodes, stats, o)) {}
 };
 
 }  // namespace
@@ -52,7 +44,7 @@ AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, int p, const Alltoallv
 
 AlltoallvChoice choose_alltoallv(AlltoallvAlgo requested, const AlltoallvCountStats& counts, const Comm& comm) {
   static const AlltoallvOptions defaults;
-  const detail::AlltoallvOp::Shape s = detail::AlltoallvOp::shape(comm.size(), comm.nodes(), counts, defaults);
+  const AlltoallvOp::Shape s = AlltoallvOp::shape(comm.size(), comm.nodes(), counts, defaults);
   return Driver::choose(requested, s, comm);
 }
 

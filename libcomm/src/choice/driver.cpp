@@ -1,9 +1,6 @@
 // The tests' slowdown switch (LIBCOMM_TEST_SLOW, read once, or set by a test program).
 #include <atomic>
 #include <cstdio>
-#include <cstdlib>
-#include <map>
-#include <memory>
 #include <mutex>
 #include <sstream>
 #include <vector>

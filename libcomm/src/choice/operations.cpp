@@ -93,7 +93,6 @@ std::vector<Prediction> predictions(const typename Op::Shape& s) {
 }  // namespace
 
 std::vector<Prediction> predict(std::string_view op, const Comm& comm, std::size_t bytes, double mean_bytes) {
-  const std::vector<std::size_t> counts(static_cast<std::size_t>(comm.size()), bytes);
   if (op == detail::AlltoallOp::name) {
     static const AlltoallOptions o;
     return predictions<detail::AlltoallOp>(detail::AlltoallOp::shape({nullptr, nullptr, bytes}, comm, o));
@@ -104,6 +103,7 @@ std::vector<Prediction> predict(std::string_view op, const Comm& comm, std::size
   }
   if (op == detail::ReduceScatterOp::name) {
     static const ReduceScatterOptions o;
+    const std::vector<std::size_t> counts(static_cast<std::size_t>(comm.size()), bytes);
     auto s = detail::ReduceScatterOp::shape({nullptr, nullptr, counts, ElemType::Double, ReduceOp::Sum}, comm, o);
     s.problem.clear();
     return predictions<detail::ReduceScatterOp>(s);

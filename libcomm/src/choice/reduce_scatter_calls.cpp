@@ -1,39 +1,37 @@
 // The public calls of the all-to-all reduction (libcomm/reduce_scatter.hpp): each is a call of the one
 // driver (driver.hpp) on the operation its folder defines.
-#include <algorithm>
-#include <limits>
-
 #include "../reduce_scatter/reduce_scatter_internal.hpp"
 #include "driver.hpp"
 
 namespace libcomm {
 
 using Driver = detail::Driver<detail::ReduceScatterOp>;
+using detail::ReduceScatterOp;
 
 const std::vector<ReduceScatterAlgoInfo>& reduce_scatter_algorithms() {
-  return detail::algorithm_infos<detail::ReduceScatterOp>();
+  return detail::algorithm_infos<ReduceScatterOp>();
 }
-std::string_view reduce_scatter_algo_name(ReduceScatterAlgo a) { return detail::name_of<detail::ReduceScatterOp>(a); }
+std::string_view reduce_scatter_algo_name(ReduceScatterAlgo a) { return detail::name_of<ReduceScatterOp>(a); }
 ReduceScatterAlgo reduce_scatter_algo_from_name(std::string_view name) {
-  return detail::algorithm_named<detail::ReduceScatterOp>(name);
+  return detail::algorithm_named<ReduceScatterOp>(name);
 }
 ReduceScatterAlgo reduce_scatter_algo_from_env(ReduceScatterAlgo fallback) {
-  return detail::algorithm_from_env<detail::ReduceScatterOp>(fallback);
+  return detail::algorithm_from_env<ReduceScatterOp>(fallback);
 }
 
 ReduceScatterChoice choose_reduce_scatter(ReduceScatterAlgo requested, int p, const ReduceScatterOptions& opts) {
   require(p > 0, "choose_reduce_scatter: P must be positive, got " + std::to_string(p));
   const NodeMap flat = NodeMap::one_rank_per_node(p);
   const std::vector<std::size_t> none(static_cast<std::size_t>(p), 0);
-  const auto s = detail::ReduceScatterOp::shape(none, ElemType::Double, ReduceOp::Sum, flat, opts);
+  const auto s = ReduceScatterOp::shape(none, ElemType::Double, ReduceOp::Sum, flat, opts);
   return Driver::choice_without_comm(requested, s, opts.allow_fallback);
 }
 
 ReduceScatterChoice choose_reduce_scatter(ReduceScatterAlgo requested, std::size_t block_bytes, const Comm& comm,
                                           const ReduceScatterOptions& opts) {
   const std::vector<std::size_t> counts(static_cast<std::size_t>(comm.size()), block_bytes);
-  const detail::ReduceScatterOp::Args a{nullptr, nullptr, counts, ElemType::Int, ReduceOp::Sum};
-  detail::ReduceScatterOp::Shape s = detail::ReduceScatterOp::shape(a, comm, opts);
+  const ReduceScatterOp::Args a{nullptr, nullptr, counts, ElemType::Int, ReduceOp::Sum};
+  ReduceScatterOp::Shape s = ReduceScatterOp::shape(a, comm, opts);
   s.problem.clear();  // (a size question: any block size may be asked about)
   return Driver::choose(requested, s, comm);
 }
@@ -51,7 +49,7 @@ StepProgram reduce_scatter_program(ReduceScatterAlgo algo, std::span<const std::
              " elements (" + std::to_string(es) + " bytes each)";
     });
   const NodeMap flat = NodeMap::one_rank_per_node(static_cast<int>(counts.size()));
-  const auto s = detail::ReduceScatterOp::shape(counts, type, op, flat, opts);
+  const auto s = ReduceScatterOp::shape(counts, type, op, flat, opts);
   return Driver::program_for(algo, s, rank, opts.allow_fallback);
 }
 
