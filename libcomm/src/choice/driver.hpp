@@ -179,25 +179,21 @@ class Driver {
   static OpChoice program_choice(const Shape& s) {
     AutoQuestion q = question(s, nullptr);
     std::erase_if(q.candidates, [&](const Candidate& c) { return c.algo == q.native; });
-    const AutoAnswer m = model_answer(q);
-    return OpChoice(static_cast<Algo>(m.algo), m.reason);
+    return from_answer(model_answer(q));
   }
 
   // The step program of `algo` (Auto: program_choice) for `rank`; an Error for an algorithm
   // without one.
   static StepProgram program_for(Algo algo, const Shape& s, int rank, bool allow_fallback) {
-    const OpChoice c = algo == Algo::Auto ? program_choice(s) : resolve_requested(algo, s, allow_fallback);
-    const auto& e = entry_of<Op>(c.algo);
-    require(e.program != nullptr, std::string(Op::name) + ": '" + std::string(e.name) + "' has no step program");
-    return e.program(s, rank);
+    const Algo run = algo == Algo::Auto ? program_choice(s).algo : resolve_requested(algo, s, allow_fallback).algo;
+    return step_program(run, s, rank);
   }
 
   // A choice without a Comm (choose_<op> for P ranks): the requested algorithm or its
   // fallback, else the model's cheapest on the shape alone.
   static OpChoice choice_without_comm(Algo requested, const Shape& s, bool allow_fallback) {
     if (requested != Algo::Auto) return resolve_requested(requested, s, allow_fallback);
-    const AutoAnswer m = model_answer(question(s, nullptr));
-    return OpChoice(static_cast<Algo>(m.algo), m.reason);
+    return from_answer(model_answer(question(s, nullptr)));
   }
 
   // The question the policies answer: the applicable algorithms with their predictions.
@@ -217,8 +213,7 @@ class Driver {
   static std::shared_ptr<PlanState> make_plan(const OpChoice& c, const Shape& s, const Comm& comm, Form form) {
     const auto& e = entry_of<Op>(c.algo);
     if (e.plan != nullptr) return e.plan({c, s, comm, form});
-    require(e.program != nullptr, [&] { return std::string(Op::name) + ": '" + std::string(e.name) + "' has no step program"; });
-    return program_plan(comm, e.program(s, comm.rank()), c.reason(), form != Form::Blocking);
+    return program_plan(comm, step_program(c.algo, s, comm.rank()), c.reason(), form != Form::Blocking);
   }
 
   // What a plan is kept under: the sizes (their hash when unequal) and the options.
@@ -228,6 +223,13 @@ class Driver {
   }
 
  private:
+  // Rank `rank`'s step program of `algo`; an Error for an algorithm without one.
+  static StepProgram step_program(Algo algo, const Shape& s, int rank) {
+    const auto& e = entry_of<Op>(algo);
+    require(e.program != nullptr, [&] { return std::string(Op::name) + ": '" + std::string(e.name) + "' has no step program"; });
+    return e.program(s, rank);
+  }
+
   static void agree(Shape& s, const Comm& comm) {
     if (hooks.agree != nullptr) hooks.agree(s, comm);
   }
@@ -312,14 +314,12 @@ class Driver {
 
   // Model or table (the table's policy falls back to the model where it has no row).
   static OpChoice predicted(const AutoQuestion& q, AutoPolicy policy) {
-    if (policy == AutoPolicy::Table) {
-      std::string why_not;
-      if (const auto t = table_answer(q, why_not)) return from_answer(*t);
-      AutoAnswer m = model_answer(q);
-      m.reason += " (" + why_not + ")";
-      return from_answer(m);
-    }
-    return from_answer(model_answer(q));
+    if (policy != AutoPolicy::Table) return from_answer(model_answer(q));
+    std::string why_not;
+    if (const auto t = table_answer(q, why_not)) return from_answer(*t);
+    AutoAnswer m = model_answer(q);
+    m.reason += " (" + why_not + ")";
+    return from_answer(m);
   }
 
   // The online site of this decision, made on first use: settled at once when a table
