@@ -4,12 +4,10 @@
 
 #include <algorithm>
 #include <bit>
-#include <cmath>
-#include <cstdlib>
-#include <fstream>
 #include <iomanip>
 #include <limits>
 #include <mutex>
+#include <numeric>
 #include <sstream>
 
 #include "../runtime/messages.hpp"
@@ -93,11 +91,9 @@ std::optional<AutoAnswer> table_answer(const AutoQuestion& q, std::string& why_n
 }
 
 std::optional<AutoAnswer> exact_table_answer(const AutoQuestion& q) {
-  if (q.comm == nullptr) return std::nullopt;
-  const auto table = tuning_table_for(*q.comm);
+  const auto table = q.comm != nullptr ? tuning_table_for(*q.comm) : nullptr;
   if (!table) return std::nullopt;
-  TuningQuery tq = tuning_query(std::string(q.op), *q.comm, q.bytes);
-  tq.spread = q.spread;
+  const TuningQuery tq = tuning_query(std::string(q.op), *q.comm, q.bytes);
   for (const TuningRow& r : table->rows()) {
     if (r.op != q.op || r.ranks != tq.ranks || r.ppn != tq.ppn || r.topology != tq.topology) continue;
     if (q.bytes < r.from || q.bytes > r.to) continue;
@@ -109,14 +105,14 @@ std::optional<AutoAnswer> exact_table_answer(const AutoQuestion& q) {
   return std::nullopt;
 }
 
+OnlineSite::OnlineSite(std::vector<Candidate> candidates, int reps, int wait, int native) : wait_(wait) {
+  prepare(std::move(candidates), reps, native);
+}
+
 int size_class(std::uint64_t bytes) { return bytes <= 1 ? 0 : std::bit_width(bytes - 1); }
 std::uint64_t size_class_first(int k) { return k == 0 ? 0 : (std::uint64_t{1} << (k - 1)) + 1; }
 std::uint64_t size_class_last(int k) {
   return k >= 64 ? std::numeric_limits<std::uint64_t>::max() : std::uint64_t{1} << k;
-}
-
-OnlineSite::OnlineSite(std::vector<Candidate> candidates, int reps, int wait, int native) : wait_(wait) {
-  prepare(std::move(candidates), reps, native);
 }
 
 void OnlineSite::prepare(std::vector<Candidate> candidates, int reps, int native) {
@@ -141,11 +137,10 @@ void OnlineSite::agree(MPI_Comm comm) {
       comm, "auto", "the agreement on the online policy's winner", "MPI_Allreduce",
       [&] { return MPI_Allreduce(best_.data(), agreed_.data(), n, MPI_DOUBLE, MPI_MAX, comm); },
       [&](MPI_Request* r) { return MPI_Iallreduce(best_.data(), agreed_.data(), n, MPI_DOUBLE, MPI_MAX, comm, r); });
-  std::size_t win = 0;
-  for (std::size_t k = 1; k < agreed_.size(); ++k)
-    if (agreed_[k] < agreed_[win]) win = k;  // ties: the earlier (native first)
+  // The fastest; ties: the earlier (native first).
+  const auto fastest = static_cast<std::size_t>(std::min_element(agreed_.begin(), agreed_.end()) - agreed_.begin());
   // Native keeps the site unless the fastest beats it by the margin.
-  const std::size_t fastest = win;
+  std::size_t win = fastest;
   for (std::size_t k = 0; k < candidates_.size(); ++k)
     if (candidates_[k].algo == native_ && k != win && agreed_[win] > agreed_[k] * (1 - online_margin())) win = k;
   winner_ = candidates_[win].algo;
@@ -183,8 +178,7 @@ std::vector<Candidate> online_candidates(const AutoQuestion& q, bool one_node) {
   std::vector<Candidate> sorted = q.candidates;
   std::sort(sorted.begin(), sorted.end(), [&](const Candidate& a, const Candidate& b) { return cheaper(a, b, q.native); });
   std::vector<Candidate> out;
-  const Candidate* native = find_candidate(q, "native");
-  if (native != nullptr) out.push_back(*native);
+  if (const Candidate* native = find_candidate(q, "native")) out.push_back(*native);
   // Where the ranks share one node, the algorithms through its shared memory.
   if (one_node)
     for (const Candidate& c : sorted)
@@ -203,11 +197,6 @@ std::vector<Candidate> online_candidates(const AutoQuestion& q, bool one_node) {
 namespace {
 std::mutex g_learned_mutex;
 std::vector<LearnedRow> g_learned;
-
-std::vector<LearnedRow> learned_rows() {
-  std::lock_guard lock(g_learned_mutex);
-  return g_learned;
-}
 
 std::string learned_rows_text(const std::vector<LearnedRow>& rows) {
   std::ostringstream out;
@@ -237,7 +226,10 @@ void record_learned(LearnedRow row) {
 
 namespace libcomm {
 
-std::string learned_tuning_table() { return detail::learned_rows_text(detail::learned_rows()); }
+std::string learned_tuning_table() {
+  std::lock_guard lock(detail::g_learned_mutex);
+  return detail::learned_rows_text(detail::g_learned);
+}
 
 void save_learned_tuning_table(const std::string& path, const Comm& comm) {
   const std::string mine = learned_tuning_table();
@@ -245,8 +237,8 @@ void save_learned_tuning_table(const std::string& path, const Comm& comm) {
   int len = static_cast<int>(mine.size());
   std::vector<int> lens(static_cast<std::size_t>(p)), displs(static_cast<std::size_t>(p));
   detail::check_mpi(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm.internal()), "MPI_Gather");
-  int total = 0;
-  for (int r = 0; r < p; ++r) displs[static_cast<std::size_t>(r)] = total, total += lens[static_cast<std::size_t>(r)];
+  std::exclusive_scan(lens.begin(), lens.end(), displs.begin(), 0);
+  const int total = displs.back() + lens.back();
   std::string all(static_cast<std::size_t>(comm.rank() == 0 ? total : 0), '\0');
   detail::check_mpi(MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0,
                                 comm.internal()),

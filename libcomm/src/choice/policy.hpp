@@ -7,7 +7,6 @@
 #include <mpi.h>
 
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
