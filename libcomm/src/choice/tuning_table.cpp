@@ -5,14 +5,11 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <map>
 #include <mutex>
 #include <sstream>
-#include <tuple>
 
 #include "libcomm/cost_params.hpp"
 #include "libcomm/error.hpp"
@@ -64,16 +61,7 @@ void parse_field(const std::string& where, const std::string& message, Parse par
   }
 }
 
-// Throws Error (from the operations' registries) when `algo` is not an algorithm of `op`
-// or is auto.
-void check_algorithm(const std::string& op, const std::string& algo) {
-  if (algo == "auto") throw Error("'auto' cannot be a table entry (it is what the table decides)");
-  algorithm_of(op, algo);
-}
-
-double log_distance(double a, double b) {
-  return std::abs(std::log(a / b));
-}
+double log_distance(double a, double b) { return std::abs(std::log(a / b)); }
 
 using detail::trim;
 
@@ -113,11 +101,8 @@ bool parse_record_line(const std::string& raw, const std::string& where, int lin
   };
   if (key == "ranks") {
     once(rec.ranks_line);
-    try {
-      rec.on.ranks = parse_positive(value);
-    } catch (const std::exception&) {
-      throw Error(where + "learned-on ranks must be a positive integer, got '" + value + "'");
-    }
+    parse_field(where, "learned-on ranks must be a positive integer, got '" + value + "'",
+                [&] { rec.on.ranks = parse_positive(value); });
   } else if (key == "nodes") {
     once(rec.nodes_line);
     if (value.rfind("sizes=", 0) != 0 && value.rfind("map=", 0) != 0)
@@ -226,7 +211,10 @@ TuningTable TuningTable::parse(std::istream& in, const std::string& source) {
                 [&] { row.from = parse_bytes(f[3], false), row.to = parse_bytes(f[4], true); });
     if (row.from > row.to) throw Error(where + "FROM " + f[3] + " is larger than TO " + f[4]);
     row.algo = f[5];
-    parse_field(where, "", [&] { check_algorithm(row.op, row.algo); });
+    parse_field(where, "", [&] {  // (the registries' Error for an unknown algorithm)
+      if (row.algo == "auto") throw Error("'auto' cannot be a table entry (it is what the table decides)");
+      algorithm_of(row.op, row.algo);
+    });
     for (std::size_t k = 6; k < f.size(); ++k) {
       if (f[k].rfind("spread=", 0) == 0) {
         parse_field(where, "spread must be a number >= 1 (max / mean message), got '" + f[k] + "'", [&] {
@@ -336,16 +324,13 @@ void load_locked() {
   g_loaded = true;
   g_record_checked = g_layout_checked = false;
   const SettingsFile file = settings_file(Setting::Tuning, ".tune");
-  if (file.named) {
-    try {
-      g_table = std::make_shared<const TuningTable>(TuningTable::load(file.path));
-    } catch (const Error& e) {
-      throw Error(std::string("LIBCOMM_TUNING: ") + e.what());
-    }
-    return;
-  }
-  if (!file.path.empty())
+  if (!file.named && file.path.empty()) return;
+  try {
     g_table = std::make_shared<const TuningTable>(TuningTable::load(file.path));
+  } catch (const Error& e) {
+    if (!file.named) throw;
+    throw Error(std::string("LIBCOMM_TUNING: ") + e.what());
+  }
 }
 
 // A learned g_table that does not match this run goes, with one warning from world rank 0.
@@ -395,29 +380,20 @@ void check_locked(const Comm* comm) {
   if (!run.nodes.empty()) g_layout_checked = true;
 }
 
-// The table a decision may use (g_mutex held): none while a learned table is not checked.
-std::shared_ptr<const TuningTable> usable_locked() {
-  if (g_table && g_table->learned_on() && !(g_record_checked && g_layout_checked)) return nullptr;
-  return g_table;
-}
-
-// The same, after loading the table and checking its record (with `comm`'s layout).
-std::shared_ptr<const TuningTable> usable_table(const Comm* comm) {
+// The table after loading it and checking its record (with `comm`'s layout when given);
+// `usable`: the table a decision may use, none while a learned table is not checked.
+std::shared_ptr<const TuningTable> checked_table(const Comm* comm, bool usable) {
   std::lock_guard<std::mutex> lock(g_mutex);
   load_locked();
   check_locked(comm);
-  return usable_locked();
+  if (usable && g_table && g_table->learned_on() && !(g_record_checked && g_layout_checked)) return nullptr;
+  return g_table;
 }
 }  // namespace
 
-std::shared_ptr<const TuningTable> active_tuning_table() {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  load_locked();
-  check_locked(nullptr);
-  return g_table;
-}
+std::shared_ptr<const TuningTable> active_tuning_table() { return checked_table(nullptr, false); }
 
-std::shared_ptr<const TuningTable> tuning_table_for(const Comm& comm) { return usable_table(&comm); }
+std::shared_ptr<const TuningTable> tuning_table_for(const Comm& comm) { return checked_table(&comm, true); }
 
 void note_run_layout(const Comm& comm) {
   int world = 0;
@@ -547,7 +523,7 @@ std::vector<TunedRange> tuned_ranges(const std::vector<std::uint64_t>& sizes,
 }
 
 std::optional<TuningPick> tuned_choice(const TuningQuery& q) {
-  const auto table = usable_table(nullptr);
+  const auto table = checked_table(nullptr, true);
   if (!table) return std::nullopt;
   return table->lookup(q);
 }
