@@ -16,17 +16,19 @@
 namespace libcomm {
 namespace {
 
-[[noreturn]] void fail(const std::string& path, const std::string& step, int err) {
-  throw Error("cannot write tuning table '" + path + "': " + step + ": " +
-              std::error_code(err, std::generic_category()).message());
+// Throws the error of `step` ("writing", ...) on the temporary file `tmp`, with its errno.
+[[noreturn]] void fail(const std::string& path, const std::string& tmp, const char* step, int err,
+                       const char* after = "") {
+  throw Error("cannot write tuning table '" + path + "': " + step + " the temporary file '" + tmp + "'" + after +
+              ": " + std::error_code(err, std::generic_category()).message());
 }
 
-// Removes the temporary and throws, keeping the errno of the step that failed.
-[[noreturn]] void fail_and_remove(const std::string& path, const std::string& tmp, int fd,
-                                  const std::string& step, int err) {
+// The same after closing `fd` (when open) and removing the temporary.
+[[noreturn]] void fail_and_remove(const std::string& path, const std::string& tmp, int fd, const char* step, int err,
+                                  const char* after = "") {
   if (fd >= 0) ::close(fd);
   ::unlink(tmp.c_str());
-  fail(path, step, err);
+  fail(path, tmp, step, err, after);
 }
 
 }  // namespace
@@ -44,36 +46,23 @@ void write_tuning_table_file(const std::string& path, const std::string& text) {
     fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0 && errno != EEXIST) break;
   }
-  if (fd < 0) {
-    const int err = errno;
-    fail(path, "creating the temporary file '" + tmp + "'", err);
-  }
+  // (Each failure below passes errno as it stands after the step: nothing else in the call
+  // can change it.)
+  if (fd < 0) fail(path, tmp, "creating", errno);
   const char* p = text.data();
   std::size_t left = text.size();
   while (left > 0) {
     const ssize_t n = ::write(fd, p, left);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = n < 0 ? errno : EIO;
-      fail_and_remove(path, tmp, fd, "writing the temporary file '" + tmp + "'", err);
-    }
+    if (n <= 0) fail_and_remove(path, tmp, fd, "writing", n < 0 ? errno : EIO);
     p += n;
     left -= static_cast<std::size_t>(n);
   }
   // On disk before the name points at it: after a crash the name holds the old table or the
   // whole new one. (EINVAL: a file that cannot be synced; nothing to wait for.)
-  if (::fsync(fd) != 0 && errno != EINVAL) {
-    const int err = errno;
-    fail_and_remove(path, tmp, fd, "flushing the temporary file '" + tmp + "'", err);
-  }
-  if (::close(fd) != 0) {
-    const int err = errno;
-    fail_and_remove(path, tmp, -1, "closing the temporary file '" + tmp + "'", err);
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    fail_and_remove(path, tmp, -1, "renaming the temporary file '" + tmp + "' over it", err);
-  }
+  if (::fsync(fd) != 0 && errno != EINVAL) fail_and_remove(path, tmp, fd, "flushing", errno);
+  if (::close(fd) != 0) fail_and_remove(path, tmp, -1, "closing", errno);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) fail_and_remove(path, tmp, -1, "renaming", errno, " over it");
 }
 
 }  // namespace libcomm
