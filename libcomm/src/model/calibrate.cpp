@@ -234,34 +234,35 @@ double share_of(const Comm& comm, const std::vector<int>& a, const std::vector<i
   return std::clamp(s, 0.0, 1.0);
 }
 
-// The share s of k concurrent flows that took `all` against `one` for a single flow, from
-// R = all / one = 1 + (k - 1) s (1, full sharing, when nothing was measured).
-double linear_share(double one, double all, std::size_t k) {
-  if (!(one > 0) || k < 2) return 1.0;
+// The share s of k concurrent flows, timed by `timed(k)`, against a single one, from
+// R = timed(k) / timed(1) = 1 + (k - 1) s (1, full sharing, when nothing was measured).
+template <class Timed>
+double linear_share(std::size_t k, Timed timed) {
+  if (k < 2) return 1.0;
+  const double one = timed(1);  // (in this order on every rank: each timing is collective)
+  const double all = timed(k);
+  if (!(one > 0)) return 1.0;
   return std::clamp((all / one - 1) / (static_cast<double>(k) - 1), 0.0, 1.0);
 }
 
 // share_fanout: rank 0 exchanging `bytes` with every rank of `far` at once against with the
 // first alone; R = 1 + (k - 1) s.
 double fanout_share(const Comm& comm, const std::vector<int>& far, std::size_t bytes, int reps) {
-  if (far.size() < 2) return 1.0;
   const int me = comm.rank();
   const auto timed = [&](std::size_t k) {  // rank 0 with the first k of `far`
+    const auto first = far.begin(), last = far.begin() + static_cast<std::ptrdiff_t>(k);
     std::vector<int> peers;
-    if (me == 0) peers.assign(far.begin(), far.begin() + static_cast<std::ptrdiff_t>(k));
-    if (std::find(far.begin(), far.begin() + static_cast<std::ptrdiff_t>(k), me) != far.begin() + static_cast<std::ptrdiff_t>(k))
-      peers = {0};
+    if (me == 0) peers.assign(first, last);
+    if (std::find(first, last, me) != last) peers = {0};
     return exchanges_time(comm, peers, bytes, reps);
   };
-  const double one = timed(1);  // (in this order on every rank: each timing is collective)
-  return linear_share(one, timed(far.size()), far.size());
+  return linear_share(far.size(), timed);
 }
 
 // share_fanin: the ranks of `far` sending `bytes` to rank 0 at once against the first alone
 // (rank 0 acknowledges each trip's messages with empty ones, so trips do not overlap);
 // R = 1 + (k - 1) s.
 double fanin_share(const Comm& comm, const std::vector<int>& far, std::size_t bytes, int reps) {
-  if (far.size() < 2) return 1.0;
   const int me = comm.rank(), trips = round_trips(bytes);
   const auto timed = [&](std::size_t k) {
     const auto first = far.begin(), last = far.begin() + static_cast<std::ptrdiff_t>(k);
@@ -278,8 +279,7 @@ double fanin_share(const Comm& comm, const std::vector<int>& far, std::size_t by
     pb.set_extents(bytes, k * bytes);
     return median_on(comm, 0, std::move(pb).program(), reps, trips);
   };
-  const double one = timed(1);  // (in this order on every rank: each timing is collective)
-  return linear_share(one, timed(far.size()), far.size());
+  return linear_share(far.size(), timed);
 }
 
 // The network between the nodes: the first ranks of all N nodes exchanging with one
