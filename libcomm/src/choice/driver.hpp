@@ -24,7 +24,6 @@
 #include "policy.hpp"
 #include "../runtime/check.hpp"
 #include "../runtime/comm_cache.hpp"
-#include "../runtime/mpi_bytes.hpp"
 #include "../runtime/plan_state.hpp"
 #include "../algorithm/algorithm.hpp"
 #include "libcomm/auto_policy.hpp"

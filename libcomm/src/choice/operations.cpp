@@ -8,7 +8,6 @@
 #include "../alltoall/alltoall_internal.hpp"
 #include "../alltoallv/alltoallv_internal.hpp"
 #include "driver.hpp"
-#include "libcomm/auto_policy.hpp"
 #include "libcomm/error.hpp"
 #include "libcomm/settings.hpp"
 #include "../reduce_scatter/reduce_scatter_internal.hpp"

@@ -50,8 +50,9 @@ FlatPlatform load_flat_platform(const std::string& path) {
       f.tc_td_us = v, have_tc_td = true;
     } else if (key == "tm_us") {
       f.tm_us = v;
-    } else if (key.find("alpha") == 0 || key.find("beta") == 0 || key.find("share_") == 0 || key.find("network_") == 0 || key == "overhead_us" ||
-               key == "copy_ns_per_byte" || key == "gamma_ns_per_byte") {
+    } else if (key.starts_with("alpha") || key.starts_with("beta") || key.starts_with("share_") ||
+               key.starts_with("network_") || key == "overhead_us" || key == "copy_ns_per_byte" ||
+               key == "gamma_ns_per_byte") {
       // Auto's cost-model keys, written by the same calibration (libcomm/cost_params.hpp).
     } else {
       throw Error(where + ": unknown key '" + key + "' (valid: name, ts_us, tc_td_us, tm_us)");
@@ -384,17 +385,17 @@ CostParams calibrate_cost_params(const Comm& comm, const FlatCalibration& flat, 
   c.copy = std::max(0.0, flat.copy.slope);
   const NodeMap& nodes = comm.nodes();
   const int last = comm.size() - 1;
+  const std::vector<int>& mine = nodes.ranks_of_node(nodes.node_of(0));
   // Between ranks of one node: rank 0 and the next rank of its node, when it has one (a line
   // through the one-way times at the flat calibration's sizes, fitted as that one is).
   c.alpha_intra = c.alpha, c.beta_intra = c.beta;
   c.sizes = flat.sizes;
   c.one_way = c.one_way_intra = flat.one_way_s;
   c.copy_in_cache = flat.copy_in_cache_s;
-  if (nodes.node_size(nodes.node_of(0)) > 1) {
-    const int peer = nodes.ranks_of_node(nodes.node_of(0)).at(1);
+  if (mine.size() > 1) {
     c.one_way_intra.clear();
     for (double bytes : flat.sizes)
-      c.one_way_intra.push_back(ping_pong(comm, 0, peer, static_cast<std::size_t>(bytes), reps));
+      c.one_way_intra.push_back(ping_pong(comm, 0, mine[1], static_cast<std::size_t>(bytes), reps));
     const LineFit fit = fit_line_relative(flat.sizes, c.one_way_intra);
     c.alpha_intra = std::max(0.0, fit.intercept);
     c.beta_intra = std::max(0.0, fit.slope);
@@ -403,13 +404,12 @@ CostParams calibrate_cost_params(const Comm& comm, const FlatCalibration& flat, 
   // ranks in pairs (2 flows in memory per pair); between rank 0's node and the last rank's,
   // the j-th ranks of each (one flow each way on each node's link per pair).
   constexpr std::size_t kShareBytes = 256 * 1024;
-  const std::vector<int> mine = nodes.ranks_of_node(nodes.node_of(0));
   std::vector<int> a, b;
   for (std::size_t j = 0; j + 1 < mine.size(); j += 2) a.push_back(mine[j]), b.push_back(mine[j + 1]);
   c.share_intra = share_of(comm, a, b, 2, kShareBytes, reps);
   a.clear(), b.clear();
   if (nodes.node_of(last) != nodes.node_of(0)) {
-    const std::vector<int> theirs = nodes.ranks_of_node(nodes.node_of(last));
+    const std::vector<int>& theirs = nodes.ranks_of_node(nodes.node_of(last));
     for (std::size_t j = 0; j < std::min(mine.size(), theirs.size()); ++j) a.push_back(mine[j]), b.push_back(theirs[j]);
   }
   c.share_inter = share_of(comm, a, b, 1, kShareBytes, reps);
