@@ -69,9 +69,8 @@ using detail::trim;
 // nodes record needs the ranks record, wherever it stands).
 struct RecordLines {
   LearnedOn on;
-  bool any = false;
   std::string nodes;  // as written
-  int nodes_line = 0, ranks_line = 0, mpi_line = 0;
+  int nodes_line = 0, ranks_line = 0, mpi_line = 0;  // where each stands (0: not recorded)
 };
 
 constexpr std::string_view kRecordTag = "learned-on";
@@ -116,13 +115,12 @@ bool parse_record_line(const std::string& raw, const std::string& where, int lin
   } else {
     throw Error(where + "unknown record 'learned-on " + key + "' (valid: ranks, nodes, mpi)");
   }
-  rec.any = true;
   return true;
 }
 
 // The record of a whole table, or nullopt when it has none.
 std::optional<LearnedOn> finish_record(RecordLines& rec, const std::string& source) {
-  if (!rec.any) return std::nullopt;
+  if (rec.ranks_line == 0 && rec.nodes_line == 0 && rec.mpi_line == 0) return std::nullopt;
   if (rec.nodes_line != 0) {
     const std::string where = source + ":" + std::to_string(rec.nodes_line) + ": ";
     if (rec.ranks_line == 0) throw Error(where + "learned-on nodes needs a learned-on ranks line");
