@@ -225,7 +225,8 @@ class Driver {
   // Rank `rank`'s step program of `algo`; an Error for an algorithm without one.
   static StepProgram step_program(Algo algo, const Shape& s, int rank) {
     const auto& e = entry_of<Op>(algo);
-    require(e.program != nullptr, [&] { return std::string(Op::name) + ": '" + std::string(e.name) + "' has no step program"; });
+    require(e.program != nullptr,
+            [&] { return std::string(Op::name) + ": '" + std::string(e.name) + "' has no step program"; });
     return e.program(s, rank);
   }
 
