@@ -1,0 +1,1 @@
+env LIBCOMM_PLATFORM=cluster64x8.untuned scripts/simulate.sh --platform cluster64x8 -np 256 --ppn 8 commbench --synchronized-start --cross-traffic 1,8 --op reduce_scatter --sizes 8,64,512,4K,32K --reps 3 --warmup 1 --simulated-payload --model-copy 1 --nodes ppn=8 --algo auto:model --skip-native --json docs/results/auto/sim_cluster64x8_np256_reduce_scatter.uncalibrated.json

@@ -1,0 +1,1 @@
+env LIBCOMM_PLATFORM=cluster64x8.untuned scripts/simulate.sh --platform cluster64x8 -np 64 --ppn 8 commbench --synchronized-start --cross-traffic 1,8 --op allgather --sizes 8,64,512,4K,32K,256K,1M --reps 3 --warmup 1 --simulated-payload --model-copy 1 --nodes ppn=8 --algo auto:model --skip-native --json docs/results/auto/sim_cluster64x8_np64_allgather.uncalibrated.json

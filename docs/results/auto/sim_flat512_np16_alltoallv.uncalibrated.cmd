@@ -1,0 +1,1 @@
+env LIBCOMM_PLATFORM=flat512.untuned scripts/simulate.sh --platform flat512 -np 16 commbench --synchronized-start --cross-traffic 1,8 --op alltoallv --modes b --elem 8 --sizes 8,64,512,4K,32K,256K,1M --reps 3 --warmup 1 --simulated-payload --model-copy 1 --nodes flat --algo auto:model --skip-native --json docs/results/auto/sim_flat512_np16_alltoallv.uncalibrated.json
