@@ -157,8 +157,8 @@ std::optional<PlatformTimes> platform_times(const std::vector<double>& sizes);
 }  // namespace sim
 
 // The parameters Auto's model uses: set_cost_params', else the file named by LIBCOMM_MODEL,
-// else inputs/model/<LIBCOMM_PLATFORM>.model when that exists (scripts/simulate.sh sets
-// LIBCOMM_PLATFORM to the platform's name), else in a simulation what the platform declares
+// else <tuning directory>/<LIBCOMM_PLATFORM>.model when that exists (LIBCOMM_TUNING_DIR,
+// default inputs/tuning; scripts/simulate.sh sets LIBCOMM_PLATFORM to the platform's name), else in a simulation what the platform declares
 // (sim::platform_times), else the defaults above. Loaded once; a named file that cannot be
 // read is an Error.
 const CostParams& active_cost_params();
