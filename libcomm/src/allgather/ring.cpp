@@ -20,7 +20,7 @@ StepProgram program(const Blocks& b, int me, const AllgatherOptions& opts) {
   ProgramBuilder pb(reorder == Reorder::Staged ? "ring (staged)" : "ring", me, p);
   const auto ume = static_cast<std::size_t>(me);
   pb.set_extents(b.count[ume], b.total);
-  const int q = ring_position(order, p, me);
+  const int q = ring_position(order, me);
   const int left = ring_node(order, p, q - 1), right = ring_node(order, p, q + 1);
   const auto origin = [&](int s) {
     return static_cast<std::size_t>(cube::ring_origin(order, p, static_cast<std::uint32_t>(me), s));

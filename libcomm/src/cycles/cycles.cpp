@@ -1,7 +1,7 @@
 // Binary-cube helpers of paper 004: Gray code (s. 3, Table 1), the d-cycles exchange
 // formulas (s. 4.2.1, 4.2.3), single-cycle reordering (s. 4.1) and the subblock
 // partitioning of Fig. 20 (s. 4.2.4).
-#include <algorithm>
+#include <bit>
 
 #include "cycles.hpp"
 #include "libcomm/error.hpp"
@@ -15,10 +15,8 @@ std::uint32_t gray_inverse(std::uint32_t g) {
 }
 
 int log2_exact(int p) {
-  if (p <= 0 || (p & (p - 1)) != 0) return -1;
-  int d = 0;
-  while ((1 << d) < p) ++d;
-  return d;
+  if (p <= 0 || !std::has_single_bit(static_cast<unsigned>(p))) return -1;
+  return std::countr_zero(static_cast<unsigned>(p));
 }
 
 std::vector<int> transition_sequence(int d) {
@@ -26,10 +24,8 @@ std::vector<int> transition_sequence(int d) {
   std::vector<int> t;
   const std::uint32_t n = 1u << d;
   for (std::uint32_t u = 0; u + 1 < n; ++u) {
-    const std::uint32_t diff = gray(u) ^ gray(u + 1);
-    int bit = 0;
-    while ((diff >> bit) != 1u) ++bit;
-    t.push_back(bit);
+    // Consecutive Gray codes differ in exactly one bit.
+    t.push_back(std::countr_zero(gray(u) ^ gray(u + 1)));
   }
   return t;
 }
@@ -45,9 +41,7 @@ std::uint32_t rotate_left(std::uint32_t x, int i, int d) {
 
 int dcycles_dim(int d, int u, int i) {
   // t_u = index of the lowest set bit of u + 1 (the Gray-code transition sequence).
-  int t = 0;
-  while ((((u + 1) >> t) & 1) == 0) ++t;
-  return (t + i) % d;
+  return (std::countr_zero(static_cast<unsigned>(u + 1)) + i) % d;
 }
 
 std::uint32_t dcycles_broadcast_origin(int d, std::uint32_t pa, int j, int i) {
@@ -102,8 +96,7 @@ std::vector<std::size_t> consecutive_counts(std::size_t m, int p) {
 
 namespace libcomm::detail {
 
-int ring_position(NodeOrder order, int p, int rank) {
-  (void)p;
+int ring_position(NodeOrder order, int rank) {
   return order == NodeOrder::Gray ? static_cast<int>(cube::gray_inverse(static_cast<std::uint32_t>(rank))) : rank;
 }
 

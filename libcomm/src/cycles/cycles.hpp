@@ -24,7 +24,7 @@ std::string gray_needs_cube(const Shape& s) {
 }
 
 // Position of rank r in the single Hamiltonian cycle and the rank at position q.
-int ring_position(NodeOrder order, int p, int rank);
+int ring_position(NodeOrder order, int rank);
 int ring_node(NodeOrder order, int p, int position);
 
 }  // namespace libcomm::detail

@@ -25,7 +25,7 @@ StepProgram program(const ReduceBlocks& b, int me, const ReduceScatterOptions& o
     pb.copy(0, block_of(0), {Area::Recv, 0, b.bytes(b.count[0])});
     return std::move(pb).program();
   }
-  const int q = ring_position(order, p, me);
+  const int q = ring_position(order, me);
   const int to = ring_node(order, p, q + 1), from = ring_node(order, p, q - 1);
   const auto block = [&](int s) {
     return static_cast<std::size_t>(cube::ring_reduce_block(order, p, static_cast<std::uint32_t>(me), s));
