@@ -31,9 +31,7 @@ struct Move {
 }  // namespace
 
 std::int64_t clustered_factor_theorem_steps(const NodeMap& nodes) {
-  int largest = 0;
-  for (int n = 0; n < nodes.num_nodes(); ++n) largest = std::max(largest, nodes.node_size(n));
-  return static_cast<std::int64_t>(largest) * nodes.num_ranks();
+  return static_cast<std::int64_t>(Layout::of(nodes).ppn) * nodes.num_ranks();
 }
 
 namespace {

@@ -86,8 +86,7 @@ std::shared_ptr<const Hierarchy> hierarchy_of(const Comm& comm) {
   auto h = std::make_shared<Hierarchy>();
   const NodeMap& nm = comm.nodes();
   const int node = nm.node_of(comm.rank()), local = nm.local_index(comm.rank()), size = nm.node_size(node);
-  int cmax = 1;
-  for (int n = 0; n < nm.num_nodes(); ++n) cmax = std::max(cmax, nm.node_size(n));
+  const int cmax = Layout::of(nm).ppn;
   const MPI_Comm base = comm.internal();
   h->node = node_channel_of(comm);
   check_mpi(MPI_Comm_split(base, local == 0 ? 0 : MPI_UNDEFINED, node, &h->leaders.comm), "MPI_Comm_split");
@@ -115,7 +114,7 @@ class SchemeBuilder {
     local_ = nm.local_index(rank);
     s_ = static_cast<std::size_t>(nm.node_size(node_));
     n_ = static_cast<std::size_t>(nm.num_nodes());
-    for (int v = 0; v < nm.num_nodes(); ++v) cmax_ = std::max(cmax_, static_cast<std::size_t>(nm.node_size(v)));
+    cmax_ = static_cast<std::size_t>(Layout::of(nm).ppn);
     c_ = (cmax_ + s_ - 1) / s_;
     p_ = static_cast<std::size_t>(nm.num_ranks());
     blocked_ = true;  // node V holds ranks V*cmax .. V*cmax + cmax - 1
@@ -125,16 +124,9 @@ class SchemeBuilder {
     pb_.set_extents(p_ * b, p_ * b);
     // Channels in the order Hierarchy holds their communicators: node, columns, leaders.
     node_ch_ = add_channel("node " + std::to_string(node_), nm.ranks_of_node(node_));
-    for (std::size_t z = static_cast<std::size_t>(local_); z < cmax_; z += s_) {
-      std::vector<int> members;
-      for (int v = 0; v < nm.num_nodes(); ++v) members.push_back(rank_of(static_cast<std::size_t>(v), z % node_size(v)));
-      column_ch_.push_back(add_channel("column " + std::to_string(z), members));
-    }
-    if (local_ == 0) {
-      std::vector<int> members;
-      for (int v = 0; v < nm.num_nodes(); ++v) members.push_back(rank_of(static_cast<std::size_t>(v), 0));
-      leaders_ch_ = add_channel("leaders", members);
-    }
+    for (std::size_t z = static_cast<std::size_t>(local_); z < cmax_; z += s_)
+      column_ch_.push_back(add_channel("column " + std::to_string(z), column_members(z)));
+    if (local_ == 0) leaders_ch_ = add_channel("leaders", column_members(0));  // the nodes' local ranks 0
   }
 
   StepProgram leader() {
@@ -196,10 +188,7 @@ class SchemeBuilder {
           pb_.copy(t, {Area::Scratch, in1 + x * intra + (c * n_ + v) * b_, b_},
                    {Area::Scratch, out2 + v * bundle + x * b_, b_});
       t = exchange(t, column_ch_[c], out2, in2, bundle, n_, true);
-      if (c != 0) continue;  // a column this process only represents: nothing arrives for it
-      for (std::size_t w = 0; w < n_; ++w)
-        for (std::size_t x = 0; x < node_size(w); ++x)
-          pb_.copy(t, {Area::Scratch, in2 + w * bundle + x * b_, b_}, {Area::Recv, rank_of(w, x) * b_, b_});
+      if (c == 0) unpack_by_node(t, Area::Scratch, in2, bundle, b_, false);  // nothing arrives in the others
     }
     return std::move(pb_).program();
   }
@@ -212,9 +201,7 @@ class SchemeBuilder {
     const std::size_t bundle = cmax_ * b_, intra = c_ * n_ * b_;
     const std::size_t out1 = pb_.scratch(n_ * bundle), in1 = pb_.scratch(n_ * bundle);
     const std::size_t out2 = pb_.scratch(s_ * intra), in2 = pb_.scratch(s_ * intra);
-    for (std::size_t v = 0; v < n_; ++v)
-      for (std::size_t y = 0; y < node_size(v); ++y)
-        pb_.copy(0, {Area::Send, rank_of(v, y) * b_, b_}, {Area::Scratch, out1 + v * bundle + y * b_, b_});
+    pack_by_node(Area::Scratch, out1, bundle);
     std::uint32_t t = 0;
     for (std::size_t c = 0; c < column_ch_.size(); ++c) {
       t = exchange(t, column_ch_[c], out1, in1, bundle, n_, true);
@@ -263,10 +250,7 @@ class SchemeBuilder {
                                     : ByteRange{Area::Scratch, in, column};
       t = exchange_areas(t, column_ch_[c], from, to, bundle, n_, true);
     }
-    if (!direct)
-      for (std::size_t w = 0; w < n_; ++w)
-        for (std::size_t x = 0; x < node_size(w); ++x)
-          pb_.copy(t, {Area::Scratch, in + w * bundle + x * b_, b_}, {Area::Recv, rank_of(w, x) * b_, b_});
+    if (!direct) unpack_by_node(t, Area::Scratch, in, bundle, b_, false);
     return std::move(pb_).program();
   }
 
@@ -280,9 +264,7 @@ class SchemeBuilder {
     ByteRange out{Area::Send, 0, column};
     if (!blocked_) {
       out = {Area::Scratch, pb_.scratch(column), column};
-      for (std::size_t v = 0; v < n_; ++v)
-        for (std::size_t y = 0; y < node_size(v); ++y)
-          pb_.copy(0, {Area::Send, rank_of(v, y) * b_, b_}, {Area::Scratch, out.offset + v * bundle + y * b_, b_});
+      pack_by_node(Area::Scratch, out.offset, bundle);
     }
     std::uint32_t t = 0;
     for (std::size_t c = 0; c < column_ch_.size(); ++c) {
@@ -305,23 +287,48 @@ class SchemeBuilder {
     const std::size_t bundle = cmax_ * cmax_ * b_, half = n_ * bundle;
     pb_.set_shared(node_ch_, 2 * half);
     const std::size_t x = static_cast<std::size_t>(local_);
-    for (std::size_t v = 0; v < n_; ++v)
-      for (std::size_t y = 0; y < node_size(v); ++y)
-        pb_.copy(0, {Area::Send, rank_of(v, y) * b_, b_}, {Area::Shared, v * bundle + (x * cmax_ + y) * b_, b_});
+    pack_by_node(Area::Shared, x * cmax_ * b_, bundle);
     std::uint32_t t = pb_.barrier(1, node_ch_);
     if (local_ == 0) t = exchange_areas(t, leaders_ch_, {Area::Shared, 0, half}, {Area::Shared, half, half}, bundle, n_, true);
     // (the others wait for it in the barrier; every member's barrier starts at the same
     // stage or later, which the stage numbers need not agree on)
     t = pb_.barrier(t, node_ch_);
-    for (std::size_t w = 0; w < n_; ++w)
-      for (std::size_t u = 0; u < node_size(w); ++u)
-        pb_.copy_cold(t, {Area::Shared, half + w * bundle + (u * cmax_ + x) * b_, b_},
-                      {Area::Recv, rank_of(w, u) * b_, b_});
+    unpack_by_node(t, Area::Shared, half + x * b_, bundle, cmax_ * b_, true);
     return std::move(pb_).program();
   }
 
   std::size_t node_size(std::size_t v) const { return static_cast<std::size_t>(nm_.node_size(static_cast<int>(v))); }
   int rank_of(std::size_t v, std::size_t x) const { return nm_.ranks_of_node(static_cast<int>(v))[x]; }
+
+  // Column z's members: node V's process z mod size(V), in node order.
+  std::vector<int> column_members(std::size_t z) const {
+    std::vector<int> members;
+    for (std::size_t v = 0; v < n_; ++v) members.push_back(rank_of(v, z % node_size(v)));
+    return members;
+  }
+
+  // Stage 0: this rank's block for process y of node V from the send buffer to
+  // `at` + V * bundle + y * b, in (V, y) order.
+  void pack_by_node(Area area, std::size_t at, std::size_t bundle) {
+    for (std::size_t v = 0; v < n_; ++v)
+      for (std::size_t y = 0; y < node_size(v); ++y)
+        pb_.copy(0, {Area::Send, rank_of(v, y) * b_, b_}, {area, at + v * bundle + y * b_, b_});
+  }
+
+  // In `stage`, the block from process x of node W at `at` + W * bundle + x * stride to its
+  // place in the receive buffer, in (W, x) order.
+  void unpack_by_node(std::uint32_t stage, Area area, std::size_t at, std::size_t bundle, std::size_t stride,
+                      bool cold) {
+    for (std::size_t w = 0; w < n_; ++w)
+      for (std::size_t x = 0; x < node_size(w); ++x) {
+        const ByteRange src{area, at + w * bundle + x * stride, b_};
+        const ByteRange dst{Area::Recv, rank_of(w, x) * b_, b_};
+        if (cold)
+          pb_.copy_cold(stage, src, dst);
+        else
+          pb_.copy(stage, src, dst);
+      }
+  }
 
   // One process on every node: the intra-node steps are the identity, so the scheme is
   // its inter-node algorithm on the whole communicator (no staging copies).
@@ -380,10 +387,6 @@ class SchemeBuilder {
   std::vector<std::uint8_t> column_ch_;
   std::vector<std::vector<int>> members_;  // of channel c at c - 1
 };
-
-}  // namespace
-
-namespace {
 
 // A scheme's program builder (its descriptor's Extra::scheme): `build` of SchemeBuilder.
 template <StepProgram (SchemeBuilder::*build)(), Literal name>
