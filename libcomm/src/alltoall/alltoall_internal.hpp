@@ -58,12 +58,27 @@ template <const AlltoallAlgorithm& e>
 StepProgram schedule_alltoall_program(const AlltoallOp::Shape& s, int rank) {
   return schedule_program(e.extra.schedule(s.p), rank, s.block, e.extra.run);
 }
+// P rounds; in round j every rank i sends its block to partner(j, i) (factor, pairwise, ring,
+// linear).
+template <class Partner>
+Schedule partner_schedule(std::string name, int p, int ports, Partner partner) {
+  Schedule s{std::move(name), p, ports, {}};
+  s.rounds.resize(static_cast<std::size_t>(p));
+  for (int j = 0; j < p; ++j)
+    for (int i = 0; i < p; ++i) {
+      const int dst = partner(j, i);
+      s.rounds[j].transfers.push_back({i, dst, aapc_block(i, dst, p)});
+    }
+  return s;
+}
 // The schedules whose own refusals a test checks (pairwise.cpp, factor.cpp).
 Schedule pairwise_schedule(int p);
 Schedule factor_grouped_schedule(int p);
 
 // One blocking exchange per round, P - 1 rounds (ring.cpp; the grouped 1-factor's too).
 double one_exchange_per_round(const AlltoallOp::Shape& s, const CostParams& c);
+// Every message posted at once (ring.cpp; linear's too).
+double all_at_once(const AlltoallOp::Shape& s, const CostParams& c);
 
 // Paper 002, s. 5 (multicore.cpp, Extra::scheme): `inner` resolves the inter-node
 // algorithm for a bundle size (native included); `library_collectives` lets the intra-node

@@ -18,14 +18,8 @@
 namespace libcomm::detail {
 
 Schedule factor_schedule(int p) {
-  Schedule s{"factor", p, 1, {}};
-  s.rounds.resize(static_cast<std::size_t>(p));
-  for (int i = 0; i < p; ++i)
-    for (int u = 0; u < p; ++u) {
-      const int v = ((i - u) % p + p) % p;  // v_i(u)
-      s.rounds[i].transfers.push_back({u, v, aapc_block(u, v, p)});
-    }
-  return s;
+  // Round i pairs u with v_i(u).
+  return partner_schedule("factor", p, 1, [p](int i, int u) { return ((i - u) % p + p) % p; });
 }
 
 Schedule factor_grouped_schedule(int p) {

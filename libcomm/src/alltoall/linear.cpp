@@ -9,23 +9,16 @@ namespace libcomm::detail {
 namespace {
 
 Schedule linear_schedule(int p) {
-  Schedule s{"linear", p, p, {}};
-  s.rounds.resize(static_cast<std::size_t>(p));
-  for (int j = 0; j < p; ++j)
-    for (int i = 0; i < p; ++i) s.rounds[j].transfers.push_back({i, j, aapc_block(i, j, p)});
-  return s;
-}
-
-// (The rank's own block is copied while its messages travel: not on the critical path.)
-double predicted_time(const AlltoallOp::Shape& s, const CostParams& c) {
-  return cost::all_at_once(layout_of(s), c, static_cast<double>(s.block));
+  return partner_schedule("linear", p, p, [](int j, int) { return j; });
 }
 
 }  // namespace
 
+// Cost: every message at once (the rank's own block is copied while its messages travel: not
+// on the critical path).
 extern const AlltoallAlgorithm linear_alltoall{
     .algo = AlltoallAlgo::Linear, .name = "linear", .summary = "LAM/MPI: post all receives and sends, i -> 0, 1, ..., P-1",
-    .paper = "paper 003, s. 6", .cost = predicted_time, .program = schedule_alltoall_program<linear_alltoall>,
+    .paper = "paper 003, s. 6", .cost = all_at_once, .program = schedule_alltoall_program<linear_alltoall>,
     .extra = {.schedule = linear_schedule, .run = ScheduleRun::AllAtOnce}};
 
 }  // namespace libcomm::detail

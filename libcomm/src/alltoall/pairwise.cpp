@@ -9,14 +9,7 @@ namespace libcomm::detail {
 Schedule pairwise_schedule(int p) {
   require(cost::is_power_of_two(p), "pairwise: needs a power-of-two number of ranks, P = " + std::to_string(p) +
                                         " (use ring_sendrecv, or allow fallback)");
-  Schedule s{"pairwise", p, 1, {}};
-  s.rounds.resize(static_cast<std::size_t>(p));
-  for (int j = 0; j < p; ++j)
-    for (int i = 0; i < p; ++i) {
-      const int partner = i ^ j;
-      s.rounds[j].transfers.push_back({i, partner, aapc_block(i, partner, p)});
-    }
-  return s;
+  return partner_schedule("pairwise", p, 1, [](int j, int i) { return i ^ j; });
 }
 
 namespace {

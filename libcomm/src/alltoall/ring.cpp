@@ -10,21 +10,15 @@ namespace libcomm::detail {
 namespace {
 
 Schedule ring_schedule(int p, const char* name) {
-  Schedule s{name, p, 1, {}};
-  s.rounds.resize(static_cast<std::size_t>(p));
-  for (int j = 0; j < p; ++j)
-    for (int i = 0; i < p; ++i) {
-      const int dst = (i + j) % p;
-      s.rounds[j].transfers.push_back({i, dst, aapc_block(i, dst, p)});
-    }
-  return s;
-}
-
-double all_at_once(const AlltoallOp::Shape& s, const CostParams& c) {
-  return cost::all_at_once(layout_of(s), c, static_cast<double>(s.block));
+  return partner_schedule(name, p, 1, [p](int j, int i) { return (i + j) % p; });
 }
 
 }  // namespace
+
+// Every message posted at once (linear's too, linear.cpp).
+double all_at_once(const AlltoallOp::Shape& s, const CostParams& c) {
+  return cost::all_at_once(layout_of(s), c, static_cast<double>(s.block));
+}
 
 // One blocking exchange per round (also the grouped 1-factor's, factor.cpp).
 double one_exchange_per_round(const AlltoallOp::Shape& s, const CostParams& c) {
