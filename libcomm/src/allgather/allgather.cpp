@@ -36,10 +36,8 @@ AllgatherOp::Shape AllgatherOp::shape(std::span<const std::size_t> counts, const
 }
 
 AllgatherOp::Shape AllgatherOp::shape(const Args& a, const Comm& comm, const Options& o) {
-  Shape s;
+  Shape s = shape({}, comm.nodes(), o);
   s.p = comm.size();
-  s.nodes = &comm.nodes();
-  s.opts = &o;
   if (a.counts.empty()) {
     s.largest = s.key_bytes = s.decision_bytes = a.block;
     s.total = a.block * static_cast<std::size_t>(comm.size());

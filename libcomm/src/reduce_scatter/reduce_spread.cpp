@@ -24,11 +24,7 @@ StepProgram program(const ReduceBlocks& b, int me, const ReduceScatterOptions&) 
   pb.set_reduction(b.type, b.op, b.es);
   const std::size_t all = b.bytes(b.total);
   pb.set_extents(all, b.bytes(b.count[ume]));
-  int p2 = 1, d = 0;
-  while (p2 * 2 <= p) {
-    p2 *= 2;
-    ++d;
-  }
+  const int p2 = cost::power_of_two_at_most(p), d = cube::log2_exact(p2);
   const int extra = p - p2;
   if (me >= p2) {  // folded rank: contribute, then receive the result block
     pb.send(0, me - p2, {Area::Send, 0, all}, 0);
@@ -67,8 +63,7 @@ StepProgram program(const ReduceBlocks& b, int me, const ReduceScatterOptions&) 
 // and get their block back at the end; then the subselection.
 double predicted_time(const ReduceScatterOp::Shape& s, const CostParams& c) {
   const Layout l = layout_of(s);
-  int p2 = 1, d = 0;
-  while (p2 * 2 <= s.p) p2 *= 2, ++d;
+  const int p2 = cost::power_of_two_at_most(s.p), d = cube::log2_exact(p2);
   const double all = static_cast<double>(s.total), n = static_cast<double>(s.largest);
   double t = cost::copy(c, n);
   const double elements = all / static_cast<double>(elem_size(s.type));
