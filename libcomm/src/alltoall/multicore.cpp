@@ -172,12 +172,7 @@ class SchemeBuilder {
     // node V, my block for (V, z). Layout [w][c][V].
     const std::size_t intra = c_ * n_ * b_;
     const std::size_t out1 = pb_.scratch(s_ * intra), in1 = pb_.scratch(s_ * intra);
-    for (std::size_t w = 0; w < s_; ++w)
-      for (std::size_t c = 0; c < c_ && w + c * s_ < cmax_; ++c)
-        for (std::size_t v = 0; v < n_; ++v)
-          if (w + c * s_ < node_size(v))
-            pb_.copy(0, {Area::Send, rank_of(v, w + c * s_) * b_, b_},
-                     {Area::Scratch, out1 + (w * c_ + c) * n_ * b_ + v * b_, b_});
+    copy_intra(0, out1, true);
     std::uint32_t t = exchange(0, node_ch_, out1, in1, intra, s_, false);
     // Step 2 (inter-node), per played column: to node V the bundle [x] of m_{(me-node, x) -> (V, z)}.
     const std::size_t bundle = cmax_ * b_;
@@ -213,12 +208,7 @@ class SchemeBuilder {
     }
     // Step 2 (intra-node distribution): in2[w][c][W] = m_{(W, z) -> me}, z = w + c s.
     t = exchange(t, node_ch_, out2, in2, intra, s_, false);
-    for (std::size_t w = 0; w < s_; ++w)
-      for (std::size_t c = 0; c < c_ && w + c * s_ < cmax_; ++c)
-        for (std::size_t v = 0; v < n_; ++v)
-          if (w + c * s_ < node_size(v))
-            pb_.copy(t, {Area::Scratch, in2 + (w * c_ + c) * n_ * b_ + v * b_, b_},
-                     {Area::Recv, rank_of(v, w + c * s_) * b_, b_});
+    copy_intra(t, in2, false);
     return std::move(pb_).program();
   }
 
@@ -305,6 +295,23 @@ class SchemeBuilder {
     std::vector<int> members;
     for (std::size_t v = 0; v < n_; ++v) members.push_back(rank_of(v, z % node_size(v)));
     return members;
+  }
+
+  // The intra-node layout [w][c][V] at scratch `at`: for local rank w, its c-th column
+  // z = w + c s and each node V with a process z, the block for (V, z) from this rank's send
+  // buffer (into the layout) or to its receive buffer (out of it).
+  void copy_intra(std::uint32_t stage, std::size_t at, bool into) {
+    for (std::size_t w = 0; w < s_; ++w)
+      for (std::size_t c = 0; c < c_ && w + c * s_ < cmax_; ++c)
+        for (std::size_t v = 0; v < n_; ++v) {
+          if (w + c * s_ >= node_size(v)) continue;
+          const ByteRange slot{Area::Scratch, at + (w * c_ + c) * n_ * b_ + v * b_, b_};
+          const std::size_t block = rank_of(v, w + c * s_) * b_;
+          if (into)
+            pb_.copy(stage, {Area::Send, block, b_}, slot);
+          else
+            pb_.copy(stage, slot, {Area::Recv, block, b_});
+        }
   }
 
   // Stage 0: this rank's block for process y of node V from the send buffer to
