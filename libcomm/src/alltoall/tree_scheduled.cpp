@@ -22,10 +22,10 @@ StepProgram tree_program(const Schedule& s, const SyncPlan& sync, int rank, std:
   const auto block = [&](Area a, int k) {
     return ByteRange{a, static_cast<std::size_t>(k) * b, b};
   };
+  ProgramBuilder out(s.name, rank, s.nprocs);
+  out.set_extents(n * b, n * b);
   if (mode == TreeSync::Barrier) {
     // Phase r: its messages in one stage, then the barrier's stages.
-    ProgramBuilder out(s.name, rank, s.nprocs);
-    out.set_extents(n * b, n * b);
     std::uint32_t stage = 0;
     for (const auto& round : s.rounds) {
       for (const auto& t : round.transfers) {
@@ -55,8 +55,6 @@ StepProgram tree_program(const Schedule& s, const SyncPlan& sync, int rank, std:
   for (const auto& round : s.rounds)
     for (const auto& t : round.transfers) sending += t.src == rank && t.dst != rank;
   const std::uint32_t last = 2 * sending;
-  ProgramBuilder out(s.name, rank, s.nprocs);
-  out.set_extents(n * b, n * b);
   std::uint32_t i = 0;
   for (std::size_t r = 0; r < s.rounds.size(); ++r)
     for (const auto& t : s.rounds[r].transfers) {
