@@ -6,7 +6,6 @@
 
 #include "../runtime/check.hpp"
 #include "allgather_internal.hpp"
-#include "libcomm/plan.hpp"
 
 namespace libcomm {
 

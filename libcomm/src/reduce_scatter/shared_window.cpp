@@ -3,7 +3,6 @@
 // messages), then every rank combines its own block from the P slots in rank order
 // (the same order on every rank). One copy of the vector and P - 1 combines of a block per
 // rank, where the message-based algorithms pay a start-up per step (issue 33).
-#include <algorithm>
 #include <limits>
 #include <numeric>
 
