@@ -7,7 +7,6 @@
 
 #include <cstddef>
 #include <functional>
-#include <memory>
 #include <string>
 
 #include "../algorithm/operation.hpp"
@@ -18,6 +17,12 @@
 #include "libcomm/topology.hpp"
 
 namespace libcomm::detail {
+
+// Paper 002, s. 5 (multicore.cpp, Extra::scheme): `inner` resolves the inter-node
+// algorithm for a bundle size (native included); `library_collectives` lets the intra-node
+// exchange (and a native inter-node one) be the MPI library's all-to-all, for blocking runs
+// only.
+using InnerChoice = std::function<AlltoallAlgo(std::size_t bundle_bytes)>;
 
 struct AlltoallOp : OperationBase<AlltoallAlgo, AlltoallOptions, Setting::Alltoall, "alltoall", "all-to-all"> {
   struct Args {
@@ -35,9 +40,8 @@ struct AlltoallOp : OperationBase<AlltoallAlgo, AlltoallOptions, Setting::Alltoa
   struct Extra {
     Schedule (*schedule)(int p) = nullptr;
     ScheduleRun run = ScheduleRun::PerRound;  // how the schedule runs as the step program
-    StepProgram (*scheme)(const NodeMap& nodes, int rank, std::size_t block_bytes,
-                          const std::function<AlltoallAlgo(std::size_t)>& inner, bool library_collectives,
-                          bool shared_memory) = nullptr;
+    StepProgram (*scheme)(const NodeMap& nodes, int rank, std::size_t block_bytes, const InnerChoice& inner,
+                          bool library_collectives, bool shared_memory) = nullptr;
   };
   static std::span<const Algorithm<AlltoallOp>> algorithms();
   static Shape shape(const Args& a, const Comm& comm, const Options& o);
@@ -71,6 +75,7 @@ Schedule partner_schedule(std::string name, int p, int ports, Partner partner) {
     }
   return s;
 }
+
 // The schedules whose own refusals a test checks (pairwise.cpp, factor.cpp).
 Schedule pairwise_schedule(int p);
 Schedule factor_grouped_schedule(int p);
@@ -79,11 +84,5 @@ Schedule factor_grouped_schedule(int p);
 double one_exchange_per_round(const AlltoallOp::Shape& s, const CostParams& c);
 // Every message posted at once (ring.cpp; linear's too).
 double all_at_once(const AlltoallOp::Shape& s, const CostParams& c);
-
-// Paper 002, s. 5 (multicore.cpp, Extra::scheme): `inner` resolves the inter-node
-// algorithm for a bundle size (native included); `library_collectives` lets the intra-node
-// exchange (and a native inter-node one) be the MPI library's all-to-all, for blocking runs
-// only.
-using InnerChoice = std::function<AlltoallAlgo(std::size_t bundle_bytes)>;
 
 }  // namespace libcomm::detail
