@@ -20,6 +20,10 @@
 
 namespace libcomm {
 
+std::int64_t clustered_factor_theorem_steps(const NodeMap& nodes) {
+  return static_cast<std::int64_t>(Layout::of(nodes).ppn) * nodes.num_ranks();
+}
+
 namespace {
 
 // One step of a node pair: exchange m_uv / m_vu, or (self-paired node) send m_uv.
@@ -27,14 +31,6 @@ struct Move {
   int u, v;
   bool exchange;
 };
-
-}  // namespace
-
-std::int64_t clustered_factor_theorem_steps(const NodeMap& nodes) {
-  return static_cast<std::int64_t>(Layout::of(nodes).ppn) * nodes.num_ranks();
-}
-
-namespace {
 
 // Paper 000's schedule, built round by round: phases of nodes of equal remaining size,
 // each a 1-factorisation of the active nodes (Fig. 2), with section 4's intra-node fill.
