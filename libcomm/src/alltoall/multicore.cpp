@@ -183,7 +183,7 @@ class SchemeBuilder {
           pb_.copy(t, {Area::Scratch, in1 + x * intra + (c * n_ + v) * b_, b_},
                    {Area::Scratch, out2 + v * bundle + x * b_, b_});
       t = exchange(t, column_ch_[c], out2, in2, bundle, n_, true);
-      if (c == 0) unpack_by_node(t, Area::Scratch, in2, bundle, b_, false);  // nothing arrives in the others
+      if (c == 0) unpack_by_node(t, in2, bundle);  // in a column it only represents nothing arrives for it
     }
     return std::move(pb_).program();
   }
@@ -240,7 +240,7 @@ class SchemeBuilder {
                                     : ByteRange{Area::Scratch, in, column};
       t = exchange_areas(t, column_ch_[c], from, to, bundle, n_, true);
     }
-    if (!direct) unpack_by_node(t, Area::Scratch, in, bundle, b_, false);
+    if (!direct) unpack_by_node(t, in, bundle);
     return std::move(pb_).program();
   }
 
@@ -283,7 +283,10 @@ class SchemeBuilder {
     // (the others wait for it in the barrier; every member's barrier starts at the same
     // stage or later, which the stage numbers need not agree on)
     t = pb_.barrier(t, node_ch_);
-    unpack_by_node(t, Area::Shared, half + x * b_, bundle, cmax_ * b_, true);
+    for (std::size_t w = 0; w < n_; ++w)
+      for (std::size_t u = 0; u < node_size(w); ++u)
+        pb_.copy_cold(t, {Area::Shared, half + w * bundle + (u * cmax_ + x) * b_, b_},
+                      {Area::Recv, rank_of(w, u) * b_, b_});
     return std::move(pb_).program();
   }
 
@@ -297,44 +300,31 @@ class SchemeBuilder {
     return members;
   }
 
-  // The intra-node layout [w][c][V] at scratch `at`: for local rank w, its c-th column
-  // z = w + c s and each node V with a process z, the block for (V, z) from this rank's send
-  // buffer (into the layout) or to its receive buffer (out of it).
+  // The intra-node layout [w][c][V] at scratch `at` (local rank w, its c-th column
+  // z = w + c s, node V): filled from the send buffer (into) or emptied into the receive buffer.
   void copy_intra(std::uint32_t stage, std::size_t at, bool into) {
     for (std::size_t w = 0; w < s_; ++w)
       for (std::size_t c = 0; c < c_ && w + c * s_ < cmax_; ++c)
         for (std::size_t v = 0; v < n_; ++v) {
           if (w + c * s_ >= node_size(v)) continue;
           const ByteRange slot{Area::Scratch, at + (w * c_ + c) * n_ * b_ + v * b_, b_};
-          const std::size_t block = rank_of(v, w + c * s_) * b_;
-          if (into)
-            pb_.copy(stage, {Area::Send, block, b_}, slot);
-          else
-            pb_.copy(stage, slot, {Area::Recv, block, b_});
+          const ByteRange own{into ? Area::Send : Area::Recv, rank_of(v, w + c * s_) * b_, b_};
+          pb_.copy(stage, into ? own : slot, into ? slot : own);
         }
   }
 
-  // Stage 0: this rank's block for process y of node V from the send buffer to
-  // `at` + V * bundle + y * b, in (V, y) order.
+  // Stage 0: this rank's block for process y of node V to `at` + V * bundle + y * b.
   void pack_by_node(Area area, std::size_t at, std::size_t bundle) {
     for (std::size_t v = 0; v < n_; ++v)
       for (std::size_t y = 0; y < node_size(v); ++y)
         pb_.copy(0, {Area::Send, rank_of(v, y) * b_, b_}, {area, at + v * bundle + y * b_, b_});
   }
 
-  // In `stage`, the block from process x of node W at `at` + W * bundle + x * stride to its
-  // place in the receive buffer, in (W, x) order.
-  void unpack_by_node(std::uint32_t stage, Area area, std::size_t at, std::size_t bundle, std::size_t stride,
-                      bool cold) {
+  // The block from process x of node W at scratch `at` + W * bundle + x * b to the receive buffer.
+  void unpack_by_node(std::uint32_t stage, std::size_t at, std::size_t bundle) {
     for (std::size_t w = 0; w < n_; ++w)
-      for (std::size_t x = 0; x < node_size(w); ++x) {
-        const ByteRange src{area, at + w * bundle + x * stride, b_};
-        const ByteRange dst{Area::Recv, rank_of(w, x) * b_, b_};
-        if (cold)
-          pb_.copy_cold(stage, src, dst);
-        else
-          pb_.copy(stage, src, dst);
-      }
+      for (std::size_t x = 0; x < node_size(w); ++x)
+        pb_.copy(stage, {Area::Scratch, at + w * bundle + x * b_, b_}, {Area::Recv, rank_of(w, x) * b_, b_});
   }
 
   // One process on every node: the intra-node steps are the identity, so the scheme is
