@@ -59,7 +59,7 @@ double binomial_broadcast(const Layout& l, const CostParams& c, double n);
 // and memory channel.
 double all_at_once(const Layout& l, const CostParams& c, double n);
 // The same with per-peer sizes summing to `total` bytes leaving each rank over `messages`
-// messages (alltoallv's direct algorithm, the linear allgather).
+// messages (all_at_once's own terms).
 double all_at_once_bytes(const Layout& l, const CostParams& c, int messages, double total);
 // A barrier among the ranks of a node: ceil(log2 ppn) rounds of empty messages.
 double node_barrier(const Layout& l, const CostParams& c);
