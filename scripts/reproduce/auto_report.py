@@ -27,6 +27,7 @@ LIMITS = {"online": ONLINE_LIMIT, "model": MODEL_LIMIT, "table": MODEL_LIMIT, "u
 # A simulated row's runs of their own, by record suffix: the policy each one times (its
 # auto:model rows are uncalibrated's: the model without the platform's .model file).
 OWN_RUNS = {"table": "table", "model": "model", "uncalibrated": "model"}
+SUMMARY_POLICIES = ("online", "model", "uncalibrated")  # the summary's verdicts (uncalibrated: simulations)
 OPS = ("alltoall", "allgather", "reduce_scatter", "alltoallv")
 PLATFORM_TEXT = {
     "flat512": "flat512: one switch, 512 hosts (one rank each) on 1 Gbit/s links, the switch's backbone 10 Gbit/s "
@@ -460,7 +461,7 @@ def run_summary(where, np_, op, sel, ev, rows, varies):
     policy's sizes within target and worst ratio, and online's warm-up (median calls over
     the sizes, the most time beyond as many calls of the winner)."""
     out = {"where": where, "np": np_, "op": op, "sel": sel, "sizes": len(ev), "varies": varies}
-    for pol in ("online", "model", "uncalibrated"):
+    for pol in SUMMARY_POLICIES:
         rs = [e[pol][1] for e in ev.values() if pol in e]
         out[pol] = (sum(1 for r in rs if r <= LIMITS[pol]), len(rs), max(rs) if rs else None)
     warms = [w for b, e in ev.items() for w in [warm_of(rows, b, e)] if w]
@@ -480,9 +481,10 @@ def summary_section(runs):
                  "median number of calls over the sizes before it settled, and the most time those calls "
                  "took beyond as many calls of what it then ran (simulated time in a simulation). The model "
                  "of a simulated row is on the platform's calibration (inputs/tuning/PLATFORM.model), that of a "
-                 "real row on the library's defaults; the simulated bullet below adds the model without the "
-                 "calibration (uncalibrated). What the simulated verdicts rest on is said under the SimGrid "
-                 "section's table.")
+                 "real row on the library's defaults"
+                 + ("; the simulated bullet below adds the model without the calibration (uncalibrated)"
+                    if any(r["uncalibrated"][1] for r in runs) else "")
+                 + ". What the simulated verdicts rest on is said under the SimGrid section's table.")
     lines.append("")
     lines.append("| where | ranks | operation | native's selector | sizes | what varies | online within | "
                  "online worst | model within | model worst | warm-up calls | warm-up beyond the winner, ms |")
@@ -503,10 +505,10 @@ def summary_section(runs):
         if not rs:
             continue
         parts = []
-        for pol in ("online", "model", "uncalibrated"):
-            w = sum(r[pol][0] for r in rs if pol in r)
-            n = sum(r[pol][1] for r in rs if pol in r)
-            worst = max((r for r in rs if pol in r and r[pol][2] is not None), key=lambda r: r[pol][2], default=None)
+        for pol in SUMMARY_POLICIES:
+            w = sum(r[pol][0] for r in rs)
+            n = sum(r[pol][1] for r in rs)
+            worst = max((r for r in rs if r[pol][2] is not None), key=lambda r: r[pol][2], default=None)
             if worst is None:
                 continue
             parts.append(f"{pol} is within its target at {w} of {n} sizes, worst {worst[pol][2]:.2f} "
