@@ -10,9 +10,9 @@
 //   FAULT_VICTIM_STOP_IN_ONLINE_AGREEMENT=1: see MPI_Iallreduce below
 // Only the first run checks its arguments (check_args), so that a stop lands in the
 // algorithm's own messages, not in the check's collective (faults.stop_at_check tests
-// that one). The program
-// runs in apps::mpi_main, as the mini-apps do, so an Error (LIBCOMM_TIMEOUT's) ends it as
-// it ends them: one "fault_victim: error: ..." line per rank, then the job.
+// that one). The program runs in apps::mpi_main, as the mini-apps do, so an Error
+// (LIBCOMM_TIMEOUT's) ends it as it ends them: one "fault_victim: error: ..." line per
+// rank, then the job.
 #include <mpi.h>
 #include <unistd.h>
 
@@ -36,7 +36,11 @@ namespace {
 bool stop_in_online_agreement = false;
 std::string pid_dir;
 
-void write_pid(int rank) { std::ofstream(pid_dir + "/rank." + std::to_string(rank) + ".pid") << getpid() << "\n"; }
+// Writes DIR/rank.N.pid (what fault.sh waits for); with `stop`, rank 1 then stops itself.
+void write_pid(int rank, bool stop) {
+  std::ofstream(pid_dir + "/rank." + std::to_string(rank) + ".pid") << getpid() << "\n";
+  if (stop && rank == 1) raise(SIGSTOP);
+}
 
 }  // namespace
 
@@ -50,8 +54,7 @@ extern "C" int MPI_Iallreduce(const void* send, void* recv, int count, MPI_Datat
   if (stop_in_online_agreement && type == MPI_DOUBLE && op == MPI_MAX) {
     int rank = -1;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    write_pid(rank);
-    if (rank == 1) raise(SIGSTOP);
+    write_pid(rank, true);
   }
   return PMPI_Iallreduce(send, recv, count, type, op, comm, request);
 }
@@ -110,8 +113,7 @@ int run(int argc, char** argv) {
   for (int call = 1;; ++call) {  // until a script kills or stops a rank and the job ends
     once();
     if (stop_in_online_agreement || call != (stop_at ? stop_at - 1 : 1)) continue;
-    write_pid(comm.rank());
-    if (stop_at && comm.rank() == 1) raise(SIGSTOP);
+    write_pid(comm.rank(), stop_at != 0);
   }
 }
 
