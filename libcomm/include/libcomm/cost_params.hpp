@@ -158,8 +158,9 @@ std::optional<PlatformTimes> platform_times(const std::vector<double>& sizes);
 
 // The parameters Auto's model uses: set_cost_params', else the file named by LIBCOMM_MODEL,
 // else <tuning directory>/<LIBCOMM_PLATFORM>.model when that exists (LIBCOMM_TUNING_DIR,
-// default inputs/tuning; scripts/simulate.sh sets LIBCOMM_PLATFORM to the platform's name), else in a simulation what the platform declares
-// (sim::platform_times), else the defaults above. Loaded once; a named file that cannot be
+// default inputs/tuning; scripts/simulate.sh sets LIBCOMM_PLATFORM to the platform's
+// name), else in a simulation what the platform declares (sim::platform_times), else the
+// defaults above. Loaded once; a named file that cannot be
 // read is an Error.
 const CostParams& active_cost_params();
 void set_cost_params(const CostParams& c);

@@ -22,6 +22,8 @@ static_assert(kProgramBase + kSequences * kKinds <= 32767, "MPI guarantees tags 
 inline int program_tag(std::uint64_t sequence, TagKind kind) {
   return kProgramBase + static_cast<int>(sequence % kSequences) * kKinds + static_cast<int>(kind);
 }
+// The prelude's kind is the one after TagKind's last.
+static_assert(static_cast<int>(TagKind::Sync) + 2 == kKinds, "the prelude's tag follows TagKind's last kind");
 inline int prelude_tag(std::uint64_t sequence) { return program_tag(sequence, TagKind::Sync) + 1; }
 
 // The staged engine of the irregular all-to-all (alltoallv/staged_engine.cpp): one tag per
